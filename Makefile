@@ -1,0 +1,51 @@
+# offsetguard — `make run` and `make test` do everything on a fresh machine (see README.md).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+JARS := deploy/sandbox/lib/.resolved
+CONFIG ?=
+PYTEST_ARGS ?=
+
+.PHONY: install run test check lint typecheck pytest bench clean
+
+$(INSTALLED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+$(JARS): deploy/sandbox/pom.xml
+	mvn -q -B -f deploy/sandbox/pom.xml dependency:copy-dependencies
+	touch $@
+
+install: $(INSTALLED) $(JARS)
+
+# A real cluster instead of the sandbox: make run CONFIG=path/to/offsetguard.yaml
+run: install
+ifeq ($(strip $(CONFIG)),)
+	$(VENV)/bin/offsetguard serve --sandbox .sandbox/run
+else
+	$(VENV)/bin/offsetguard serve --config $(CONFIG)
+endif
+
+test: check
+
+check: install lint typecheck pytest
+
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(INSTALLED)
+	$(VENV)/bin/mypy
+
+pytest: install
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+bench: install
+	$(PY) -m bench.poll
+
+clean:
+	rm -rf $(VENV) deploy/sandbox/lib .sandbox var

@@ -1,0 +1,220 @@
+"""Frozen observations the collectors produce.
+
+Every top-level observation is stamped with the cluster name and the wall-clock time (epoch seconds)
+at which it was taken, and lists what could *not* be observed (``failures``) so a partial cycle is
+explicit rather than silently short. Detectors consume these; nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Something a collector could not observe this cycle, and why."""
+
+    scope: str  # "broker", "partition", "group", "topic", "url"
+    key: str  # e.g. "2", "orders/3", "billing-consumer", "http://..."
+    error: str  # the typed error's class name
+    message: str
+
+
+# ---------------------------------------------------------------- cluster metadata
+
+
+@dataclass(frozen=True, slots=True)
+class Broker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int | None  # None when the partition is offline (leader -1)
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    offline_replicas: tuple[int, ...] = ()
+    error: str | None = None  # e.g. "LEADER_NOT_AVAILABLE"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicInfo:
+    name: str
+    internal: bool
+    partitions: tuple[PartitionInfo, ...]
+    topic_id: str | None = None
+
+    @property
+    def replication_factor(self) -> int:
+        return max((len(p.replicas) for p in self.partitions), default=0)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetadata:
+    cluster: str
+    observed_at: float
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: tuple[Broker, ...]
+    topics: tuple[TopicInfo, ...]
+    failures: tuple[Failure, ...] = ()
+
+    def topic(self, name: str) -> TopicInfo | None:
+        return next((t for t in self.topics if t.name == name), None)
+
+    @property
+    def offsets_topic_partitions(self) -> int | None:
+        """The real partition count of ``__consumer_offsets`` (None until the topic exists)."""
+        info = self.topic(OFFSETS_TOPIC)
+        return len(info.partitions) if info else None
+
+    def partitions(self) -> tuple[PartitionInfo, ...]:
+        return tuple(p for t in self.topics for p in t.partitions)
+
+
+# ---------------------------------------------------------------- partition offsets
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionOffsets:
+    topic: str
+    partition: int
+    log_start: int
+    log_end: int  # the high watermark: what a read_uncommitted consumer can reach
+    leader: int | None = None
+    leader_epoch: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsObservation:
+    cluster: str
+    observed_at: float
+    partitions: tuple[PartitionOffsets, ...]
+    failures: tuple[Failure, ...] = ()
+
+
+# ---------------------------------------------------------------- groups
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMember:
+    member_id: str
+    client_id: str
+    host: str
+    instance_id: str | None = None
+    assignment: tuple[TopicPartition, ...] = ()
+    member_epoch: int | None = None  # KIP-848 consumer groups only
+
+
+@dataclass(frozen=True, slots=True)
+class GroupInfo:
+    group_id: str
+    group_type: str  # "classic", "consumer", "share", "streams" or "unknown"
+    state: str  # "Stable", "Empty", "PreparingRebalance", ... as the broker reports it
+    protocol_type: str  # "consumer" for consumer groups, "" for standalone/simple groups
+    protocol: str  # assignor ("range", "uniform", ...)
+    members: tuple[GroupMember, ...] = ()
+    coordinator: int | None = None
+    group_epoch: int | None = None  # classic: generation id; consumer: group epoch
+
+
+@dataclass(frozen=True, slots=True)
+class GroupsObservation:
+    cluster: str
+    observed_at: float
+    groups: tuple[GroupInfo, ...]
+    failures: tuple[Failure, ...] = ()
+
+
+# ---------------------------------------------------------------- committed offsets
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    group: str
+    topic: str
+    partition: int
+    offset: int
+    leader_epoch: int | None
+    metadata: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedObservation:
+    cluster: str
+    observed_at: float
+    offsets: tuple[CommittedOffset, ...]
+    groups: tuple[str, ...]  # every group whose offsets were fetched (a group may have none)
+    failures: tuple[Failure, ...] = ()
+
+
+# ---------------------------------------------------------------- topic configuration
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    """The settings of one topic that decide whether committed offsets stay safe (defaults resolved)."""
+
+    topic: str
+    retention_ms: int | None  # None = unlimited (-1)
+    retention_bytes: int | None  # None = unlimited (-1)
+    cleanup_policy: tuple[str, ...]
+    unclean_leader_election_enable: bool
+    min_insync_replicas: int
+    replication_factor: int
+    segment_ms: int | None = None
+    sources: tuple[tuple[str, str], ...] = ()  # (config name, source) e.g. ("retention.ms", "DEFAULT_CONFIG")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigsObservation:
+    cluster: str
+    observed_at: float
+    topics: tuple[TopicConfig, ...]
+    broker: tuple[tuple[str, str], ...] = ()  # offset-safety relevant broker settings
+    failures: tuple[Failure, ...] = ()
+
+
+# ---------------------------------------------------------------- broker metrics
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSample:
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerMetrics:
+    url: str
+    broker_id: int | None
+    samples: tuple[MetricSample, ...]
+
+    def value(self, name: str, **labels: str) -> float | None:
+        """Sum of the samples called ``name`` whose labels include ``labels`` (None if there is none)."""
+        want = set(labels.items())
+        found = [s.value for s in self.samples if s.name == name and want <= set(s.labels)]
+        return sum(found) if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsObservation:
+    cluster: str
+    observed_at: float
+    brokers: tuple[BrokerMetrics, ...]
+    failures: tuple[Failure, ...] = field(default=())

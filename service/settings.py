@@ -1,0 +1,181 @@
+"""The one settings object: environment (``OFFSETGUARD_...``, nested with ``__``) over an optional YAML file.
+
+Refuses unsafe or inconsistent values at start with a message that names the field. Nothing here reads
+the environment at import time: call :func:`load_settings`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from collectors.errors import ConfigError
+
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+class SaslSettings(BaseModel):
+    mechanism: SaslMechanism = "PLAIN"
+    username: str
+    password: SecretStr
+
+
+class TlsSettings(BaseModel):
+    cafile: Path | None = None
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    check_hostname: bool = True
+
+
+class ClusterSettings(BaseModel):
+    """One Kafka cluster to watch."""
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    bootstrap_servers: list[str] = Field(min_length=1)
+    security_protocol: SecurityProtocol = "PLAINTEXT"
+    sasl: SaslSettings | None = None
+    tls: TlsSettings | None = None
+    metrics_urls: list[str] = Field(default_factory=list)
+    request_timeout_ms: int = Field(default=10_000, ge=500, le=300_000)
+
+    @field_validator("bootstrap_servers", mode="before")
+    @classmethod
+    def _split_servers(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [s.strip() for s in value.split(",") if s.strip()]
+        return value
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _host_port(cls, servers: list[str]) -> list[str]:
+        for server in servers:
+            host, sep, port = server.rpartition(":")
+            if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"{server!r} is not host:port")
+        return servers
+
+    @field_validator("metrics_urls", mode="before")
+    @classmethod
+    def _split_urls(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [s.strip() for s in value.split(",") if s.strip()]
+        return value
+
+    @field_validator("metrics_urls")
+    @classmethod
+    def _http_urls(cls, urls: list[str]) -> list[str]:
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"{url!r} is not an http(s) URL")
+        return urls
+
+    @model_validator(mode="after")
+    def _security_consistent(self) -> ClusterSettings:
+        if self.security_protocol.startswith("SASL") and self.sasl is None:
+            raise ValueError(f"security_protocol {self.security_protocol} needs a 'sasl' section")
+        if not self.security_protocol.startswith("SASL") and self.sasl is not None:
+            raise ValueError("a 'sasl' section needs security_protocol SASL_PLAINTEXT or SASL_SSL")
+        return self
+
+
+class IntervalSettings(BaseModel):
+    """Seconds between runs of each collector."""
+
+    metadata: float = Field(default=30.0, gt=0, le=86_400)
+    offsets: float = Field(default=5.0, gt=0, le=86_400)
+    groups: float = Field(default=15.0, gt=0, le=86_400)
+    committed: float = Field(default=5.0, gt=0, le=86_400)
+    configs: float = Field(default=300.0, gt=0, le=86_400)
+    broker_metrics: float = Field(default=15.0, gt=0, le=86_400)
+
+
+class StoreSettings(BaseModel):
+    path: Path = Path("var/offsetguard.db")
+    # Full-resolution history is kept this long; older rows are thinned to one per bucket.
+    full_resolution_hours: float = Field(default=24.0, gt=0)
+    thinned_bucket_seconds: int = Field(default=300, ge=1)
+    retention_days: float = Field(default=14.0, gt=0)
+
+    @model_validator(mode="after")
+    def _retention_covers_full_resolution(self) -> StoreSettings:
+        if self.retention_days * 24 < self.full_resolution_hours:
+            raise ValueError("retention_days must cover full_resolution_hours")
+        return self
+
+
+class Settings(BaseSettings):
+    """Everything offsetguard can be told. Env: ``OFFSETGUARD_<FIELD>``, nested with ``__``."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="OFFSETGUARD_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    clusters: list[ClusterSettings] = Field(default_factory=list)
+    intervals: IntervalSettings = Field(default_factory=IntervalSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    # A collector whose last success is older than this many intervals is reported stale.
+    stale_after_intervals: float = Field(default=3.0, ge=1.0)
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8080, ge=0, lt=65536)
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("clusters")
+    @classmethod
+    def _unique_names(cls, clusters: list[ClusterSettings]) -> list[ClusterSettings]:
+        names = [c.name for c in clusters]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"cluster names must be unique, repeated: {', '.join(dupes)}")
+        return clusters
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # env beats the YAML file, which arrives as init kwargs
+        return (env_settings, init_settings)
+
+    def cluster(self, name: str) -> ClusterSettings | None:
+        return next((c for c in self.clusters if c.name == name), None)
+
+
+def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Settings:
+    """Build :class:`Settings` from ``config_file`` (YAML), the environment and ``overrides``.
+
+    Raises :class:`ConfigError` naming the first offending field.
+    """
+    data: dict[str, Any] = {}
+    if config_file is not None:
+        path = Path(config_file)
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {path}: {exc.strerror}", field="config") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {path} is not valid YAML: {exc}", field="config") from exc
+        if loaded is None:
+            loaded = {}
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {path} must hold a mapping at top level", field="config")
+        data.update(loaded)
+    data.update(overrides)
+    try:
+        return Settings(**data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "settings"
+        raise ConfigError(f"invalid setting {field}: {first['msg']}", field=field) from exc
