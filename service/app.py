@@ -1,0 +1,45 @@
+"""The FastAPI app factory. Nothing connects or registers at import time: everything is built here."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from service.routers import health
+from service.runtime import Runtime, build_runtime
+from service.settings import Settings
+
+log = logging.getLogger(__name__)
+
+RuntimeFactory = Callable[[Settings], Runtime]
+
+
+def create_app(
+    settings: Settings,
+    *,
+    runtime_factory: RuntimeFactory = build_runtime,
+    clock: Callable[[], float] = time.time,
+) -> FastAPI:
+    """Assemble the service: runtime (store, collectors, scheduler) started and stopped by the lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = runtime_factory(settings)
+        app.state.runtime = runtime
+        await runtime.start()
+        log.info("offsetguard started: %d cluster(s)", len(settings.clusters))
+        try:
+            yield
+        finally:
+            await runtime.stop()
+            log.info("offsetguard stopped")
+
+    app = FastAPI(title="offsetguard", version="0.1.0", lifespan=lifespan)
+    app.state.settings = settings
+    app.state.clock = clock
+    app.include_router(health.router)
+    return app

@@ -1,0 +1,64 @@
+"""``offsetguard serve``: run the monitoring service (one uvicorn worker: the scheduler must run once)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from collectors.errors import ConfigError
+from service.settings import Settings, load_settings
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser("serve", help="run the offsetguard service")
+    parser.add_argument("--config", type=Path, help="YAML settings file (env OFFSETGUARD_... overrides it)")
+    parser.add_argument(
+        "--sandbox",
+        metavar="DIR",
+        help="start a 1-node sandbox Kafka in DIR, watch it, and stop it on exit",
+    )
+    parser.add_argument("--host", help="listen address (default from settings: 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="listen port (default from settings: 8080)")
+    parser.set_defaults(func=run)
+
+
+def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Settings:
+    update: dict[str, Any] = {}
+    if args.host:
+        update["http_host"] = args.host
+    if args.port is not None:
+        if not 0 <= args.port < 65536:
+            raise ConfigError(f"--port {args.port} is out of range", field="http_port")
+        update["http_port"] = args.port
+    return settings.model_copy(update=update) if update else settings
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = _with_cli_overrides(load_settings(args.config), args)
+    sandbox = None
+    if args.sandbox:
+        from service.sandbox.cluster import start_sandbox
+
+        sandbox = start_sandbox(Path(args.sandbox), brokers=1)
+        print(f"sandbox Kafka at {sandbox.bootstrap_servers}", flush=True)
+        settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
+    if not settings.clusters:
+        raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
+    try:
+        uvicorn.run(
+            create_app(settings),
+            host=settings.http_host,
+            port=settings.http_port,
+            workers=1,
+            log_level=settings.log_level.lower(),
+            timeout_graceful_shutdown=30,
+        )
+    finally:
+        if sandbox is not None:
+            sandbox.down()
+    return 0

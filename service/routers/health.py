@@ -1,0 +1,37 @@
+"""Liveness and readiness."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+router = APIRouter(tags=["health"])
+
+
+class Health(BaseModel):
+    status: str
+
+
+class Readiness(BaseModel):
+    ready: bool
+    stale: list[str]
+    collectors: list[dict[str, Any]]
+
+
+@router.get("/healthz", response_model=Health)
+async def healthz() -> Health:
+    """The process is up and its event loop answers."""
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
+async def readyz(request: Request) -> JSONResponse:
+    """Ready when every collector has succeeded recently; otherwise 503 naming the stale ones."""
+    runtime = request.app.state.runtime
+    now = request.app.state.clock()
+    readiness = runtime.readiness(now)
+    body = Readiness(**readiness).model_dump()
+    return JSONResponse(body, status_code=200 if readiness["ready"] else 503)

@@ -1,0 +1,187 @@
+"""Runs every collector on its own interval with APScheduler's ``AsyncIOScheduler``.
+
+A run never overlaps the previous run of the same collector (``max_instances=1``, missed runs
+coalesced). A failing collector is logged, counted and — once its last success is older than
+``stale_after_intervals`` intervals — reported stale, while every other collector goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from collectors.base import Collector
+from collectors.errors import OffsetguardError
+
+log = logging.getLogger(__name__)
+
+Sink = Callable[[Any], Awaitable[None]]
+
+
+@dataclass(slots=True)
+class CollectorStatus:
+    """What the scheduler knows of one collector; read by ``/readyz`` and the metrics."""
+
+    name: str
+    cluster: str
+    interval: float
+    runs: int = 0
+    failures: int = 0
+    skipped_overlaps: int = 0
+    last_started_at: float | None = None
+    last_success_at: float | None = None
+    last_failure_at: float | None = None
+    last_error: str | None = None
+    last_duration: float | None = None
+    partial_failures: int = 0  # Failure entries in the last observation
+
+    def stale(self, now: float, stale_after_intervals: float) -> bool:
+        """True when the collector never succeeded or its last success is too old."""
+        if self.last_success_at is None:
+            return True
+        return now - self.last_success_at > self.interval * stale_after_intervals
+
+    def as_dict(self, now: float, stale_after_intervals: float) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "cluster": self.cluster,
+            "interval_seconds": self.interval,
+            "stale": self.stale(now, stale_after_intervals),
+            "runs": self.runs,
+            "failures": self.failures,
+            "last_success_at": self.last_success_at,
+            "last_failure_at": self.last_failure_at,
+            "last_error": self.last_error,
+            "last_duration_seconds": self.last_duration,
+            "partial_failures": self.partial_failures,
+        }
+
+
+@dataclass(slots=True)
+class CollectorJob:
+    """One collector, its interval, and where its observations go."""
+
+    collector: Collector[Any]
+    interval: float
+    sinks: list[Sink] = field(default_factory=list)
+    clock: Callable[[], float] = time.time
+    status: CollectorStatus = field(init=False)
+    _lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
+
+    def __post_init__(self) -> None:
+        self.status = CollectorStatus(self.collector.name, self.collector.cluster, self.interval)
+
+    @property
+    def job_id(self) -> str:
+        return f"{self.collector.cluster}:{self.collector.name}"
+
+    async def run_once(self) -> bool:
+        """Collect once and hand the observation to the sinks; True on success. Never raises."""
+        if self._lock.locked():  # belt and braces: APScheduler already refuses overlapping runs
+            self.status.skipped_overlaps += 1
+            return False
+        async with self._lock:
+            status = self.status
+            status.runs += 1
+            started = self.clock()
+            status.last_started_at = started
+            t0 = time.perf_counter()
+            try:
+                observation = await self.collector.collect()
+                for sink in self.sinks:
+                    await sink(observation)
+            except OffsetguardError as exc:
+                return self._failed(exc, t0, expected=True)
+            except Exception as exc:  # a bug must not stop the other collectors
+                return self._failed(exc, t0, expected=False)
+            status.last_duration = time.perf_counter() - t0
+            status.last_success_at = started
+            status.partial_failures = len(getattr(observation, "failures", ()))
+            if status.partial_failures:
+                log.warning(
+                    "collector %s: %d part(s) could not be observed",
+                    self.job_id,
+                    status.partial_failures,
+                )
+            return True
+
+    def _failed(self, exc: BaseException, t0: float, *, expected: bool) -> bool:
+        status = self.status
+        status.failures += 1
+        status.last_failure_at = self.clock()
+        status.last_error = f"{type(exc).__name__}: {exc}"
+        status.last_duration = time.perf_counter() - t0
+        if expected:
+            log.warning("collector %s failed: %s", self.job_id, status.last_error)
+        else:
+            log.exception("collector %s crashed", self.job_id, exc_info=exc)
+        return False
+
+
+class Scheduler:
+    """Owns the APScheduler instance; start it inside a running event loop (the app lifespan)."""
+
+    def __init__(
+        self,
+        jobs: Iterable[CollectorJob],
+        *,
+        stale_after_intervals: float = 3.0,
+        maintenance: Iterable[tuple[str, float, Callable[[], Awaitable[None]]]] = (),
+    ) -> None:
+        self.jobs = list(jobs)
+        self.stale_after_intervals = stale_after_intervals
+        self.maintenance = list(maintenance)  # (name, interval seconds, task): not collectors, not in /readyz
+        self._scheduler: AsyncIOScheduler | None = None
+
+    def start(self) -> None:
+        scheduler = AsyncIOScheduler(timezone=UTC)
+        now = datetime.now(UTC)
+        for job in self.jobs:
+            scheduler.add_job(
+                job.run_once,
+                "interval",
+                seconds=job.interval,
+                id=job.job_id,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=max(1, int(job.interval)),
+                next_run_time=now,  # first run right away, not one interval later
+            )
+        for name, interval, task in self.maintenance:
+            scheduler.add_job(
+                _logged(name, task), "interval", seconds=interval, id=name, max_instances=1, coalesce=True
+            )
+        scheduler.start()
+        self._scheduler = scheduler
+
+    async def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop scheduling and let the runs in progress finish (bounded by ``timeout``)."""
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+            self._scheduler = None
+        deadline = time.monotonic() + timeout
+        while any(job._lock.locked() for job in self.jobs) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+
+    def statuses(self) -> list[CollectorStatus]:
+        return [job.status for job in self.jobs]
+
+    def stale(self, now: float) -> list[CollectorStatus]:
+        return [s for s in self.statuses() if s.stale(now, self.stale_after_intervals)]
+
+
+def _logged(name: str, task: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
+    async def run() -> None:
+        try:
+            await task()
+        except Exception:
+            log.exception("maintenance task %s failed", name)
+
+    return run

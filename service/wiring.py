@@ -1,0 +1,70 @@
+"""Builds one cluster's collectors over the real Kafka seam and connects them to the cache and the store."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from collectors.broker_metrics import BrokerMetricsCollector
+from collectors.committed import CommittedCollector
+from collectors.configs import ConfigsCollector
+from collectors.groups import GroupsCollector
+from collectors.kafka_seam import KafkaAdminSeam
+from collectors.metadata import MetadataCollector
+from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
+from collectors.offsets import OffsetsCollector
+from collectors.seam import KafkaSeam
+from service.scheduler import CollectorJob, Sink
+from service.settings import ClusterSettings, Settings
+from service.state import LatestObservations
+from service.store import Store
+
+
+def store_sink(store: Store) -> Sink:
+    """Persist the observations that carry history; the write runs in a worker thread."""
+
+    async def sink(observation: Any) -> None:
+        if isinstance(observation, CommittedObservation):
+            await asyncio.to_thread(store.record_committed, observation)
+        elif isinstance(observation, OffsetsObservation):
+            await asyncio.to_thread(store.record_offsets, observation)
+        elif isinstance(observation, ClusterMetadata):
+            await asyncio.to_thread(store.record_metadata, observation)
+
+    return sink
+
+
+def build_cluster_jobs(
+    cluster: ClusterSettings,
+    settings: Settings,
+    latest: LatestObservations,
+    store: Store | None,
+    *,
+    seam: KafkaSeam | None = None,
+) -> tuple[list[CollectorJob], Callable[[], None]]:
+    """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client."""
+    seam = seam if seam is not None else KafkaAdminSeam(cluster)
+    name = cluster.name
+    intervals = settings.intervals
+    sinks: list[Sink] = [latest.put]
+    if store is not None:
+        sinks.append(store_sink(store))
+
+    metadata = MetadataCollector(seam, name)
+
+    async def metadata_source() -> ClusterMetadata:
+        # Collectors that need leaders share a recent observation instead of each asking again.
+        return await metadata.latest(max_age_s=intervals.metadata)
+
+    jobs = [
+        CollectorJob(metadata, intervals.metadata, list(sinks)),
+        CollectorJob(OffsetsCollector(seam, name, metadata_source), intervals.offsets, list(sinks)),
+        CollectorJob(GroupsCollector(seam, name, metadata_source), intervals.groups, list(sinks)),
+        CollectorJob(CommittedCollector(seam, name, metadata_source), intervals.committed, list(sinks)),
+        CollectorJob(ConfigsCollector(seam, name, metadata_source), intervals.configs, list(sinks)),
+    ]
+    if cluster.metrics_urls:
+        metrics = BrokerMetricsCollector(name, cluster.metrics_urls)
+        jobs.append(CollectorJob(metrics, intervals.broker_metrics, list(sinks)))
+    return jobs, seam.close

@@ -1,0 +1,72 @@
+import asyncio
+from dataclasses import dataclass
+
+from fastapi.testclient import TestClient
+
+from collectors.errors import KafkaUnavailableError
+from service.app import create_app
+from service.runtime import Runtime
+from service.scheduler import CollectorJob
+from service.settings import Settings, load_settings
+from service.state import LatestObservations
+
+
+@dataclass(frozen=True)
+class Obs:
+    cluster: str
+
+
+class FakeCollector:
+    def __init__(self, name: str, fail: bool = False) -> None:
+        self.name = name
+        self.cluster = "c1"
+        self.fail = fail
+
+    async def collect(self) -> Obs:
+        if self.fail:
+            raise KafkaUnavailableError("no broker")
+        return Obs("c1")
+
+
+def _app(*collectors: FakeCollector) -> tuple[TestClient, LatestObservations]:
+    latest = LatestObservations()
+
+    def factory(settings: Settings) -> Runtime:
+        jobs = [CollectorJob(c, interval=0.05, sinks=[latest.put]) for c in collectors]
+        return Runtime(settings, store=None, latest=latest, jobs=jobs)
+
+    return TestClient(create_app(load_settings(), runtime_factory=factory)), latest
+
+
+def _wait_ready(client: TestClient, want: int) -> dict[str, object]:
+    body: dict[str, object] = {}
+    for _ in range(60):
+        response = client.get("/readyz")
+        body = response.json()
+        if response.status_code == want:
+            return body
+        asyncio.run(asyncio.sleep(0.05))
+    raise AssertionError(f"/readyz never answered {want}: {body}")
+
+
+def test_healthz_running_service_ok() -> None:
+    client, _ = _app(FakeCollector("metadata"))
+    with client:
+        assert client.get("/healthz").json() == {"status": "ok"}
+
+
+def test_readyz_all_collectors_succeeded_ready() -> None:
+    client, latest = _app(FakeCollector("metadata"), FakeCollector("offsets"))
+    with client:
+        body = _wait_ready(client, 200)
+    assert body["ready"] is True
+    assert body["stale"] == []
+    assert latest.get("c1", Obs) == Obs("c1")
+
+
+def test_readyz_failing_collector_names_it_stale() -> None:
+    client, _ = _app(FakeCollector("metadata"), FakeCollector("offsets", fail=True))
+    with client:
+        body = _wait_ready(client, 503)
+    assert body["ready"] is False
+    assert body["stale"] == ["c1:offsets"]

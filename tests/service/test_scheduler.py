@@ -1,0 +1,97 @@
+import asyncio
+from dataclasses import dataclass
+
+from collectors.errors import KafkaUnavailableError
+from service.scheduler import CollectorJob, CollectorStatus, Scheduler
+
+
+@dataclass(frozen=True)
+class Obs:
+    cluster: str
+    failures: tuple[str, ...] = ()
+
+
+class FakeCollector:
+    def __init__(self, name: str, *, fail: Exception | None = None, delay: float = 0.0) -> None:
+        self.name = name
+        self.cluster = "c1"
+        self.fail = fail
+        self.delay = delay
+        self.calls = 0
+
+    async def collect(self) -> Obs:
+        self.calls += 1
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.fail is not None:
+            raise self.fail
+        return Obs("c1")
+
+
+async def test_run_once_collector_fails_counts_and_keeps_error() -> None:
+    job = CollectorJob(FakeCollector("offsets", fail=KafkaUnavailableError("broker 2 down")), interval=1)
+    assert await job.run_once() is False
+    assert job.status.failures == 1
+    assert job.status.last_error == "KafkaUnavailableError: broker 2 down"
+    assert job.status.last_success_at is None
+
+
+async def test_run_once_unexpected_exception_does_not_escape() -> None:
+    job = CollectorJob(FakeCollector("groups", fail=ValueError("bug")), interval=1)
+    assert await job.run_once() is False
+    assert job.status.last_error == "ValueError: bug"
+
+
+async def test_run_once_success_feeds_every_sink() -> None:
+    seen: list[object] = []
+
+    async def sink(observation: object) -> None:
+        seen.append(observation)
+
+    job = CollectorJob(FakeCollector("metadata"), interval=1, sinks=[sink, sink], clock=lambda: 100.0)
+    assert await job.run_once() is True
+    assert seen == [Obs("c1"), Obs("c1")]
+    assert job.status.last_success_at == 100.0
+
+
+async def test_run_once_sink_failure_is_a_failed_run() -> None:
+    async def broken_sink(observation: object) -> None:
+        raise KafkaUnavailableError("store gone")
+
+    job = CollectorJob(FakeCollector("metadata"), interval=1, sinks=[broken_sink])
+    assert await job.run_once() is False
+    assert job.status.failures == 1
+
+
+async def test_run_once_overlapping_call_is_skipped() -> None:
+    collector = FakeCollector("committed", delay=0.2)
+    job = CollectorJob(collector, interval=1)
+    results = await asyncio.gather(job.run_once(), job.run_once())
+    assert sorted(results) == [False, True]
+    assert collector.calls == 1
+    assert job.status.skipped_overlaps == 1
+
+
+def test_status_stale_after_intervals() -> None:
+    status = CollectorStatus("offsets", "c1", interval=5.0, last_success_at=100.0)
+    assert not status.stale(now=114.9, stale_after_intervals=3)
+    assert status.stale(now=115.1, stale_after_intervals=3)
+    assert CollectorStatus("offsets", "c1", interval=5.0).stale(now=0.0, stale_after_intervals=3)
+
+
+async def test_scheduler_failing_collector_does_not_stop_the_others() -> None:
+    good = FakeCollector("metadata")
+    bad = FakeCollector("offsets", fail=KafkaUnavailableError("down"))
+    scheduler = Scheduler([CollectorJob(good, interval=0.05), CollectorJob(bad, interval=0.05)])
+    scheduler.start()
+    try:
+        await asyncio.sleep(0.4)
+    finally:
+        await scheduler.shutdown()
+    assert good.calls >= 3
+    assert bad.calls >= 3
+    statuses = {s.name: s for s in scheduler.statuses()}
+    assert statuses["metadata"].failures == 0
+    assert statuses["offsets"].failures == bad.calls
+    stale_names = [s.name for s in scheduler.stale(now=statuses["metadata"].last_success_at or 0)]
+    assert stale_names == ["offsets"]

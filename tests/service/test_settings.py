@@ -1,0 +1,72 @@
+from pathlib import Path
+
+import pytest
+
+from collectors.errors import ConfigError
+from service.settings import load_settings
+
+
+def _cluster(**extra: object) -> dict[str, object]:
+    return {"name": "prod", "bootstrap_servers": "k1:9092,k2:9092", **extra}
+
+
+def test_load_settings_yaml_file_reads_clusters(tmp_path: Path) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text(
+        "clusters:\n"
+        "  - name: prod\n"
+        "    bootstrap_servers: [k1:9092, k2:9092]\n"
+        "    security_protocol: SASL_SSL\n"
+        "    sasl: {mechanism: SCRAM-SHA-512, username: og, password: s3cret}\n"
+        "    metrics_urls: [http://k1:7071/metrics]\n"
+        "intervals: {offsets: 2}\n"
+    )
+    settings = load_settings(config)
+    cluster = settings.clusters[0]
+    assert cluster.bootstrap_servers == ["k1:9092", "k2:9092"]
+    assert cluster.sasl is not None and cluster.sasl.password.get_secret_value() == "s3cret"
+    assert "s3cret" not in repr(settings)
+    assert settings.intervals.offsets == 2
+
+
+def test_load_settings_env_overrides_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text("intervals: {offsets: 2}\n")
+    monkeypatch.setenv("OFFSETGUARD_INTERVALS__OFFSETS", "7")
+    assert load_settings(config).intervals.offsets == 7
+
+
+def test_load_settings_comma_string_splits_servers() -> None:
+    assert load_settings(clusters=[_cluster()]).clusters[0].bootstrap_servers == ["k1:9092", "k2:9092"]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field"),
+    [
+        ({"clusters": [_cluster(bootstrap_servers="no-port")]}, "clusters.0.bootstrap_servers"),
+        ({"clusters": [_cluster(), _cluster()]}, "clusters"),
+        ({"clusters": [_cluster(security_protocol="SASL_SSL")]}, "clusters.0"),
+        ({"clusters": [_cluster(metrics_urls=["ftp://x"])]}, "clusters.0.metrics_urls"),
+        ({"clusters": [_cluster(name="bad name")]}, "clusters.0.name"),
+        ({"intervals": {"offsets": 0}}, "intervals.offsets"),
+        ({"store": {"retention_days": 0.5, "full_resolution_hours": 24}}, "store"),
+        ({"unknown_key": 1}, "unknown_key"),
+    ],
+)
+def test_load_settings_bad_value_refused_naming_field(overrides: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(**overrides)
+    assert caught.value.field == field
+    assert field in str(caught.value)
+
+
+def test_load_settings_missing_file_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_settings(tmp_path / "absent.yaml")
+
+
+def test_load_settings_non_mapping_yaml_refused(tmp_path: Path) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text("- just\n- a list\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_settings(config)
