@@ -187,6 +187,8 @@ class ConfigsObservation:
     topics: tuple[TopicConfig, ...]
     broker: tuple[tuple[str, str], ...] = ()  # offset-safety relevant broker settings
     failures: tuple[Failure, ...] = ()
+    broker_sources: tuple[tuple[str, str], ...] = ()  # (broker config name, source), like TopicConfig.sources
+    broker_id: int | None = None  # the broker whose settings ``broker`` lists
 
 
 # ---------------------------------------------------------------- broker metrics

@@ -10,7 +10,7 @@ from collectors.broker_metrics import BrokerMetricsCollector
 from collectors.committed import CommittedCollector
 from collectors.configs import ConfigsCollector
 from collectors.groups import GroupsCollector
-from collectors.kafka_seam import KafkaAdminSeam
+from collectors.kafka_seam import KafkaPythonSeam
 from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
@@ -44,7 +44,7 @@ def build_cluster_jobs(
     seam: KafkaSeam | None = None,
 ) -> tuple[list[CollectorJob], Callable[[], None]]:
     """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client."""
-    seam = seam if seam is not None else KafkaAdminSeam(cluster)
+    seam = seam if seam is not None else KafkaPythonSeam(cluster)
     name = cluster.name
     intervals = settings.intervals
     sinks: list[Sink] = [latest.put]

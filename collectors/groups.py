@@ -1,0 +1,108 @@
+"""Every group of the cluster with its type, state, assignor, members and their assignments."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+from collectors.errors import KafkaError
+from collectors.model import Failure, GroupInfo, GroupsObservation
+from collectors.seam import KafkaSeam, ListedGroup, MetadataSource, failure
+
+# Group types described with DescribeGroups / ConsumerGroupDescribe; others are reported as listed.
+_CLASSIC, _CONSUMER = "classic", "consumer"
+
+
+class GroupsCollector:
+    """Collects :class:`GroupsObservation`.
+
+    ListGroups sent to a broker returns exactly the groups that broker coordinates, so each broker gets
+    one ListGroups, then one DescribeGroups for its classic groups and one ConsumerGroupDescribe for its
+    KIP-848 groups — all brokers at once. A broker that cannot be reached is a ``broker`` failure; a group
+    whose description fails (e.g. it moved coordinator meanwhile) is a ``group`` failure.
+    """
+
+    name = "groups"
+
+    def __init__(
+        self,
+        seam: KafkaSeam,
+        cluster: str,
+        metadata: MetadataSource,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self._seam = seam
+        self._metadata = metadata
+        self._clock = clock
+
+    async def collect(self) -> GroupsObservation:
+        """One observation; raises :class:`KafkaError` only if no metadata could be had."""
+        meta = await self._metadata()
+        observed_at = self._clock()
+        rounds = await asyncio.gather(*(self._ask_broker(b.node_id) for b in meta.brokers))
+        groups: dict[str, GroupInfo] = {}
+        failures: list[Failure] = []
+        for found, lost in rounds:
+            for g in found:
+                groups.setdefault(g.group_id, g)
+            failures.extend(lost)
+        ordered = tuple(groups[k] for k in sorted(groups))
+        return GroupsObservation(self.cluster, observed_at, ordered, tuple(failures))
+
+    async def _ask_broker(self, broker: int) -> tuple[list[GroupInfo], list[Failure]]:
+        try:
+            listed = await asyncio.to_thread(self._seam.list_groups, broker)
+        except KafkaError as exc:
+            return [], [failure("broker", str(broker), exc)]
+        classic = [g for g in listed if g.group_type == _CLASSIC]
+        consumer = [g for g in listed if g.group_type == _CONSUMER]
+        found = [_as_listed(g, broker) for g in listed if g.group_type not in (_CLASSIC, _CONSUMER)]
+        lost: list[Failure] = []
+        described = await asyncio.gather(
+            self._describe(self._seam.describe_classic_groups, broker, classic),
+            self._describe(self._seam.describe_consumer_groups, broker, consumer),
+        )
+        for infos, errors in described:
+            found.extend(infos)
+            lost.extend(errors)
+        return found, lost
+
+    async def _describe(
+        self,
+        describe: Callable[[int, Sequence[str]], dict[str, GroupInfo | KafkaError]],
+        broker: int,
+        listed: list[ListedGroup],
+    ) -> tuple[list[GroupInfo], list[Failure]]:
+        if not listed:
+            return [], []
+        ids = [g.group_id for g in listed]
+        try:
+            result = await asyncio.to_thread(describe, broker, ids)
+        except KafkaError as exc:
+            return [], [failure("group", g, exc) for g in ids]
+        found: list[GroupInfo] = []
+        lost: list[Failure] = []
+        for g in ids:
+            got = result.get(g)
+            if isinstance(got, GroupInfo):
+                found.append(got)
+            else:
+                err = got or KafkaError(
+                    "coordinator did not describe the group", cluster=self.cluster, group=g
+                )
+                lost.append(failure("group", g, err))
+        return found, lost
+
+
+def _as_listed(group: ListedGroup, coordinator: int) -> GroupInfo:
+    """A share/streams group as ListGroups reports it (they have no consumer-protocol description)."""
+    return GroupInfo(
+        group_id=group.group_id,
+        group_type=group.group_type,
+        state=group.state,
+        protocol_type=group.protocol_type,
+        protocol="",
+        coordinator=coordinator,
+    )

@@ -1,0 +1,125 @@
+"""Group requests behind :class:`collectors.kafka_seam.KafkaPythonSeam` (see :mod:`.kafka_requests`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.consumer import OffsetFetchRequest
+from kafka.protocol.metadata import FindCoordinatorRequest
+
+from collectors.errors import KafkaError, KafkaUnavailableError
+from collectors.kafka_errors import response_error
+from collectors.kafka_protocol import ConsumerGroupDescribeRequest, classic_group, consumer_group, group_type
+from collectors.kafka_requests import send
+from collectors.model import CommittedOffset, GroupInfo
+from collectors.seam import ListedGroup
+
+_OFGroup = OffsetFetchRequest.OffsetFetchRequestGroup
+
+
+# ---------------------------------------------------------------- groups
+
+
+async def list_groups(manager: Any, cluster: str, broker_id: int) -> list[ListedGroup]:
+    """ListGroups (v5: with type and state) to one broker: the groups it coordinates."""
+    response = await send(manager, ListGroupsRequest(), broker_id)
+    if response.error_code:
+        raise response_error(response.error_code, cluster=cluster, message=f"ListGroups to {broker_id}")
+    return [
+        ListedGroup(g.group_id, group_type(g.group_type or ""), g.group_state or "", g.protocol_type or "")
+        for g in response.groups
+    ]
+
+
+async def find_coordinators(
+    manager: Any, cluster: str, group_ids: Sequence[str]
+) -> dict[str, int | KafkaError]:
+    """One batched FindCoordinator (v4+, KIP-699) for all ``group_ids``."""
+    request = FindCoordinatorRequest(key_type=0, coordinator_keys=list(group_ids), min_version=4)
+    response = await send(manager, request, manager.least_loaded_node())
+    found: dict[str, int | KafkaError] = {}
+    for c in response.coordinators:
+        if c.error_code:
+            found[c.key] = response_error(c.error_code, cluster=cluster, group=c.key, message=c.error_message)
+        else:
+            found[c.key] = c.node_id
+    return found
+
+
+async def describe_classic(
+    manager: Any, cluster: str, broker_id: int, group_ids: Sequence[str]
+) -> dict[str, GroupInfo | KafkaError]:
+    """One DescribeGroups for many classic groups on their coordinator."""
+    request = DescribeGroupsRequest(groups=list(group_ids), include_authorized_operations=False)
+    response = await send(manager, request, broker_id)
+    return {
+        g.group_id: response_error(g.error_code, cluster=cluster, group=g.group_id)
+        if g.error_code
+        else classic_group(g, broker_id)
+        for g in response.groups
+    }
+
+
+async def describe_consumer(
+    manager: Any, cluster: str, broker_id: int, group_ids: Sequence[str]
+) -> dict[str, GroupInfo | KafkaError]:
+    """One ConsumerGroupDescribe (KIP-848) for many consumer groups on their coordinator."""
+    request = ConsumerGroupDescribeRequest(group_ids=list(group_ids), include_authorized_operations=False)
+    response = await send(manager, request, broker_id)
+    return {
+        g.group_id: response_error(g.error_code, cluster=cluster, group=g.group_id, message=g.error_message)
+        if g.error_code
+        else consumer_group(g, broker_id)
+        for g in response.groups
+    }
+
+
+async def fetch_offsets(
+    manager: Any, cluster: str, coordinator_id: int, group_ids: Sequence[str]
+) -> dict[str, list[CommittedOffset] | KafkaError]:
+    """One OffsetFetch v8 (KIP-709) for many groups; a group or partition error fails only that group."""
+    request = OffsetFetchRequest(
+        groups=[_OFGroup(group_id=g, topics=None) for g in group_ids],
+        require_stable=False,
+        min_version=8,
+        max_version=8,  # v10 names topics by id only
+    )
+    response = await send(manager, request, coordinator_id)
+    result: dict[str, list[CommittedOffset] | KafkaError] = {}
+    for g in response.groups:
+        if g.error_code:
+            result[g.group_id] = response_error(g.error_code, cluster=cluster, group=g.group_id)
+            continue
+        offsets: list[CommittedOffset] = []
+        failed: KafkaError | None = None
+        for t in g.topics:
+            for p in t.partitions:
+                if p.error_code:
+                    failed = response_error(
+                        p.error_code,
+                        cluster=cluster,
+                        group=g.group_id,
+                        topic=t.name,
+                        partition=p.partition_index,
+                    )
+                elif p.committed_offset >= 0:
+                    epoch = p.committed_leader_epoch
+                    offsets.append(
+                        CommittedOffset(
+                            g.group_id,
+                            t.name,
+                            p.partition_index,
+                            p.committed_offset,
+                            epoch if epoch >= 0 else None,
+                            p.metadata or "",
+                        )
+                    )
+        result[g.group_id] = failed if failed is not None else offsets
+    for g in group_ids:
+        if g not in result:
+            result[g] = KafkaUnavailableError(
+                "coordinator did not answer for the group", cluster=cluster, group=g
+            )
+    return result

@@ -1,0 +1,92 @@
+"""OffsetsCollector over a fake seam: grouping by leader, concurrency and partial failure."""
+
+from __future__ import annotations
+
+import threading
+
+from collectors.errors import KafkaResponseError
+from collectors.model import PartitionOffsets, TopicPartition
+from collectors.offsets import OffsetsCollector
+from collectors.seam import OffsetRange
+from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, partition, source
+
+TP = TopicPartition
+META = metadata(
+    [1, 2, 3],
+    {
+        "a": [partition("a", 0, 1, epoch=3), partition("a", 1, 2), partition("a", 2, 3)],
+        "b": [partition("b", 0, 1), partition("b", 1, None)],
+    },
+)
+RANGES = {
+    TP("a", 0): OffsetRange(5, 100, 7),
+    TP("a", 1): OffsetRange(0, 10, None),
+    TP("a", 2): OffsetRange(2, 2, 1),
+    TP("b", 0): OffsetRange(0, 50, 0),
+}
+
+
+async def test_offsets_all_leaders_up_every_led_partition_reported() -> None:
+    seam = FakeSeam(offsets=dict(RANGES))
+
+    observed = await OffsetsCollector(seam, CLUSTER, source(META), clock=lambda: 9.0).collect()
+
+    assert observed.observed_at == 9.0
+    assert observed.partitions == (
+        PartitionOffsets("a", 0, 5, 100, leader=1, leader_epoch=7),
+        PartitionOffsets("a", 1, 0, 10, leader=2, leader_epoch=0),  # epoch from metadata when none returned
+        PartitionOffsets("a", 2, 2, 2, leader=3, leader_epoch=1),
+        PartitionOffsets("b", 0, 0, 50, leader=1, leader_epoch=0),
+    )
+    assert [(f.scope, f.key, f.error) for f in observed.failures] == [("partition", "b/1", "NoLeader")]
+
+
+async def test_offsets_one_request_per_leader_with_its_partitions() -> None:
+    seam = FakeSeam(offsets=dict(RANGES))
+
+    await OffsetsCollector(seam, CLUSTER, source(META)).collect()
+
+    asked = sorted((c[1], c[2]) for c in seam.calls if c[0] == "list_offsets")
+    assert asked == [(1, (TP("a", 0), TP("b", 0))), (2, (TP("a", 1),)), (3, (TP("a", 2),))]
+
+
+async def test_offsets_leader_down_its_partitions_failures_others_present() -> None:
+    seam = FakeSeam(offsets=dict(RANGES), down={1})
+
+    observed = await OffsetsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert [(o.topic, o.partition) for o in observed.partitions] == [("a", 1), ("a", 2)]
+    lost = {(f.scope, f.key): f.error for f in observed.failures}
+    assert lost == {
+        ("broker", "1"): "KafkaUnavailableError",
+        ("partition", "a/0"): "KafkaUnavailableError",
+        ("partition", "b/0"): "KafkaUnavailableError",
+        ("partition", "b/1"): "NoLeader",
+    }
+
+
+async def test_offsets_partition_error_fails_only_that_partition() -> None:
+    err = KafkaResponseError(
+        "broker answered NOT_LEADER_OR_FOLLOWER",
+        error_code=6,
+        error_name="NOT_LEADER_OR_FOLLOWER",
+        cluster=CLUSTER,
+    )
+    seam = FakeSeam(offsets=dict(RANGES), partition_errors={TP("a", 0): err})
+
+    observed = await OffsetsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert [(o.topic, o.partition) for o in observed.partitions] == [("a", 1), ("a", 2), ("b", 0)]
+    assert ("partition", "a/0", "KafkaResponseError") in {
+        (f.scope, f.key, f.error) for f in observed.failures
+    }
+
+
+async def test_offsets_leaders_asked_concurrently_not_one_after_another() -> None:
+    # Each list_offsets call waits until all three leaders are being asked; sequential calls would break it.
+    seam = FakeSeam(offsets=dict(RANGES), barrier=threading.Barrier(3))
+
+    observed = await OffsetsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert len(observed.partitions) == 4
+    assert [f.key for f in observed.failures] == ["b/1"]
