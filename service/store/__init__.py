@@ -1,0 +1,26 @@
+"""The embedded store: offset history in one SQLite file (WAL), versioned by ordered migrations.
+
+Open it with :meth:`Store.open`; every failure surfaces as :class:`collectors.errors.StoreError`.
+"""
+
+from service.store.records import (
+    CommittedPoint,
+    LatestCommitted,
+    LatestPartition,
+    PartitionPoint,
+    TailPosition,
+    ThinCounts,
+    WriteCounts,
+)
+from service.store.store import Store
+
+__all__ = [
+    "CommittedPoint",
+    "LatestCommitted",
+    "LatestPartition",
+    "PartitionPoint",
+    "Store",
+    "TailPosition",
+    "ThinCounts",
+    "WriteCounts",
+]

@@ -1,0 +1,144 @@
+"""Change-only writes of committed offsets, planned against an in-memory copy of the latest values.
+
+The cache mirrors ``latest_committed`` so a 50,000-partition observation needs no read before its write:
+only changed values reach the history table. It is updated only after the transaction commits, so a
+failed write leaves cache and database in agreement.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from collectors.model import CommittedObservation
+from service.store.records import WriteCounts
+
+# (key id, committed offset or None when deleted, leader epoch)
+Entry = tuple[int, int | None, int | None]
+GroupKey = tuple[str, str]  # (cluster, group)
+PartKey = tuple[str, int]  # (topic, partition)
+
+_INSERT_LATEST = """
+    INSERT INTO latest_committed (
+        id, cluster, grp, topic, partition, committed_offset, leader_epoch, metadata, changed_at, last_seen_at
+    )
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_UPDATE_LATEST = """
+    UPDATE latest_committed
+    SET committed_offset = ?, leader_epoch = ?, metadata = ?, changed_at = ?, last_seen_at = ?
+    WHERE id = ?
+"""
+# Every partition of a fetched group was confirmed by this observation: present and unchanged, changed
+# (already stamped), or still absent. One statement per group instead of one per partition.
+_TOUCH_GROUP = """
+    UPDATE latest_committed SET last_seen_at = ?
+    WHERE cluster = ? AND grp = ? AND last_seen_at < ?
+"""
+# OR REPLACE: recording the same instant twice keeps the later value instead of failing the batch.
+_INSERT_HISTORY = """
+    INSERT OR REPLACE INTO committed_history (key_id, observed_at, committed_offset, leader_epoch, metadata)
+    VALUES (?, ?, ?, ?, ?)
+"""
+
+
+@dataclass(slots=True)
+class CommittedPlan:
+    """The rows one observation writes, and the cache entries to apply once they are committed."""
+
+    inserts: list[tuple[object, ...]] = field(default_factory=list)
+    updates: list[tuple[object, ...]] = field(default_factory=list)
+    history: list[tuple[object, ...]] = field(default_factory=list)
+    touches: list[tuple[object, ...]] = field(default_factory=list)
+    cache: list[tuple[GroupKey, PartKey, Entry]] = field(default_factory=list)
+    deletions: int = 0
+
+
+class CommittedWriter:
+    """Plans and writes committed-offset changes; callers serialise calls (the store's writer lock).
+
+    A plan is made without I/O, written inside the caller's transaction, and applied to the cache only
+    after that transaction commits.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._latest: dict[GroupKey, dict[PartKey, Entry]] = {}
+        self._next_id = 1
+        self._load()
+
+    def _load(self) -> None:
+        rows = self._conn.execute(
+            "SELECT id, cluster, grp, topic, partition, committed_offset, leader_epoch FROM latest_committed"
+        )
+        for key_id, cluster, group, topic, partition, offset, epoch in rows:
+            self._latest.setdefault((cluster, group), {})[(topic, partition)] = (key_id, offset, epoch)
+            self._next_id = max(self._next_id, key_id + 1)
+
+    def plan(self, obs: CommittedObservation) -> CommittedPlan:
+        """Work out what ``obs`` changes against the cached latest values (no I/O)."""
+        plan = CommittedPlan()
+        at = obs.observed_at
+        observed: dict[GroupKey, set[PartKey]] = {(obs.cluster, g): set() for g in obs.groups}
+        next_id = self._next_id
+        for c in obs.offsets:
+            gkey = (obs.cluster, c.group)
+            pkey = (c.topic, c.partition)
+            seen = observed.setdefault(gkey, set())
+            if pkey in seen:
+                continue  # a duplicate in one observation: the first one wins
+            seen.add(pkey)
+            entry = self._latest.get(gkey, {}).get(pkey)
+            if entry is None:
+                key_id, next_id = next_id, next_id + 1
+                plan.inserts.append(
+                    (
+                        key_id,
+                        obs.cluster,
+                        c.group,
+                        c.topic,
+                        c.partition,
+                        c.offset,
+                        c.leader_epoch,
+                        c.metadata,
+                        at,
+                        at,
+                    )
+                )
+            elif entry[1] != c.offset or entry[2] != c.leader_epoch:
+                key_id = entry[0]
+                plan.updates.append((c.offset, c.leader_epoch, c.metadata, at, at, key_id))
+            else:
+                continue
+            plan.history.append((key_id, at, c.offset, c.leader_epoch, c.metadata))
+            plan.cache.append((gkey, pkey, (key_id, c.offset, c.leader_epoch)))
+        # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions.
+        for gkey, seen in observed.items():
+            plan.touches.append((at, gkey[0], gkey[1], at))
+            for pkey, (key_id, offset, _epoch) in self._latest.get(gkey, {}).items():
+                if offset is not None and pkey not in seen:
+                    plan.updates.append((None, None, "", at, at, key_id))
+                    plan.history.append((key_id, at, None, None, ""))
+                    plan.cache.append((gkey, pkey, (key_id, None, None)))
+                    plan.deletions += 1
+        return plan
+
+    def write(self, plan: CommittedPlan) -> WriteCounts:
+        """Execute ``plan`` in the caller's open transaction."""
+        if plan.inserts:
+            self._conn.executemany(_INSERT_LATEST, plan.inserts)
+        if plan.updates:
+            self._conn.executemany(_UPDATE_LATEST, plan.updates)
+        if plan.history:
+            self._conn.executemany(_INSERT_HISTORY, plan.history)
+        if plan.touches:
+            self._conn.executemany(_TOUCH_GROUP, plan.touches)
+        return WriteCounts(
+            history_rows=len(plan.history), new_keys=len(plan.inserts), deletions=plan.deletions
+        )
+
+    def apply(self, plan: CommittedPlan) -> None:
+        """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
+        for gkey, pkey, entry in plan.cache:
+            self._latest.setdefault(gkey, {})[pkey] = entry
+            self._next_id = max(self._next_id, entry[0] + 1)

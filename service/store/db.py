@@ -1,0 +1,72 @@
+"""SQLite connections for the store: pragmas, explicit transactions and error translation.
+
+Connections run in autocommit mode (``isolation_level=None``) so every transaction is an explicit
+``BEGIN IMMEDIATE ... COMMIT``: the write lock is taken up front instead of being upgraded mid-way,
+which is what makes ``busy_timeout`` reliable when another process holds the database.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from collectors.errors import StoreError
+
+BUSY_TIMEOUT_MS = 5_000
+# Pages a connection may cache (negative = KiB); big batch writes touch many B-tree pages.
+CACHE_KIB = 32 * 1024
+# Truncate the WAL back to this size after checkpoints so one large batch does not pin disk space.
+JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
+
+
+@contextmanager
+def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
+    """Re-raise any :class:`sqlite3.Error` (and OS error) inside the block as :class:`StoreError`."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise StoreError(f"{action} failed: {exc}", cluster=cluster) from exc
+    except OSError as exc:
+        raise StoreError(f"{action} failed: {exc.strerror or exc}", cluster=cluster) from exc
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    """Open ``path`` with the store's pragmas; readers get ``query_only`` so they can never write."""
+    # check_same_thread=False: callers serialise use themselves (one writer lock, one reader per thread)
+    # and close() may run on another thread than the one that opened the connection.
+    conn = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if readonly:
+            conn.execute("PRAGMA query_only = ON")
+        else:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreError(f"cannot put {path} in WAL mode (journal_mode is {mode})")
+            # NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
+            # power loss can lose the newest transactions, and never corrupts the database.
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run the block in one ``BEGIN IMMEDIATE`` transaction; roll back if anything raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,143 @@
+"""The store's schema as an ordered list of migrations, tracked in SQLite's ``user_version``.
+
+A later feature adds tables by appending a :class:`Migration` with the next version number; never edit
+one that has shipped. Each migration runs in its own transaction together with the version bump, so a
+failure leaves the database at the previous version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from collectors.errors import StoreError
+from service.store.db import transaction
+
+Apply = Callable[[sqlite3.Connection], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: ``apply`` moves a database from ``version - 1`` to ``version``."""
+
+    version: int
+    name: str
+    apply: Apply
+
+
+def sql(*statements: str) -> Apply:
+    """A migration step that executes ``statements`` in order."""
+
+    def apply(conn: sqlite3.Connection) -> None:
+        for statement in statements:
+            conn.execute(statement)
+
+    return apply
+
+
+_V1_HISTORY = sql(
+    # The latest_* tables double as the key registries: history rows refer to them by a small integer id
+    # instead of repeating cluster/group/topic strings in every row.
+    """
+    CREATE TABLE latest_committed (
+        id INTEGER PRIMARY KEY,
+        cluster TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        partition INTEGER NOT NULL,
+        committed_offset INTEGER,            -- NULL: the offset was deleted
+        leader_epoch INTEGER,
+        metadata TEXT NOT NULL DEFAULT '',
+        changed_at REAL NOT NULL,
+        last_seen_at REAL NOT NULL,
+        UNIQUE (cluster, grp, topic, partition)
+    )
+    """,
+    """
+    CREATE TABLE committed_history (
+        key_id INTEGER NOT NULL REFERENCES latest_committed (id) ON DELETE CASCADE,
+        observed_at REAL NOT NULL,
+        committed_offset INTEGER,
+        leader_epoch INTEGER,
+        metadata TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (key_id, observed_at)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE latest_partition_offsets (
+        id INTEGER PRIMARY KEY,
+        cluster TEXT NOT NULL,
+        topic TEXT NOT NULL,
+        partition INTEGER NOT NULL,
+        log_start INTEGER,
+        log_end INTEGER,
+        leader INTEGER,
+        leader_epoch INTEGER,
+        changed_at REAL NOT NULL,
+        last_seen_at REAL NOT NULL,
+        UNIQUE (cluster, topic, partition)
+    )
+    """,
+    """
+    CREATE TABLE partition_offsets_history (
+        key_id INTEGER NOT NULL REFERENCES latest_partition_offsets (id) ON DELETE CASCADE,
+        observed_at REAL NOT NULL,
+        log_start INTEGER,
+        log_end INTEGER,
+        leader INTEGER,
+        leader_epoch INTEGER,
+        PRIMARY KEY (key_id, observed_at)
+    ) WITHOUT ROWID
+    """,
+)
+
+_V2_TAIL_POSITIONS = sql(
+    """
+    CREATE TABLE tail_positions (
+        cluster TEXT NOT NULL,
+        partition INTEGER NOT NULL,
+        next_offset INTEGER NOT NULL,
+        updated_at REAL NOT NULL,
+        PRIMARY KEY (cluster, partition)
+    ) WITHOUT ROWID
+    """,
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "committed and partition offset history", _V1_HISTORY),
+    Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
+)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The schema version recorded in the database (0 for a fresh file)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Apply the migrations the database lacks and return its final version.
+
+    Raises :class:`StoreError` if the database is newer than ``migrations`` know (an older offsetguard
+    must not write to a schema it does not understand).
+    """
+    for index, migration in enumerate(migrations, start=1):
+        if migration.version != index:
+            raise StoreError(
+                f"migration {migration.name!r} has version {migration.version}, expected {index}"
+            )
+    latest = len(migrations)
+    current = schema_version(conn)
+    if current > latest:
+        raise StoreError(
+            f"database schema version {current} is newer than this offsetguard supports ({latest}); "
+            "upgrade offsetguard or point store.path elsewhere"
+        )
+    for migration in migrations[current:]:
+        with transaction(conn):
+            # Re-read under the write lock: another process may have migrated since we looked.
+            if schema_version(conn) >= migration.version:
+                continue
+            migration.apply(conn)
+            conn.execute(f"PRAGMA user_version = {migration.version}")
+    return schema_version(conn)

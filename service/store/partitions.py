@@ -1,0 +1,127 @@
+"""Change-only writes of partition log bounds and leadership, planned against cached latest values.
+
+Offsets (log start/end) and metadata (leader, leader epoch) arrive from different collectors; each history
+row holds the partition's whole state after the change, carrying the other source's fields forward.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from collectors.model import ClusterMetadata, OffsetsObservation
+from service.store.records import WriteCounts
+
+# (log_start, log_end, leader, leader_epoch); None = not known yet (or, for leader, offline)
+State = tuple[int | None, int | None, int | None, int | None]
+Key = tuple[str, str, int]  # (cluster, topic, partition)
+# (topic, partition, log_start, log_end, leader, leader_epoch) where None means "keep the stored value"
+Update = tuple[str, int, int | None, int | None, int | None, int | None]
+
+_INSERT_LATEST = """
+    INSERT INTO latest_partition_offsets
+        (id, cluster, topic, partition, log_start, log_end, leader, leader_epoch, changed_at, last_seen_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_UPDATE_LATEST = """
+    UPDATE latest_partition_offsets
+    SET log_start = ?, log_end = ?, leader = ?, leader_epoch = ?, changed_at = ?, last_seen_at = ?
+    WHERE id = ?
+"""
+_TOUCH = "UPDATE latest_partition_offsets SET last_seen_at = ? WHERE id = ?"
+_INSERT_HISTORY = """
+    INSERT OR REPLACE INTO partition_offsets_history
+        (key_id, observed_at, log_start, log_end, leader, leader_epoch)
+    VALUES (?, ?, ?, ?, ?, ?)
+"""
+
+
+@dataclass(slots=True)
+class PartitionPlan:
+    """The rows one observation writes, and the cache entries to apply once they are committed."""
+
+    inserts: list[tuple[object, ...]] = field(default_factory=list)
+    updates: list[tuple[object, ...]] = field(default_factory=list)
+    history: list[tuple[object, ...]] = field(default_factory=list)
+    touches: list[tuple[float, int]] = field(default_factory=list)
+    cache: list[tuple[Key, int, State]] = field(default_factory=list)
+
+
+class PartitionWriter:
+    """Plans and writes partition-state changes; callers serialise calls (the store's writer lock)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._latest: dict[Key, tuple[int, State]] = {}
+        self._next_id = 1
+        rows = conn.execute(
+            "SELECT id, cluster, topic, partition, log_start, log_end, leader, leader_epoch"
+            " FROM latest_partition_offsets"
+        )
+        for key_id, cluster, topic, partition, *state in rows:
+            self._latest[(cluster, topic, partition)] = (key_id, (state[0], state[1], state[2], state[3]))
+            self._next_id = max(self._next_id, key_id + 1)
+
+    def plan_offsets(self, obs: OffsetsObservation) -> PartitionPlan:
+        """Plan ``obs``; its leader/epoch replace the stored ones only when set."""
+        updates = (
+            (p.topic, p.partition, p.log_start, p.log_end, p.leader, p.leader_epoch) for p in obs.partitions
+        )
+        return self._plan(obs.cluster, obs.observed_at, updates, leader_known=False)
+
+    def plan_metadata(self, meta: ClusterMetadata) -> PartitionPlan:
+        """Plan the leader and leader epoch of every partition in ``meta`` (None leader = offline)."""
+        updates = ((p.topic, p.partition, None, None, p.leader, p.leader_epoch) for p in meta.partitions())
+        return self._plan(meta.cluster, meta.observed_at, updates, leader_known=True)
+
+    def _plan(
+        self, cluster: str, at: float, updates: Iterable[Update], *, leader_known: bool
+    ) -> PartitionPlan:
+        plan = PartitionPlan()
+        next_id = self._next_id
+        planned: set[Key] = set()
+        for topic, partition, log_start, log_end, leader, epoch in updates:
+            key = (cluster, topic, partition)
+            if key in planned:
+                continue  # a duplicate in one observation: the first one wins
+            planned.add(key)
+            known = self._latest.get(key)
+            old: State = known[1] if known else (None, None, None, None)
+            new: State = (
+                old[0] if log_start is None else log_start,
+                old[1] if log_end is None else log_end,
+                # Metadata says None for an offline partition; an offsets observation says None for "unknown".
+                leader if leader_known or leader is not None else old[2],
+                old[3] if epoch is None else epoch,
+            )
+            if known is None:
+                key_id, next_id = next_id, next_id + 1
+                plan.inserts.append((key_id, cluster, topic, partition, *new, at, at))
+            elif new != old:
+                key_id = known[0]
+                plan.updates.append((*new, at, at, key_id))
+            else:
+                plan.touches.append((at, known[0]))
+                continue
+            plan.history.append((key_id, at, *new))
+            plan.cache.append((key, key_id, new))
+        return plan
+
+    def write(self, plan: PartitionPlan) -> WriteCounts:
+        """Execute ``plan`` in the caller's open transaction."""
+        if plan.inserts:
+            self._conn.executemany(_INSERT_LATEST, plan.inserts)
+        if plan.updates:
+            self._conn.executemany(_UPDATE_LATEST, plan.updates)
+        if plan.history:
+            self._conn.executemany(_INSERT_HISTORY, plan.history)
+        if plan.touches:
+            self._conn.executemany(_TOUCH, plan.touches)
+        return WriteCounts(history_rows=len(plan.history), new_keys=len(plan.inserts))
+
+    def apply(self, plan: PartitionPlan) -> None:
+        """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
+        for key, key_id, state in plan.cache:
+            self._latest[key] = (key_id, state)
+            self._next_id = max(self._next_id, key_id + 1)

@@ -1,0 +1,179 @@
+"""Read queries: plain functions from a connection and arguments to frozen records.
+
+Each function is a single SQL statement so it reads one consistent snapshot. Time ranges are inclusive
+on both ends; None leaves that end open.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+
+from service.store.records import (
+    CommittedPoint,
+    LatestCommitted,
+    LatestPartition,
+    PartitionPoint,
+    TailPosition,
+)
+
+_FAR_PAST = -math.inf
+_FAR_FUTURE = math.inf
+
+
+def _bounds(since: float | None, until: float | None) -> tuple[float, float]:
+    return (_FAR_PAST if since is None else since, _FAR_FUTURE if until is None else until)
+
+
+def latest_committed(
+    conn: sqlite3.Connection, cluster: str, group: str, *, include_deleted: bool = False
+) -> tuple[LatestCommitted, ...]:
+    rows = conn.execute(
+        """
+        SELECT topic, partition, committed_offset, leader_epoch, metadata, changed_at, last_seen_at
+        FROM latest_committed
+        WHERE cluster = ? AND grp = ? AND (? OR committed_offset IS NOT NULL)
+        ORDER BY topic, partition
+        """,
+        (cluster, group, include_deleted),
+    )
+    return tuple(LatestCommitted(cluster, group, *row) for row in rows)
+
+
+def committed_history(
+    conn: sqlite3.Connection,
+    cluster: str,
+    group: str,
+    topic: str | None,
+    partition: int | None,
+    since: float | None,
+    until: float | None,
+) -> tuple[CommittedPoint, ...]:
+    low, high = _bounds(since, until)
+    rows = conn.execute(
+        """
+        SELECT l.topic, l.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
+        FROM latest_committed AS l JOIN committed_history AS h ON h.key_id = l.id
+        WHERE l.cluster = ? AND l.grp = ? AND (? IS NULL OR l.topic = ?) AND (? IS NULL OR l.partition = ?)
+          AND h.observed_at BETWEEN ? AND ?
+        ORDER BY l.topic, l.partition, h.observed_at
+        """,
+        (cluster, group, topic, topic, partition, partition, low, high),
+    )
+    return tuple(CommittedPoint(cluster, group, *row) for row in rows)
+
+
+def committed_at(conn: sqlite3.Connection, cluster: str, group: str, at: float) -> tuple[CommittedPoint, ...]:
+    # Per key, the newest row at or before `at` is found through the (key_id, observed_at) primary key,
+    # so the cost follows the number of partitions, not the length of their history.
+    rows = conn.execute(
+        """
+        SELECT l.topic, l.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
+        FROM latest_committed AS l JOIN committed_history AS h ON h.key_id = l.id
+        WHERE l.cluster = ? AND l.grp = ?
+          AND h.observed_at = (
+              SELECT max(observed_at) FROM committed_history WHERE key_id = l.id AND observed_at <= ?)
+          AND h.committed_offset IS NOT NULL
+        ORDER BY l.topic, l.partition
+        """,
+        (cluster, group, at),
+    )
+    return tuple(CommittedPoint(cluster, group, *row) for row in rows)
+
+
+def partition_history(
+    conn: sqlite3.Connection,
+    cluster: str,
+    topic: str,
+    partition: int | None,
+    since: float | None,
+    until: float | None,
+) -> tuple[PartitionPoint, ...]:
+    low, high = _bounds(since, until)
+    rows = conn.execute(
+        """
+        SELECT l.partition, h.observed_at, h.log_start, h.log_end, h.leader, h.leader_epoch
+        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
+        WHERE l.cluster = ? AND l.topic = ? AND (? IS NULL OR l.partition = ?)
+          AND h.observed_at BETWEEN ? AND ?
+        ORDER BY l.partition, h.observed_at
+        """,
+        (cluster, topic, partition, partition, low, high),
+    )
+    return tuple(PartitionPoint(cluster, topic, *row) for row in rows)
+
+
+def latest_partitions(
+    conn: sqlite3.Connection, cluster: str, topic: str | None
+) -> tuple[LatestPartition, ...]:
+    rows = conn.execute(
+        """
+        SELECT topic, partition, log_start, log_end, leader, leader_epoch, changed_at, last_seen_at
+        FROM latest_partition_offsets
+        WHERE cluster = ? AND (? IS NULL OR topic = ?)
+        ORDER BY topic, partition
+        """,
+        (cluster, topic, topic),
+    )
+    return tuple(LatestPartition(cluster, *row) for row in rows)
+
+
+def partition_at(
+    conn: sqlite3.Connection, cluster: str, topic: str, partition: int, at: float
+) -> PartitionPoint | None:
+    row = conn.execute(
+        """
+        SELECT h.observed_at, h.log_start, h.log_end, h.leader, h.leader_epoch
+        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
+        WHERE l.cluster = ? AND l.topic = ? AND l.partition = ? AND h.observed_at <= ?
+        ORDER BY h.observed_at DESC
+        LIMIT 1
+        """,
+        (cluster, topic, partition, at),
+    ).fetchone()
+    return None if row is None else PartitionPoint(cluster, topic, partition, *row)
+
+
+def log_end_reached_at(
+    conn: sqlite3.Connection, cluster: str, topic: str, partition: int, offset: int, until: float | None
+) -> float | None:
+    # Only the current run counts: if the log end later fell below `offset` again (truncation, topic
+    # re-created), the earlier crossing says nothing about when today's records were written.
+    row = conn.execute(
+        """
+        WITH k AS (
+            SELECT id FROM latest_partition_offsets WHERE cluster = ? AND topic = ? AND partition = ?
+        ), h AS (
+            SELECT observed_at, log_end FROM partition_offsets_history
+            WHERE key_id = (SELECT id FROM k) AND observed_at <= ?
+        )
+        SELECT min(observed_at) FROM h
+        WHERE log_end >= ?
+          AND observed_at > coalesce((SELECT max(observed_at) FROM h WHERE log_end < ?), ?)
+        """,
+        (cluster, topic, partition, _FAR_FUTURE if until is None else until, offset, offset, _FAR_PAST),
+    ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def clusters(conn: sqlite3.Connection) -> tuple[str, ...]:
+    rows = conn.execute(
+        "SELECT cluster FROM latest_committed UNION SELECT cluster FROM latest_partition_offsets ORDER BY 1"
+    )
+    return tuple(row[0] for row in rows)
+
+
+def groups(conn: sqlite3.Connection, cluster: str) -> tuple[str, ...]:
+    rows = conn.execute(
+        "SELECT DISTINCT grp FROM latest_committed WHERE cluster = ? ORDER BY grp", (cluster,)
+    )
+    return tuple(row[0] for row in rows)
+
+
+def tail_positions(conn: sqlite3.Connection, cluster: str, partition: int | None) -> tuple[TailPosition, ...]:
+    rows = conn.execute(
+        "SELECT partition, next_offset, updated_at FROM tail_positions"
+        " WHERE cluster = ? AND (? IS NULL OR partition = ?) ORDER BY partition",
+        (cluster, partition, partition),
+    )
+    return tuple(TailPosition(cluster, *row) for row in rows)

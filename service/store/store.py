@@ -1,0 +1,276 @@
+"""The :class:`Store`: one SQLite file holding offset history, safe to call from worker threads.
+
+Writes go through one connection guarded by a lock (SQLite allows one writer at a time anyway); reads
+use one connection per calling thread, which WAL mode lets run alongside a write.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import TracebackType
+from typing import TypeVar
+
+from collectors.errors import StoreError
+from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
+from service.settings import StoreSettings
+from service.store import queries, retention
+from service.store.committed import CommittedWriter
+from service.store.db import connect, transaction, translated
+from service.store.migrations import migrate
+from service.store.partitions import PartitionPlan, PartitionWriter
+from service.store.records import (
+    CommittedPoint,
+    LatestCommitted,
+    LatestPartition,
+    PartitionPoint,
+    TailPosition,
+    ThinCounts,
+    WriteCounts,
+)
+
+T = TypeVar("T")
+
+
+class Store:
+    """Offset history for every watched cluster. Build with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, settings: StoreSettings, writer: sqlite3.Connection) -> None:
+        self._settings = settings
+        self._writer = writer
+        self._write_lock = threading.Lock()
+        self._readers_lock = threading.Lock()
+        self._readers: list[sqlite3.Connection] = []
+        self._local = threading.local()
+        self._closed = False
+        with translated("load latest values"):
+            self._committed = CommittedWriter(writer)
+            self._partitions = PartitionWriter(writer)
+
+    @classmethod
+    def open(cls, settings: StoreSettings) -> Store:
+        """Open (creating and migrating as needed) the database at ``settings.path``."""
+        path = settings.path
+        with translated(f"open store {path}"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+        try:
+            with translated(f"migrate store {path}"):
+                migrate(conn)
+            return cls(settings, conn)
+        except BaseException:
+            conn.close()
+            raise
+
+    def close(self) -> None:
+        """Close every connection; later calls raise :class:`StoreError`. Idempotent."""
+        with self._write_lock, self._readers_lock:
+            if self._closed:
+                return
+            self._closed = True
+            for conn in (*self._readers, self._writer):
+                conn.close()
+            self._readers.clear()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def _writing(self, action: str, cluster: str | None = None) -> Iterator[sqlite3.Connection]:
+        with self._write_lock, translated(action, cluster=cluster):
+            if self._closed:
+                raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
+            yield self._writer
+
+    def _read(self, action: str, query: Callable[[sqlite3.Connection], T], cluster: str | None = None) -> T:
+        with translated(action, cluster=cluster):
+            return query(self._reader(action, cluster))
+
+    def _reader(self, action: str, cluster: str | None) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        with self._readers_lock:
+            if self._closed:
+                raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
+            conn = connect(self._settings.path, readonly=True)
+            self._readers.append(conn)
+        self._local.conn = conn
+        return conn
+
+    # ------------------------------------------------------------------ writes
+
+    def record_committed(self, obs: CommittedObservation) -> WriteCounts:
+        """Store the committed offsets that changed, and deletions within the groups ``obs`` fetched."""
+        with self._writing("record committed offsets", obs.cluster) as conn:
+            plan = self._committed.plan(obs)
+            with transaction(conn):
+                counts = self._committed.write(plan)
+            self._committed.apply(plan)
+            return counts
+
+    def record_offsets(self, obs: OffsetsObservation) -> WriteCounts:
+        """Store the partition log starts/ends (and leaders, where set) that changed."""
+        return self._record_partitions(
+            "record partition offsets", obs.cluster, self._partitions.plan_offsets, obs
+        )
+
+    def record_metadata(self, meta: ClusterMetadata) -> WriteCounts:
+        """Store the partition leaders and leader epochs that changed."""
+        return self._record_partitions(
+            "record cluster metadata", meta.cluster, self._partitions.plan_metadata, meta
+        )
+
+    def _record_partitions(
+        self, action: str, cluster: str, planner: Callable[[T], PartitionPlan], obs: T
+    ) -> WriteCounts:
+        with self._writing(action, cluster) as conn:
+            plan = planner(obs)
+            with transaction(conn):
+                counts = self._partitions.write(plan)
+            self._partitions.apply(plan)
+            return counts
+
+    def set_tail_position(self, cluster: str, partition: int, next_offset: int, updated_at: float) -> None:
+        """Remember where tailing ``__consumer_offsets`` partition ``partition`` resumes."""
+        with self._writing("set tail position", cluster) as conn, transaction(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO tail_positions (cluster, partition, next_offset, updated_at)"
+                " VALUES (?, ?, ?, ?)",
+                (cluster, partition, next_offset, updated_at),
+            )
+
+    def thin(self, now: float) -> ThinCounts:
+        """Thin history older than the full-resolution window and expire history past retention."""
+        s = self._settings
+        horizons = retention.Horizons.at(
+            now,
+            full_resolution_hours=s.full_resolution_hours,
+            retention_days=s.retention_days,
+            bucket_seconds=s.thinned_bucket_seconds,
+        )
+        totals: dict[str, tuple[int, int]] = {}
+        for kind in retention.HISTORY_TABLES:
+            with self._writing("thin history") as conn:
+                chunks = retention.key_chunks(conn, kind)
+            thinned = expired = 0
+            for lo, hi in chunks:
+                # One transaction per chunk, lock released in between so observations keep flowing.
+                with self._writing("thin history") as conn, transaction(conn):
+                    t, e = retention.prune_chunk(conn, kind, lo, hi, horizons)
+                thinned, expired = thinned + t, expired + e
+            totals[kind] = (thinned, expired)
+        return ThinCounts(
+            committed_thinned=totals["committed"][0],
+            committed_expired=totals["committed"][1],
+            partitions_thinned=totals["partitions"][0],
+            partitions_expired=totals["partitions"][1],
+        )
+
+    # ------------------------------------------------------------------ reads
+
+    def latest_committed(
+        self, cluster: str, group: str, *, include_deleted: bool = False
+    ) -> tuple[LatestCommitted, ...]:
+        """The newest committed value of each partition of ``group`` (deleted ones only if asked)."""
+        return self._read(
+            "read latest committed offsets",
+            lambda c: queries.latest_committed(c, cluster, group, include_deleted=include_deleted),
+            cluster,
+        )
+
+    def committed_history(
+        self,
+        cluster: str,
+        group: str,
+        *,
+        topic: str | None = None,
+        partition: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> tuple[CommittedPoint, ...]:
+        """Stored changes of ``group``'s committed offsets in ``[since, until]``, by partition then time."""
+        return self._read(
+            "read committed history",
+            lambda c: queries.committed_history(c, cluster, group, topic, partition, since, until),
+            cluster,
+        )
+
+    def committed_at(self, cluster: str, group: str, at: float) -> tuple[CommittedPoint, ...]:
+        """``group``'s committed offsets as they stood at ``at`` (partitions deleted by then left out)."""
+        return self._read(
+            "read committed offsets at a time", lambda c: queries.committed_at(c, cluster, group, at), cluster
+        )
+
+    def partition_history(
+        self,
+        cluster: str,
+        topic: str,
+        *,
+        partition: int | None = None,
+        since: float | None = None,
+        until: float | None = None,
+    ) -> tuple[PartitionPoint, ...]:
+        """Stored changes of ``topic``'s partition states in ``[since, until]``, by partition then time."""
+        return self._read(
+            "read partition history",
+            lambda c: queries.partition_history(c, cluster, topic, partition, since, until),
+            cluster,
+        )
+
+    def latest_partitions(self, cluster: str, topic: str | None = None) -> tuple[LatestPartition, ...]:
+        """The newest state of every partition of ``cluster`` (or of one topic)."""
+        return self._read(
+            "read latest partitions", lambda c: queries.latest_partitions(c, cluster, topic), cluster
+        )
+
+    def partition_at(self, cluster: str, topic: str, partition: int, at: float) -> PartitionPoint | None:
+        """The partition's state (log end included) as stored at or before ``at``; None if none was."""
+        return self._read(
+            "read partition state at a time",
+            lambda c: queries.partition_at(c, cluster, topic, partition, at),
+            cluster,
+        )
+
+    def log_end_reached_at(
+        self, cluster: str, topic: str, partition: int, offset: int, *, until: float | None = None
+    ) -> float | None:
+        """The earliest observation time at which the log end had reached ``offset`` (and stayed there).
+
+        None if it has not (by ``until``). Resolution is the offsets collector's interval, or the thinning
+        bucket for thinned history: the answer is never earlier than the real time.
+        """
+        return self._read(
+            "find when the log end reached an offset",
+            lambda c: queries.log_end_reached_at(c, cluster, topic, partition, offset, until),
+            cluster,
+        )
+
+    def tail_position(self, cluster: str, partition: int) -> TailPosition | None:
+        """Where tailing ``partition`` of ``__consumer_offsets`` resumes; None if never set."""
+        return self._read(
+            "read tail position",
+            lambda c: next(iter(queries.tail_positions(c, cluster, partition)), None),
+            cluster,
+        )
+
+    def tail_positions(self, cluster: str) -> tuple[TailPosition, ...]:
+        """Every stored tail position of ``cluster``, by partition."""
+        return self._read("read tail positions", lambda c: queries.tail_positions(c, cluster, None), cluster)
+
+    def clusters(self) -> tuple[str, ...]:
+        """Every cluster the store holds history for."""
+        return self._read("list clusters", queries.clusters)
+
+    def groups(self, cluster: str) -> tuple[str, ...]:
+        """Every group of ``cluster`` that ever had a committed offset stored."""
+        return self._read("list groups", lambda c: queries.groups(c, cluster), cluster)

@@ -1,0 +1,156 @@
+"""Committed offsets: change-only history, deletions, latest values and point-in-time reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from collectors.errors import StoreError
+from collectors.model import CommittedObservation, CommittedOffset
+from service.settings import StoreSettings
+from service.store import CommittedPoint, Store, db
+
+T0 = 1_700_000_000.0
+
+
+def obs(
+    at: float, *offsets: CommittedOffset, groups: tuple[str, ...] = ("g",), cluster: str = "c1"
+) -> CommittedObservation:
+    return CommittedObservation(cluster, at, offsets, groups)
+
+
+def off(
+    offset: int,
+    partition: int = 0,
+    *,
+    group: str = "g",
+    topic: str = "t",
+    epoch: int | None = 1,
+    meta: str = "",
+) -> CommittedOffset:
+    return CommittedOffset(group, topic, partition, offset, epoch, meta)
+
+
+def offsets_of(points: tuple[CommittedPoint, ...]) -> list[tuple[int, float, int | None]]:
+    return [(p.partition, p.observed_at, p.offset) for p in points]
+
+
+def test_record_committed_unchanged_value_writes_no_row_but_advances_last_seen(store: Store) -> None:
+    store.record_committed(obs(T0, off(10)))
+    counts = store.record_committed(obs(T0 + 5, off(10)))
+    assert counts.history_rows == 0
+    assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10)]
+    [latest] = store.latest_committed("c1", "g")
+    assert (latest.offset, latest.changed_at, latest.last_seen_at) == (10, T0, T0 + 5)
+
+
+def test_record_committed_offset_or_epoch_change_writes_row(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, epoch=1)))
+    assert store.record_committed(obs(T0 + 5, off(11, epoch=1))).history_rows == 1
+    assert store.record_committed(obs(T0 + 10, off(11, epoch=2))).history_rows == 1
+    history = store.committed_history("c1", "g")
+    assert [(p.observed_at, p.offset, p.leader_epoch) for p in history] == [
+        (T0, 10, 1),
+        (T0 + 5, 11, 1),
+        (T0 + 10, 11, 2),
+    ]
+
+
+def test_record_committed_metadata_only_change_writes_no_row(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, meta="a")))
+    assert store.record_committed(obs(T0 + 5, off(10, meta="b"))).history_rows == 0
+    assert [p.metadata for p in store.committed_history("c1", "g")] == ["a"]
+
+
+def test_record_committed_offset_gone_from_fetched_group_recorded_as_deletion(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, 0), off(20, 1)))
+    counts = store.record_committed(obs(T0 + 5, off(10, 0)))
+    assert (counts.deletions, counts.history_rows) == (1, 1)
+    assert offsets_of(store.committed_history("c1", "g", partition=1)) == [(1, T0, 20), (1, T0 + 5, None)]
+    assert [p.partition for p in store.latest_committed("c1", "g")] == [0]
+    deleted = [p for p in store.latest_committed("c1", "g", include_deleted=True) if p.partition == 1]
+    assert [(p.offset, p.changed_at) for p in deleted] == [(None, T0 + 5)]
+
+
+def test_record_committed_group_without_offsets_fetched_deletes_all(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, 0), off(20, 1)))
+    assert store.record_committed(obs(T0 + 5, groups=("g",))).deletions == 2
+    assert store.latest_committed("c1", "g") == ()
+
+
+def test_record_committed_group_not_fetched_is_not_deleted(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, group="a"), off(20, group="b"), groups=("a", "b")))
+    # "b" failed to fetch: it is absent from `groups` and must keep its offsets.
+    counts = store.record_committed(obs(T0 + 5, off(10, group="a"), groups=("a",)))
+    assert counts.deletions == 0
+    [latest] = store.latest_committed("c1", "b")
+    assert (latest.offset, latest.last_seen_at) == (20, T0)
+    assert offsets_of(store.committed_history("c1", "b")) == [(0, T0, 20)]
+
+
+def test_record_committed_deleted_offset_reappearing_writes_row(store: Store) -> None:
+    store.record_committed(obs(T0, off(10)))
+    store.record_committed(obs(T0 + 5))
+    assert store.record_committed(obs(T0 + 10)).history_rows == 0  # still deleted: nothing new
+    assert store.record_committed(obs(T0 + 15, off(3))).history_rows == 1
+    assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 5, None), (0, T0 + 15, 3)]
+
+
+def test_record_committed_other_cluster_same_group_kept_apart(store: Store) -> None:
+    store.record_committed(obs(T0, off(10), cluster="c1"))
+    store.record_committed(obs(T0, cluster="c2"))  # c2's "g" has no offsets: nothing of c1 deleted
+    assert [p.offset for p in store.latest_committed("c1", "g")] == [10]
+    assert store.clusters() == ("c1",)
+
+
+def test_committed_at_between_changes_returns_value_in_force(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, 0), off(20, 1)))
+    store.record_committed(obs(T0 + 10, off(11, 0), off(20, 1)))
+    store.record_committed(obs(T0 + 20, off(11, 0)))  # partition 1 deleted
+    assert store.committed_at("c1", "g", T0 - 1) == ()
+    assert offsets_of(store.committed_at("c1", "g", T0 + 9.9)) == [(0, T0, 10), (1, T0, 20)]
+    assert offsets_of(store.committed_at("c1", "g", T0 + 10)) == [(0, T0 + 10, 11), (1, T0, 20)]
+    assert offsets_of(store.committed_at("c1", "g", T0 + 25)) == [(0, T0 + 10, 11)]
+
+
+def test_committed_history_range_and_filters_inclusive(store: Store) -> None:
+    for i in range(5):
+        store.record_committed(obs(T0 + 10 * i, off(i, 0), off(100 + i, 1, topic="u")))
+    ranged = store.committed_history("c1", "g", topic="t", since=T0 + 10, until=T0 + 30)
+    assert offsets_of(ranged) == [(0, T0 + 10, 1), (0, T0 + 20, 2), (0, T0 + 30, 3)]
+    assert {p.topic for p in store.committed_history("c1", "g", topic="u", partition=1)} == {"u"}
+    assert len(store.committed_history("c1", "g")) == 10
+    assert store.committed_history("c1", "other") == ()
+
+
+def test_groups_and_clusters_list_what_was_stored(store: Store) -> None:
+    store.record_committed(obs(T0, off(1, group="b"), off(1, group="a"), groups=("a", "b", "empty")))
+    store.record_committed(obs(T0, off(1, group="z"), groups=("z",), cluster="c0"))
+    assert store.groups("c1") == ("a", "b")
+    assert store.clusters() == ("c0", "c1")
+
+
+def test_record_committed_after_reopen_compares_with_stored_values(settings: StoreSettings) -> None:
+    with Store.open(settings) as store:
+        store.record_committed(obs(T0, off(10, 0), off(20, 1)))
+    with Store.open(settings) as store:
+        counts = store.record_committed(obs(T0 + 5, off(10, 0), off(21, 1), off(5, 2)))
+        assert (counts.history_rows, counts.new_keys) == (2, 1)
+        assert store.record_committed(obs(T0 + 10, off(10, 0))).deletions == 2
+
+
+def test_record_committed_failed_write_is_retried_by_next_observation(
+    settings: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    with Store.open(settings) as store:
+        store.record_committed(obs(T0, off(10)))
+        blocker = db.connect(settings.path)
+        blocker.execute("BEGIN IMMEDIATE")
+        with pytest.raises(StoreError) as caught:
+            store.record_committed(obs(T0 + 5, off(11)))
+        assert caught.value.cluster == "c1"
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        # The failed write must not have reached the cache, or this change would be skipped.
+        assert store.record_committed(obs(T0 + 10, off(11))).history_rows == 1
+        assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 10, 11)]

@@ -1,0 +1,118 @@
+"""Partition log bounds and leadership: change-only history, merging metadata, time lookups."""
+
+from __future__ import annotations
+
+from collectors.model import ClusterMetadata, OffsetsObservation, PartitionInfo, PartitionOffsets, TopicInfo
+from service.store import Store
+
+T0 = 1_700_000_000.0
+
+
+def offsets(at: float, *parts: PartitionOffsets) -> OffsetsObservation:
+    return OffsetsObservation("c1", at, parts)
+
+
+def po(
+    log_end: int,
+    partition: int = 0,
+    *,
+    log_start: int = 0,
+    leader: int | None = None,
+    epoch: int | None = None,
+) -> PartitionOffsets:
+    return PartitionOffsets("t", partition, log_start, log_end, leader, epoch)
+
+
+def metadata(at: float, *parts: tuple[int, int | None, int]) -> ClusterMetadata:
+    infos = tuple(PartitionInfo("t", p, leader, epoch, (1, 2), (1, 2)) for p, leader, epoch in parts)
+    return ClusterMetadata("c1", at, "id", 1, (), (TopicInfo("t", False, infos),))
+
+
+def states(store: Store) -> list[tuple[float, int | None, int | None, int | None, int | None]]:
+    return [
+        (p.observed_at, p.log_start, p.log_end, p.leader, p.leader_epoch)
+        for p in store.partition_history("c1", "t")
+    ]
+
+
+def test_record_offsets_only_changes_write_rows(store: Store) -> None:
+    assert store.record_offsets(offsets(T0, po(100))).history_rows == 1
+    assert store.record_offsets(offsets(T0 + 5, po(100))).history_rows == 0
+    assert store.record_offsets(offsets(T0 + 10, po(150))).history_rows == 1
+    assert store.record_offsets(offsets(T0 + 15, po(150, log_start=20))).history_rows == 1
+    assert states(store) == [
+        (T0, 0, 100, None, None),
+        (T0 + 10, 0, 150, None, None),
+        (T0 + 15, 20, 150, None, None),
+    ]
+    [latest] = store.latest_partitions("c1")
+    assert (latest.log_end, latest.changed_at, latest.last_seen_at) == (150, T0 + 15, T0 + 15)
+
+
+def test_record_offsets_unchanged_advances_last_seen(store: Store) -> None:
+    store.record_offsets(offsets(T0, po(100)))
+    store.record_offsets(offsets(T0 + 5, po(100)))
+    [latest] = store.latest_partitions("c1", "t")
+    assert (latest.changed_at, latest.last_seen_at) == (T0, T0 + 5)
+
+
+def test_record_metadata_leader_carried_into_offsets_rows(store: Store) -> None:
+    store.record_metadata(metadata(T0, (0, 1, 4)))
+    store.record_offsets(offsets(T0 + 5, po(100)))  # leader/epoch unset: keep metadata's
+    assert store.record_metadata(metadata(T0 + 10, (0, 1, 4))).history_rows == 0
+    store.record_metadata(metadata(T0 + 15, (0, 2, 5)))
+    assert states(store) == [
+        (T0, None, None, 1, 4),
+        (T0 + 5, 0, 100, 1, 4),
+        (T0 + 15, 0, 100, 2, 5),
+    ]
+
+
+def test_record_offsets_leader_when_set_overrides_metadata(store: Store) -> None:
+    store.record_metadata(metadata(T0, (0, 1, 4)))
+    store.record_offsets(offsets(T0 + 5, po(100, leader=3, epoch=6)))
+    assert states(store)[-1] == (T0 + 5, 0, 100, 3, 6)
+
+
+def test_record_metadata_offline_partition_stores_no_leader(store: Store) -> None:
+    store.record_metadata(metadata(T0, (0, 1, 4)))
+    assert store.record_metadata(metadata(T0 + 5, (0, None, 4))).history_rows == 1
+    assert states(store)[-1] == (T0 + 5, None, None, None, 4)
+
+
+def test_partition_history_range_and_partition_filter(store: Store) -> None:
+    for i in range(4):
+        store.record_offsets(offsets(T0 + 10 * i, po(100 + i, 0), po(200 + i, 1)))
+    ranged = store.partition_history("c1", "t", partition=1, since=T0 + 10, until=T0 + 20)
+    assert [(p.partition, p.log_end) for p in ranged] == [(1, 201), (1, 202)]
+    assert store.partition_history("c1", "other") == ()
+
+
+def test_partition_at_returns_state_at_or_before_time(store: Store) -> None:
+    store.record_offsets(offsets(T0, po(100)))
+    store.record_offsets(offsets(T0 + 10, po(150)))
+    assert store.partition_at("c1", "t", 0, T0 - 1) is None
+    at = store.partition_at("c1", "t", 0, T0 + 9)
+    assert at is not None and (at.observed_at, at.log_end) == (T0, 100)
+    at = store.partition_at("c1", "t", 0, T0 + 10)
+    assert at is not None and at.log_end == 150
+
+
+def test_log_end_reached_at_returns_first_observation_at_or_past_offset(store: Store) -> None:
+    for i, end in enumerate((100, 120, 140, 160)):
+        store.record_offsets(offsets(T0 + 10 * i, po(end)))
+    assert store.log_end_reached_at("c1", "t", 0, 90) == T0
+    assert store.log_end_reached_at("c1", "t", 0, 121) == T0 + 20
+    assert store.log_end_reached_at("c1", "t", 0, 140) == T0 + 20
+    assert store.log_end_reached_at("c1", "t", 0, 161) is None
+    assert store.log_end_reached_at("c1", "t", 0, 150, until=T0 + 20) is None
+    assert store.log_end_reached_at("c1", "other", 0, 1) is None
+
+
+def test_log_end_reached_at_after_truncation_counts_only_current_run(store: Store) -> None:
+    store.record_offsets(offsets(T0, po(100)))
+    store.record_offsets(offsets(T0 + 10, po(20)))  # truncated (unclean election, topic re-created)
+    store.record_offsets(offsets(T0 + 20, po(60)))
+    assert store.log_end_reached_at("c1", "t", 0, 50) == T0 + 20
+    assert store.log_end_reached_at("c1", "t", 0, 90) is None
+    assert store.log_end_reached_at("c1", "t", 0, 50, until=T0 + 5) == T0
