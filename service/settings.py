@@ -112,6 +112,25 @@ class StoreSettings(BaseModel):
         return self
 
 
+class TailSettings(BaseModel):
+    """The live tail of ``__consumer_offsets``."""
+
+    enabled: bool = True
+    # Where a first start (no stored position) begins: the log start (all retained history) or the end.
+    start_from: Literal["earliest", "latest"] = "earliest"
+    # How often positions are saved to the store (events are handed on before their position is saved).
+    checkpoint_seconds: float = Field(default=1.0, gt=0, le=3600)
+    max_batch_records: int = Field(default=10_000, ge=1, le=1_000_000)
+
+
+class SnapshotSettings(BaseModel):
+    """``__consumer_offsets`` snapshots (dumps)."""
+
+    directory: Path = Path("var/snapshots")
+    max_bytes: int = Field(default=1024**3, ge=1024)  # a snapshot stops (and says so) past this size
+    keep: int = Field(default=50, ge=1)  # newest snapshots kept; older ones are deleted
+
+
 class Settings(BaseSettings):
     """Everything offsetguard can be told. Env: ``OFFSETGUARD_<FIELD>``, nested with ``__``."""
 
@@ -122,6 +141,8 @@ class Settings(BaseSettings):
     clusters: list[ClusterSettings] = Field(default_factory=list)
     intervals: IntervalSettings = Field(default_factory=IntervalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    tail: TailSettings = Field(default_factory=TailSettings)
+    snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
     # A collector whose last success is older than this many intervals is reported stale.
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"
