@@ -1,0 +1,269 @@
+"""A real KRaft Kafka on loopback for tests and ``make run``: :func:`start_sandbox`, :class:`SandboxCluster`.
+
+``brokers=1`` runs one combined broker+controller node (id 1); ``brokers=3`` runs one controller-only node
+(id 100) and three broker-only nodes (ids 1, 2, 3), so brokers can be stopped without losing the quorum.
+Every node runs the Prometheus JMX exporter javaagent with ``deploy/sandbox/jmx-rules.yaml``. The state
+(ports, pids, cluster id) is kept in ``DIR/sandbox.json`` so a later process can stop or inspect nodes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from service.sandbox import config, jvm
+from service.sandbox.config import HOST, SandboxError
+from service.sandbox.node import STATE_FILE, SandboxNode, read_state, write_state
+from service.sandbox.readiness import registered_brokers, wait_started
+from service.settings import ClusterSettings
+
+BROKER_HEAP = ("-Xms128m", "-Xmx512m")
+CONTROLLER_HEAP = ("-Xms64m", "-Xmx256m")
+# Feature levels are Kafka 4.1's defaults unless start_sandbox(features=...) says otherwise. 4.1 enables
+# Eligible Leader Replicas (KIP-966) on new clusters; verified: with ELR on, a forced unclean election
+# (LeaderElectionCommand --election-type unclean) still elects an out-of-sync replica and counts in
+# UncleanLeaderElectionsPerSec, so the sandbox keeps the production default.
+FORMAT_FEATURES: tuple[str, ...] = ()
+
+
+class SandboxCluster:
+    """Handle on a sandbox directory; built by :func:`start_sandbox` or :meth:`load`."""
+
+    def __init__(
+        self, directory: Path, cluster_id: str, nodes: list[SandboxNode], *, lib: Path, daemon: bool
+    ) -> None:
+        self.dir = directory
+        self.cluster_id = cluster_id
+        self.nodes = {n.node_id: n for n in nodes}
+        self.lib = lib
+        self.daemon = daemon
+
+    # ------------------------------------------------------------------ views
+    @property
+    def brokers(self) -> Mapping[int, SandboxNode]:
+        return {i: n for i, n in sorted(self.nodes.items()) if n.spec.is_broker}
+
+    @property
+    def controller(self) -> SandboxNode:
+        return next(n for n in self.nodes.values() if n.spec.is_controller)
+
+    @property
+    def controller_id(self) -> int:
+        return self.controller.node_id
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{HOST}:{n.port}" for n in self.brokers.values())
+
+    @property
+    def metrics_urls(self) -> list[str]:
+        """Every broker's metrics URL (by id), then the controller-only node's, if there is one."""
+        urls = [n.metrics_url for n in self.brokers.values()]
+        if not self.controller.spec.is_broker:
+            urls.append(self.controller.metrics_url)
+        return urls
+
+    def cluster_settings(self, name: str = "sandbox") -> ClusterSettings:
+        return ClusterSettings(
+            name=name, bootstrap_servers=self.bootstrap_servers.split(","), metrics_urls=self.metrics_urls
+        )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "bootstrap_servers": self.bootstrap_servers,
+            "cluster_id": self.cluster_id,
+            "controller": self.controller.describe(),
+            "brokers": [n.describe() for n in self.brokers.values()],
+            "metrics_urls": self.metrics_urls,
+            "dir": str(self.dir),
+        }
+
+    def status(self) -> dict[str, Any]:
+        return {"dir": str(self.dir), "nodes": [n.describe() for n in self.nodes.values()]}
+
+    # ------------------------------------------------------------------ lifecycle
+    def start_broker(self, node_id: int, timeout: float = 120.0) -> None:
+        """Start a stopped broker on its old ports and wait until the cluster lists it."""
+        node = self._broker(node_id)
+        if node.alive():
+            raise SandboxError(f"broker {node_id} is already running")
+        self._start(node)
+        self.save()
+        self._wait_ready([node], timeout)
+
+    def stop_broker(self, node_id: int, timeout: float = 60.0) -> None:
+        """SIGTERM (controlled shutdown) and wait for the JVM to exit."""
+        self._stop(self._broker(node_id), signal.SIGTERM, timeout)
+
+    def kill_broker(self, node_id: int) -> None:
+        """SIGKILL: no controlled shutdown, the controller notices by the session timeout."""
+        self._stop(self._broker(node_id), signal.SIGKILL, 10.0)
+
+    def down(self, timeout: float = 60.0) -> None:
+        """Stop every node (brokers first, then the controller). Data stays in ``dir``."""
+        for node in sorted(self.nodes.values(), key=lambda n: n.spec.is_controller):
+            if node.alive():
+                self._stop(node, signal.SIGTERM, timeout if node.spec.is_broker else 20.0)
+        _IN_PROCESS.discard(self)
+
+    def run_tool(
+        self, main_class: str, *args: str, timeout: float = 60, input: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run a Kafka command-line tool class from the sandbox jars (WARN logs go to stderr)."""
+        log_config = self.dir / "log4j2-tools.properties"
+        if not log_config.exists():
+            log_config.write_text(config.LOG4J2_TOOL)
+        opts = (*jvm.TOOL_JVM_OPTS, f"-Dlog4j2.configurationFile={log_config}")
+        cmd = jvm.java_command(self.lib, main_class, args, opts)
+        return jvm.run(cmd, timeout=timeout, input=input)
+
+    def __enter__(self) -> SandboxCluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # ------------------------------------------------------------------ persistence
+    def save(self) -> None:
+        """Record ports and pids in ``dir/sandbox.json``."""
+        write_state(self.dir, self.cluster_id, list(self.nodes.values()))
+
+    @classmethod
+    def load(cls, directory: Path | str) -> SandboxCluster:
+        """The sandbox recorded in ``directory/sandbox.json`` (its nodes may or may not be running)."""
+        directory = Path(directory).resolve()
+        cluster_id, nodes = read_state(directory)
+        lib = config.ensure_jars(config.sandbox_home())
+        return cls(directory, cluster_id, nodes, lib=lib, daemon=True)
+
+    # ------------------------------------------------------------------ internals
+    def _format_storage(self, features: Sequence[str]) -> None:
+        """``StorageTool format`` every node's log dir, concurrently (static quorum, ``feature=level``s)."""
+        flags = [arg for f in features for arg in ("--feature", f)]
+
+        def format_one(node: SandboxNode) -> None:
+            args = ["format", "-t", self.cluster_id, "-c", str(node.properties_path), *flags]
+            done = self.run_tool("kafka.tools.StorageTool", *args, timeout=120)
+            if done.returncode != 0:
+                raise SandboxError(f"formatting node {node.node_id} failed: {done.stdout}{done.stderr}")
+
+        with ThreadPoolExecutor(max_workers=len(self.nodes)) as pool:
+            list(pool.map(format_one, self.nodes.values()))
+
+    def _broker(self, node_id: int) -> SandboxNode:
+        node = self.brokers.get(node_id)
+        if node is None:
+            raise SandboxError(f"no broker {node_id} in this sandbox (brokers: {sorted(self.brokers)})")
+        return node
+
+    def _start(self, node: SandboxNode) -> None:
+        heap = BROKER_HEAP if node.spec.is_broker else CONTROLLER_HEAP
+        home = config.sandbox_home()
+        agent = config.jmx_agent(self.lib)
+        rules = home / config.RULES_FILE
+        opts = (
+            *heap,
+            *jvm.NODE_JVM_OPTS,
+            f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={node.directory}",
+            f"-javaagent:{agent}={HOST}:{node.spec.metrics_port}:{rules}",
+        )
+        cmd = jvm.java_command(self.lib, "kafka.Kafka", [str(node.properties_path)], opts)
+        node.log_path.touch()
+        node.log_offset = node.log_path.stat().st_size
+        node.proc = jvm.spawn(cmd, node.log_path, daemon=self.daemon)
+        node.pid = node.proc.pid
+        if not self.daemon:
+            _IN_PROCESS.add(self)
+
+    def _stop(self, node: SandboxNode, sig: signal.Signals, timeout: float) -> None:
+        if not jvm.signal_and_wait(node.pid or 0, str(node.properties_path), sig, timeout, node.proc):
+            raise SandboxError(f"node {node.node_id} (pid {node.pid}) did not exit")
+
+    def _wait_ready(self, nodes: list[SandboxNode], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for node in nodes:
+            wait_started(node, deadline)
+        want = {n.node_id for n in nodes if n.spec.is_broker}
+        seen: set[int] = set()
+        while time.monotonic() < deadline:
+            seen = registered_brokers(self.bootstrap_servers)
+            if want <= seen:
+                return
+            for node in nodes:
+                if not node.alive():
+                    raise SandboxError(f"node {node.node_id} exited; see {node.log_path}")
+            time.sleep(0.3)
+        raise SandboxError(f"brokers {sorted(want - seen)} not registered after {timeout:.0f}s")
+
+
+_IN_PROCESS: set[SandboxCluster] = set()
+
+
+@atexit.register
+def _down_in_process_clusters() -> None:
+    for cluster in list(_IN_PROCESS):
+        for node in cluster.nodes.values():
+            if node.alive() and node.pid:
+                jvm.signal_and_wait(node.pid, str(node.properties_path), signal.SIGKILL, 5.0, node.proc)
+
+
+def start_sandbox(
+    directory: Path | str,
+    brokers: int = 1,
+    *,
+    offsets_partitions: int = 10,
+    daemon: bool = False,
+    timeout: float = 180.0,
+    features: Sequence[str] = FORMAT_FEATURES,
+) -> SandboxCluster:
+    """Format and start a fresh sandbox in ``directory`` and wait until every broker is registered.
+
+    Data of an earlier, stopped sandbox in the same directory is wiped; a running one is refused.
+    With ``daemon=False`` the JVMs die with this process (see :mod:`.jvm`). ``features`` are passed to
+    ``StorageTool format --feature``, e.g. ``["eligible.leader.replicas.version=0"]`` to turn ELR off.
+    """
+    directory = Path(directory).resolve()
+    if (directory / STATE_FILE).exists():
+        old = SandboxCluster.load(directory)
+        running = [n.node_id for n in old.nodes.values() if n.alive()]
+        if running:
+            raise SandboxError(f"sandbox in {directory} is running (nodes {running}); run 'sandbox down'")
+        for node in old.nodes.values():
+            shutil.rmtree(node.directory, ignore_errors=True)
+    directory.mkdir(parents=True, exist_ok=True)
+    lib = config.ensure_jars(config.sandbox_home())
+    specs = config.plan_nodes(brokers)
+    cluster_id = config.new_cluster_id()
+    voters = config.quorum_voters(specs)
+    (directory / "log4j2.properties").write_text(config.LOG4J2_NODE)
+    nodes = [SandboxNode(spec, directory / spec.name) for spec in specs]
+    for node in nodes:
+        node.directory.mkdir(parents=True, exist_ok=True)
+        node.properties_path.write_text(
+            config.render_properties(
+                node.spec,
+                voters=voters,
+                data_dir=node.directory / "data",
+                broker_count=brokers,
+                offsets_partitions=offsets_partitions,
+            )
+        )
+    cluster = SandboxCluster(directory, cluster_id, nodes, lib=lib, daemon=daemon)
+    cluster._format_storage(features)
+    try:
+        for node in sorted(nodes, key=lambda n: not n.spec.is_controller):
+            cluster._start(node)
+        cluster.save()
+        cluster._wait_ready(nodes, timeout)
+    except BaseException:
+        cluster.down(timeout=10.0)
+        raise
+    return cluster

@@ -1,0 +1,210 @@
+"""Where the sandbox's jars live, which ports it uses and the files each KRaft node is started from.
+
+Pure rendering plus two small filesystem helpers; nothing here starts a JVM (see :mod:`.jvm`).
+
+Layout of a sandbox directory ``DIR``::
+
+    DIR/sandbox.json                  state (ports, pids, cluster id), see :mod:`.cluster`
+    DIR/log4j2.properties             node logging (INFO to stdout, redirected to server.log)
+    DIR/<node>/node.properties        e.g. DIR/broker-1/node.properties, DIR/controller-100/...
+    DIR/<node>/data/                  log.dirs
+    DIR/<node>/server.log             the JVM's stdout and stderr
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import subprocess
+import uuid
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from collectors.errors import OffsetguardError
+
+HOST = "127.0.0.1"
+CONTROLLER_ID = 100
+JMX_AGENT_GLOB = "jmx_prometheus_javaagent-*.jar"
+RULES_FILE = "jmx-rules.yaml"
+
+
+class SandboxError(OffsetguardError):
+    """The sandbox could not be set up, started, stopped or inspected."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """One KRaft node: its id, roles and loopback ports (``port`` is the client listener)."""
+
+    node_id: int
+    roles: str  # "broker", "controller" or "broker,controller"
+    port: int | None
+    controller_port: int | None
+    metrics_port: int
+
+    @property
+    def name(self) -> str:
+        if self.roles == "broker,controller":
+            return f"node-{self.node_id}"
+        return f"{self.roles}-{self.node_id}"
+
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles
+
+
+def sandbox_home() -> Path:
+    """``deploy/sandbox``: env ``OFFSETGUARD_SANDBOX_HOME``, else found above this package, else ``./``."""
+    env = os.environ.get("OFFSETGUARD_SANDBOX_HOME")
+    if env:
+        return Path(env).resolve()
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "deploy" / "sandbox" / "pom.xml").is_file():
+            return parent / "deploy" / "sandbox"
+    return (Path.cwd() / "deploy" / "sandbox").resolve()
+
+
+def ensure_jars(home: Path) -> Path:
+    """Return ``home/lib``, resolving it with Maven first if it has no Kafka jar yet."""
+    lib = home / "lib"
+    if not any(lib.glob("kafka_2.13-*.jar")):
+        pom = home / "pom.xml"
+        if not pom.is_file():
+            raise SandboxError(f"no Kafka jars in {lib} and no {pom} to resolve them from")
+        cmd = ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SandboxError(f"cannot resolve sandbox jars with mvn: {exc}") from exc
+        if done.returncode != 0:
+            raise SandboxError(f"mvn dependency:copy-dependencies failed: {done.stdout[-2000:]}")
+    return lib
+
+
+def jmx_agent(lib: Path) -> Path:
+    """The Prometheus JMX exporter javaagent jar in ``lib``."""
+    found = sorted(lib.glob(JMX_AGENT_GLOB))
+    if not found:
+        raise SandboxError(f"no {JMX_AGENT_GLOB} in {lib}")
+    return found[-1]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports that were free a moment ago (all held open while choosing)."""
+    with ExitStack() as stack:
+        ports = []
+        for _ in range(count):
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            sock.bind((HOST, 0))
+            ports.append(int(sock.getsockname()[1]))
+        return ports
+
+
+def new_cluster_id() -> str:
+    """A random cluster id as Kafka prints it: a UUID, base64url without padding, never starting '-'."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode("ascii")
+        if not text.startswith("-"):
+            return text
+
+
+def plan_nodes(brokers: int) -> list[NodeSpec]:
+    """1 → one combined node (id 1); 3 → controller 100 plus brokers 1, 2, 3, all on fresh ports."""
+    if brokers == 1:
+        port, cport, mport = free_ports(3)
+        return [NodeSpec(1, "broker,controller", port, cport, mport)]
+    if brokers == 3:
+        ports = free_ports(8)
+        nodes = [NodeSpec(CONTROLLER_ID, "controller", None, ports[0], ports[1])]
+        for i in range(3):
+            nodes.append(NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i]))
+        return nodes
+    raise SandboxError(f"--brokers must be 1 or 3, not {brokers}")
+
+
+def render_properties(
+    node: NodeSpec, *, voters: str, data_dir: Path, broker_count: int, offsets_partitions: int
+) -> str:
+    """``node.properties`` for one node; ``voters`` is the static ``controller.quorum.voters`` value."""
+    props: dict[str, object] = {
+        "process.roles": node.roles,
+        "node.id": node.node_id,
+        "controller.quorum.voters": voters,
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": data_dir,
+        "num.network.threads": 2,
+        "num.io.threads": 2,
+        "background.threads": 2,
+    }
+    listeners = []
+    if node.is_broker:
+        listeners.append(f"PLAINTEXT://{HOST}:{node.port}")
+    if node.is_controller:
+        listeners.append(f"CONTROLLER://{HOST}:{node.controller_port}")
+    props["listeners"] = ",".join(listeners)
+    props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    if node.is_broker:
+        props.update(
+            {
+                "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}",
+                "inter.broker.listener.name": "PLAINTEXT",
+                "offsets.topic.replication.factor": broker_count,
+                "offsets.topic.num.partitions": offsets_partitions,
+                "transaction.state.log.replication.factor": broker_count,
+                # min ISR 1: tests stop brokers and still need transactions to work
+                "transaction.state.log.min.isr": 1,
+                "share.coordinator.state.topic.replication.factor": broker_count,
+                "share.coordinator.state.topic.min.isr": 1,
+                "group.initial.rebalance.delay.ms": 0,
+                "num.partitions": 1,
+                "num.replica.fetchers": 1,
+                "log.cleaner.threads": 1,
+                # the default 128 MiB dedupe buffer alone would take a quarter of the heap
+                "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
+                "replica.lag.time.max.ms": 10_000,
+                # tests stop and kill brokers: notice it in seconds, not the default 9 s
+                "broker.heartbeat.interval.ms": 1000,
+                "broker.session.timeout.ms": 6000,
+                # leaders stay where a test put them (no background preferred-leader election)
+                "auto.leader.rebalance.enable": "false",
+            }
+        )
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+def quorum_voters(nodes: list[NodeSpec]) -> str:
+    """Static quorum: ``id@127.0.0.1:port`` for every controller."""
+    return ",".join(f"{n.node_id}@{HOST}:{n.controller_port}" for n in nodes if n.is_controller)
+
+
+LOG4J2_NODE = """\
+status = warn
+appender.out.type = Console
+appender.out.name = OUT
+appender.out.target = SYSTEM_OUT
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = OUT
+logger.request.name = kafka.request.logger
+logger.request.level = WARN
+logger.authorizer.name = kafka.authorizer.logger
+logger.authorizer.level = WARN
+"""
+
+LOG4J2_TOOL = """\
+status = warn
+appender.err.type = Console
+appender.err.name = ERR
+appender.err.target = SYSTEM_ERR
+appender.err.layout.type = PatternLayout
+appender.err.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = WARN
+rootLogger.appenderRef.err.ref = ERR
+"""

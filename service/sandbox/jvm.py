@@ -1,0 +1,150 @@
+"""Starting, signalling and inspecting the sandbox's JVMs.
+
+Two launch modes:
+
+* in-process (tests, ``serve --sandbox``): the JVM gets ``PR_SET_PDEATHSIG = SIGKILL`` so it dies with
+  this process even when the process is SIGKILLed. Linux fires that signal when the *forking thread*
+  exits, so every such JVM is forked by one daemon "launcher" thread that lives as long as the process;
+  callers may therefore start brokers from any thread (``asyncio.to_thread`` included).
+* daemon (``offsetguard sandbox up``): a new session and no death signal, so the nodes outlive the CLI.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+
+NODE_JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
+
+
+def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+    def preexec() -> None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
+
+
+def java_command(lib: Path, main_class: str, args: Sequence[str], jvm_opts: Sequence[str]) -> list[str]:
+    """``java <opts> -cp lib/* <main_class> <args>``."""
+    return ["java", *jvm_opts, "-cp", f"{lib}/*", main_class, *args]
+
+
+_launch_queue: queue.SimpleQueue[tuple[Callable[[], subprocess.Popen[bytes]], Future[Any]]] = (
+    queue.SimpleQueue()
+)
+_launcher_lock = threading.Lock()
+_launcher: threading.Thread | None = None
+
+
+def _launch_forever() -> None:
+    while True:
+        fn, future = _launch_queue.get()
+        try:
+            future.set_result(fn())
+        except BaseException as exc:
+            future.set_exception(exc)
+
+
+def _in_launcher_thread(fn: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    global _launcher
+    with _launcher_lock:
+        if _launcher is None or not _launcher.is_alive():
+            _launcher = threading.Thread(target=_launch_forever, name="sandbox-jvm-launcher", daemon=True)
+            _launcher.start()
+    future: Future[subprocess.Popen[bytes]] = Future()
+    _launch_queue.put((fn, future))
+    return future.result()
+
+
+def spawn(cmd: Sequence[str], log_path: Path, *, daemon: bool) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` with stdout and stderr appended to ``log_path``."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    if not daemon:
+        return _in_launcher_thread(lambda: _spawn(cmd, log_path, daemon=False))
+    return _spawn(cmd, log_path, daemon=True)
+
+
+def _spawn(cmd: Sequence[str], log_path: Path, *, daemon: bool) -> subprocess.Popen[bytes]:
+    with open(log_path, "ab") as log:
+        if daemon:
+            return subprocess.Popen(
+                cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        return subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent(os.getpid()),
+        )
+
+
+def run(
+    cmd: Sequence[str], *, timeout: float, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a short-lived JVM to completion (killed with its parent, and on timeout)."""
+    return subprocess.run(
+        cmd,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        preexec_fn=_die_with_parent(os.getpid()),
+    )
+
+
+def pid_alive(pid: int | None, marker: str) -> bool:
+    """True if ``pid`` runs (not a zombie) and its command line contains ``marker`` (guards PID reuse)."""
+    if not pid:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return False
+    state = stat.rsplit(")", 1)[-1].split()[0]
+    return state not in ("Z", "X") and marker in cmdline
+
+
+def signal_and_wait(
+    pid: int,
+    marker: str,
+    sig: signal.Signals,
+    timeout: float,
+    proc: subprocess.Popen[bytes] | None = None,
+) -> bool:
+    """Send ``sig`` and wait up to ``timeout`` s for the process to go; SIGKILL after that. True if gone."""
+    if not pid_alive(pid, marker):
+        return True
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None:
+            proc.poll()  # reap our own child so it does not linger as a zombie
+        if not pid_alive(pid, marker):
+            return True
+        time.sleep(0.1)
+    if sig != signal.SIGKILL:
+        return signal_and_wait(pid, marker, signal.SIGKILL, 10.0, proc)
+    return False

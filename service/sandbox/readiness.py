@@ -1,0 +1,52 @@
+"""Is a sandbox node up? Its log says the server started, and describe-cluster lists the broker."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from service.sandbox.config import SandboxError
+
+if TYPE_CHECKING:
+    from service.sandbox.cluster import SandboxNode
+
+log = logging.getLogger(__name__)
+STARTED_MARKER = b"Kafka Server started"
+
+
+def wait_started(node: SandboxNode, deadline: float) -> None:
+    """Wait until ``node``'s log, after its latest start, says the server started; fail if it exits."""
+    while time.monotonic() < deadline:
+        with open(node.log_path, "rb") as fh:
+            fh.seek(node.log_offset)
+            if STARTED_MARKER in fh.read():
+                return
+        if not node.alive():
+            raise SandboxError(f"node {node.node_id} exited during start; see {node.log_path}")
+        time.sleep(0.2)
+    raise SandboxError(f"node {node.node_id} did not start in time; see {node.log_path}")
+
+
+def registered_brokers(bootstrap_servers: str) -> set[int]:
+    """Ids of the unfenced brokers describe-cluster lists right now (empty if the cluster cannot be asked)."""
+    from kafka.admin import KafkaAdminClient  # kafka-python; imported late, it is slow to import
+
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap_servers,
+            request_timeout_ms=5000,
+            client_id="offsetguard-sandbox",
+        )
+    except Exception as exc:  # kafka-python raises many unrelated types while brokers start
+        log.debug("describe-cluster not possible yet: %s", exc)
+        return set()
+    try:
+        described = admin.describe_cluster()
+        # kafka-python asks with include_fenced_brokers: a stopped broker stays listed, fenced
+        return {int(b["broker_id"]) for b in described.get("brokers", []) if not b.get("is_fenced")}
+    except Exception as exc:
+        log.debug("describe-cluster failed: %s", exc)
+        return set()
+    finally:
+        admin.close()

@@ -1,0 +1,125 @@
+"""BrokerMetricsCollector on a recorded sandbox scrape, garbage text and a dead URL."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from collectors.broker_metrics import (
+    FAMILIES,
+    FETCH_ERRORS,
+    UNCLEAN_ELECTIONS,
+    BrokerMetricsCollector,
+    http_fetch,
+)
+from collectors.errors import MetricsScrapeError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+# A real scrape of a 1-node sandbox (deploy/sandbox/jmx-rules.yaml) after one offset commit and one
+# fetch at an offset beyond the log end.
+COMBINED = (FIXTURES / "sandbox_node1_combined.prom").read_text()
+# The controller-only node (id 100) of a 3-broker sandbox right after one forced unclean election.
+CONTROLLER = (FIXTURES / "sandbox_controller100.prom").read_text()
+GOOD = "http://127.0.0.1:1/good"
+
+
+def _family(sample_name: str) -> str:
+    return sample_name.removesuffix("_total")
+
+
+def _dead_url() -> str:
+    with socket.socket() as sock:  # a port that was just free; nothing listens on it
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/metrics"
+
+
+async def test_collect_recorded_scrape_keeps_every_known_family_only() -> None:
+    collector = BrokerMetricsCollector("c1", [GOOD], fetch=lambda url, timeout: COMBINED, clock=lambda: 42.0)
+
+    observation = await collector.collect()
+
+    assert (observation.cluster, observation.observed_at, observation.failures) == ("c1", 42.0, ())
+    (broker,) = observation.brokers
+    assert {_family(s.name) for s in broker.samples} == FAMILIES
+    assert broker.broker_id == 1
+    assert broker.value(UNCLEAN_ELECTIONS) == 0.0
+    assert broker.value(FETCH_ERRORS, request="Fetch", error="OFFSET_OUT_OF_RANGE") == 1.0
+    assert broker.value("kafka_server_group_coordinator_metrics_offset_commit_total") == 1.0
+    assert broker.value("jvm_threads_current") is None
+
+
+async def test_collect_controller_scrape_reads_node_id_and_unclean_count() -> None:
+    texts = {GOOD: COMBINED, "http://127.0.0.1:1/controller": CONTROLLER}
+    collector = BrokerMetricsCollector("c3", list(texts), fetch=lambda url, timeout: texts[url])
+
+    observation = await collector.collect()
+
+    assert [(b.url, b.broker_id) for b in observation.brokers] == [
+        (GOOD, 1),
+        ("http://127.0.0.1:1/controller", 100),
+    ]
+    assert observation.brokers[1].value(UNCLEAN_ELECTIONS) == 1.0
+    assert observation.brokers[1].value("kafka_server_replicamanager_underreplicatedpartitions") is None
+
+
+async def test_collect_garbage_text_becomes_failure_others_kept() -> None:
+    bad = "http://127.0.0.1:2/bad"
+    texts = {GOOD: COMBINED, bad: "<html>this is not prometheus text</html>\n"}
+    collector = BrokerMetricsCollector("c1", [GOOD, bad], fetch=lambda url, timeout: texts[url])
+
+    observation = await collector.collect()
+
+    assert [b.url for b in observation.brokers] == [GOOD]
+    assert [(f.scope, f.key, f.error) for f in observation.failures] == [("url", bad, "MetricsScrapeError")]
+
+
+async def test_collect_dead_url_becomes_failure_with_real_http() -> None:
+    dead = _dead_url()
+
+    def fetch(url: str, timeout: float) -> str:
+        return COMBINED if url == GOOD else http_fetch(url, timeout)
+
+    collector = BrokerMetricsCollector("c1", [dead, GOOD], fetch=fetch, timeout=1.0)
+
+    observation = await collector.collect()
+
+    assert [b.url for b in observation.brokers] == [GOOD]
+    assert [f.key for f in observation.failures] == [dead]
+    assert "Connection refused" in observation.failures[0].message
+
+
+async def test_collect_text_without_our_families_becomes_failure() -> None:
+    jvm_only = "# TYPE jvm_threads_current gauge\njvm_threads_current 12.0\n"
+    texts = {GOOD: COMBINED, "http://other/": jvm_only}
+    collector = BrokerMetricsCollector("c1", [GOOD, "http://other/"], fetch=lambda url, t: texts[url])
+
+    observation = await collector.collect()
+
+    assert [f.key for f in observation.failures] == ["http://other/"]
+
+
+async def test_collect_unexpected_fetch_exception_is_translated_to_failure() -> None:
+    def fetch(url: str, timeout: float) -> str:
+        if url == GOOD:
+            return COMBINED
+        raise RuntimeError("boom")
+
+    collector = BrokerMetricsCollector("c1", [GOOD, "http://x/"], fetch=fetch)
+
+    observation = await collector.collect()
+
+    assert [(f.key, f.error) for f in observation.failures] == [("http://x/", "MetricsScrapeError")]
+
+
+async def test_collect_all_urls_failing_raises_metrics_scrape_error() -> None:
+    dead = _dead_url()
+    collector = BrokerMetricsCollector("c1", [dead, "http://127.0.0.1:2/x"], fetch=http_fetch, timeout=1.0)
+
+    with pytest.raises(MetricsScrapeError) as caught:
+        await collector.collect()
+
+    assert caught.value.cluster == "c1"
+    assert caught.value.url == dead

@@ -1,0 +1,35 @@
+"""Shared fixtures: the real sandbox Kafka, started lazily once per session.
+
+``kafka1`` is one combined broker+controller node; ``kafka3`` is one controller-only node (id 100) and
+three brokers (ids 1, 2, 3). Each is started only when a test asks for it and torn down at session end;
+their JVMs also die with this process (PR_SET_PDEATHSIG) if pytest is killed. Tests that use them are
+marked ``@pytest.mark.integration``. Sub-directory conftests add their own fixtures; keep this one small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+
+
+@pytest.fixture(scope="session")
+def kafka1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
+    """A 1-node sandbox (node 1 is broker and controller)."""
+    cluster = start_sandbox(tmp_path_factory.mktemp("kafka1"), brokers=1)
+    try:
+        yield cluster
+    finally:
+        cluster.down()
+
+
+@pytest.fixture(scope="session")
+def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
+    """Controller 100 plus brokers 1, 2, 3; tests that stop brokers must start them again."""
+    cluster = start_sandbox(tmp_path_factory.mktemp("kafka3"), brokers=3)
+    try:
+        yield cluster
+    finally:
+        cluster.down()
