@@ -21,10 +21,9 @@ from typing import Any
 from service.sandbox import config, jvm
 from service.sandbox.config import HOST, SandboxError
 from service.sandbox.node import STATE_FILE, SandboxNode, read_state, write_state
-from service.sandbox.readiness import registered_brokers, wait_started
+from service.sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started
 from service.settings import ClusterSettings
 
-BROKER_HEAP = ("-Xms128m", "-Xmx512m")
 CONTROLLER_HEAP = ("-Xms64m", "-Xmx256m")
 # Feature levels are Kafka 4.1's defaults unless start_sandbox(features=...) says otherwise. 4.1 enables
 # Eligible Leader Replicas (KIP-966) on new clusters; verified: with ELR on, a forced unclean election
@@ -37,9 +36,17 @@ class SandboxCluster:
     """Handle on a sandbox directory; built by :func:`start_sandbox` or :meth:`load`."""
 
     def __init__(
-        self, directory: Path, cluster_id: str, nodes: list[SandboxNode], *, lib: Path, daemon: bool
+        self,
+        directory: Path,
+        cluster_id: str,
+        nodes: list[SandboxNode],
+        *,
+        lib: Path,
+        daemon: bool,
+        broker_heap: str = "512m",
     ) -> None:
         self.dir = directory
+        self.broker_heap = broker_heap
         self.cluster_id = cluster_id
         self.nodes = {n.node_id: n for n in nodes}
         self.lib = lib
@@ -164,7 +171,7 @@ class SandboxCluster:
         return node
 
     def _start(self, node: SandboxNode) -> None:
-        heap = BROKER_HEAP if node.spec.is_broker else CONTROLLER_HEAP
+        heap = ("-Xms128m", f"-Xmx{self.broker_heap}") if node.spec.is_broker else CONTROLLER_HEAP
         home = config.sandbox_home()
         agent = config.jmx_agent(self.lib)
         rules = home / config.RULES_FILE
@@ -223,12 +230,16 @@ def start_sandbox(
     daemon: bool = False,
     timeout: float = 180.0,
     features: Sequence[str] = FORMAT_FEATURES,
+    broker_heap: str = "512m",
+    broker_properties: Mapping[str, object] | None = None,
 ) -> SandboxCluster:
     """Format and start a fresh sandbox in ``directory`` and wait until every broker is registered.
 
     Data of an earlier, stopped sandbox in the same directory is wiped; a running one is refused.
     With ``daemon=False`` the JVMs die with this process (see :mod:`.jvm`). ``features`` are passed to
     ``StorageTool format --feature``, e.g. ``["eligible.leader.replicas.version=0"]`` to turn ELR off.
+    ``broker_heap`` is each broker's -Xmx (this process only; ``load`` uses the default);
+    ``broker_properties`` override broker settings. ``__consumer_offsets`` exists when this returns.
     """
     directory = Path(directory).resolve()
     if (directory / STATE_FILE).exists():
@@ -254,15 +265,18 @@ def start_sandbox(
                 data_dir=node.directory / "data",
                 broker_count=brokers,
                 offsets_partitions=offsets_partitions,
+                extra=broker_properties,
             )
         )
-    cluster = SandboxCluster(directory, cluster_id, nodes, lib=lib, daemon=daemon)
+    cluster = SandboxCluster(directory, cluster_id, nodes, lib=lib, daemon=daemon, broker_heap=broker_heap)
     cluster._format_storage(features)
     try:
         for node in sorted(nodes, key=lambda n: not n.spec.is_controller):
             cluster._start(node)
         cluster.save()
         cluster._wait_ready(nodes, timeout)
+        # __consumer_offsets is created on the first FindCoordinator; do it now, not in every caller
+        wait_group_coordinator(cluster.bootstrap_servers, time.monotonic() + timeout)
     except BaseException:
         cluster.down(timeout=10.0)
         raise

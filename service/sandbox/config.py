@@ -18,6 +18,7 @@ import os
 import socket
 import subprocess
 import uuid
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,9 +130,18 @@ def plan_nodes(brokers: int) -> list[NodeSpec]:
 
 
 def render_properties(
-    node: NodeSpec, *, voters: str, data_dir: Path, broker_count: int, offsets_partitions: int
+    node: NodeSpec,
+    *,
+    voters: str,
+    data_dir: Path,
+    broker_count: int,
+    offsets_partitions: int,
+    extra: Mapping[str, object] | None = None,
 ) -> str:
-    """``node.properties`` for one node; ``voters`` is the static ``controller.quorum.voters`` value."""
+    """``node.properties`` for one node; ``voters`` is the static ``controller.quorum.voters`` value.
+
+    ``extra`` broker settings (e.g. ``offsets.retention.minutes``) override the defaults on broker nodes.
+    """
     props: dict[str, object] = {
         "process.roles": node.roles,
         "node.id": node.node_id,
@@ -175,6 +185,8 @@ def render_properties(
                 "auto.leader.rebalance.enable": "false",
             }
         )
+    if node.is_broker and extra:
+        props.update(extra)
     return "".join(f"{key}={value}\n" for key, value in props.items())
 
 

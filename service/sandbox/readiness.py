@@ -50,3 +50,24 @@ def registered_brokers(bootstrap_servers: str) -> set[int]:
         return set()
     finally:
         admin.close()
+
+
+def wait_group_coordinator(bootstrap_servers: str, deadline: float) -> None:
+    """Ask for a group coordinator until one answers: the first ask creates ``__consumer_offsets``."""
+    from kafka.admin import KafkaAdminClient
+
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000, client_id="offsetguard-sandbox"
+    )
+    try:
+        while True:
+            try:
+                admin.describe_groups(["offsetguard-sandbox-probe"])
+                return
+            except Exception as exc:  # COORDINATOR_NOT_AVAILABLE while the topic is being created
+                if time.monotonic() > deadline:
+                    raise SandboxError(f"no group coordinator answered: {exc}") from exc
+                log.debug("group coordinator not ready: %s", exc)
+                time.sleep(0.3)
+    finally:
+        admin.close()
