@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
 
 from collectors.errors import KafkaError
 from collectors.model import CommittedObservation, CommittedOffset, Failure
-from collectors.seam import KafkaSeam, MetadataSource, failure
+from collectors.seam import SeamCollector, failure
 
 # Share groups keep no committed offsets (their state lives in the share coordinator).
 _NO_OFFSETS = frozenset({"share"})
 _FALLBACK_CONCURRENCY = 8
 
 
-class CommittedCollector:
+class CommittedCollector(SeamCollector):
     """Collects :class:`CommittedObservation` for all groups.
 
     Each broker lists the groups it coordinates and is asked for all of their offsets in one OffsetFetch
@@ -25,18 +23,6 @@ class CommittedCollector:
     """
 
     name = "committed"
-
-    def __init__(
-        self,
-        seam: KafkaSeam,
-        cluster: str,
-        metadata: MetadataSource,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.cluster = cluster
-        self._seam = seam
-        self._metadata = metadata
-        self._clock = clock
 
     async def collect(self) -> CommittedObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""

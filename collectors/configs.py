@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from collectors.errors import KafkaError
 from collectors.model import ConfigsObservation, Failure, TopicConfig, TopicInfo
-from collectors.seam import ConfigValue, KafkaSeam, MetadataSource, failure
+from collectors.seam import ConfigValue, SeamCollector, failure
 
 TOPIC_KEYS = (
     "retention.ms",
@@ -31,25 +30,13 @@ BROKER_KEYS = (
 )
 
 
-class ConfigsCollector:
+class ConfigsCollector(SeamCollector):
     """Collects :class:`ConfigsObservation`: the :data:`TOPIC_KEYS` of every topic (batched
     DescribeConfigs) with the replication factor from metadata, and the :data:`BROKER_KEYS` of the first
     broker that answers. A topic whose configuration cannot be read is a ``topic`` failure.
     """
 
     name = "configs"
-
-    def __init__(
-        self,
-        seam: KafkaSeam,
-        cluster: str,
-        metadata: MetadataSource,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.cluster = cluster
-        self._seam = seam
-        self._metadata = metadata
-        self._clock = clock
 
     async def collect(self) -> ConfigsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Callable, Sequence
 
 from collectors.errors import KafkaError
 from collectors.model import Failure, GroupInfo, GroupsObservation
-from collectors.seam import KafkaSeam, ListedGroup, MetadataSource, failure
+from collectors.seam import ListedGroup, SeamCollector, failure
 
 # Group types described with DescribeGroups / ConsumerGroupDescribe; others are reported as listed.
 _CLASSIC, _CONSUMER = "classic", "consumer"
 
 
-class GroupsCollector:
+class GroupsCollector(SeamCollector):
     """Collects :class:`GroupsObservation`.
 
     ListGroups sent to a broker returns exactly the groups that broker coordinates, so each broker gets
@@ -24,18 +23,6 @@ class GroupsCollector:
     """
 
     name = "groups"
-
-    def __init__(
-        self,
-        seam: KafkaSeam,
-        cluster: str,
-        metadata: MetadataSource,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.cluster = cluster
-        self._seam = seam
-        self._metadata = metadata
-        self._clock = clock
 
     async def collect(self) -> GroupsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import defaultdict
-from collections.abc import Callable
 
 from collectors.errors import KafkaError
 from collectors.model import (
@@ -16,10 +14,10 @@ from collectors.model import (
     PartitionOffsets,
     TopicPartition,
 )
-from collectors.seam import KafkaSeam, MetadataSource, failure
+from collectors.seam import SeamCollector, failure
 
 
-class OffsetsCollector:
+class OffsetsCollector(SeamCollector):
     """Collects :class:`OffsetsObservation` for all partitions of the latest metadata.
 
     Partitions are grouped by leader and each leader gets one ListOffsets round (earliest + latest). A
@@ -28,18 +26,6 @@ class OffsetsCollector:
     """
 
     name = "offsets"
-
-    def __init__(
-        self,
-        seam: KafkaSeam,
-        cluster: str,
-        metadata: MetadataSource,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.cluster = cluster
-        self._seam = seam
-        self._metadata = metadata
-        self._clock = clock
 
     async def collect(self) -> OffsetsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""

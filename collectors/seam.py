@@ -15,6 +15,7 @@ Contract for every implementation:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, Protocol
 
@@ -125,3 +126,21 @@ class KafkaSeam(Protocol):
 def failure(scope: str, key: str, error: KafkaError) -> Failure:
     """The :class:`Failure` entry recording ``error`` for one broker/partition/group/topic."""
     return Failure(scope=scope, key=key, error=type(error).__name__, message=str(error))
+
+
+class SeamCollector:
+    """Base of the collectors that ask the seam after looking at the latest cluster metadata."""
+
+    name: str
+
+    def __init__(
+        self,
+        seam: KafkaSeam,
+        cluster: str,
+        metadata: MetadataSource,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self._seam = seam
+        self._metadata = metadata
+        self._clock = clock
