@@ -1,0 +1,191 @@
+"""bench/poll: wall and CPU time of one full collection cycle on a large sandbox.
+
+Builds a 1-controller + 3-broker sandbox holding >= 20,000 partitions and >= 2,000 groups with >= 50,000
+committed group-partitions, then times offsetguard's full cycle (metadata, log start/end of every
+partition, every group described, every group's committed offsets, topic configs, broker metrics) and,
+in the same run, Kafka's own ``kafka-consumer-groups --describe --all-groups`` from the sandbox jars.
+
+    .venv/bin/python -m bench.poll [--topics 200] [--partitions 100] [--groups 2000] [--per-group 25]
+
+Prints the figures and writes them to bench/results/poll.json. Target: <= 1 s wall per full cycle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import resource
+import statistics
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+from service.scheduler import CollectorJob
+from service.settings import Settings
+from service.state import LatestObservations
+from service.wiring import build_cluster_jobs
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def populate(cluster: SandboxCluster, topics: int, partitions: int, groups: int, per_group: int) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=120_000)
+    names = [f"bench-{i:04d}" for i in range(topics)]
+    t0 = time.perf_counter()
+    for i in range(0, topics, 20):
+        admin.create_topics([NewTopic(n, partitions, 1) for n in names[i : i + 20]], timeout_ms=120_000)
+    _wait_for_leaders(admin, names, topics * partitions)
+    print(f"created {topics * partitions} partitions in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    t0 = time.perf_counter()
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=50, acks=1)
+    for name in names:
+        for p in range(partitions):
+            for _ in range(1 + p % 3):  # log ends of 1..3
+                producer.send(name, value=b"x", partition=p)
+    producer.flush(timeout=300)
+    producer.close()
+    print(f"produced to every partition in {time.perf_counter() - t0:.1f} s", flush=True)
+
+    t0 = time.perf_counter()
+    all_tps = [TopicPartition(n, p) for n in names for p in range(partitions)]
+
+    def commit(g: int) -> None:
+        start = (g * per_group) % len(all_tps)
+        tps = [all_tps[(start + k) % len(all_tps)] for k in range(per_group)]
+        offsets = {tp: OffsetAndMetadata(1, "", -1) for tp in tps}
+        admin.alter_group_offsets(f"bench-group-{g:05d}", offsets)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(commit, range(groups)))
+    print(f"committed {groups * per_group} group-partitions in {time.perf_counter() - t0:.1f} s", flush=True)
+    admin.close()
+
+
+def _wait_for_leaders(admin: KafkaAdminClient, names: list[str], want: int, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        described = admin.describe_topics(names)
+        led = sum(1 for t in described for p in t["partitions"] if p["leader"] >= 0)
+        if led >= want:
+            return
+        time.sleep(1)
+    raise RuntimeError(f"partitions without leaders after {timeout} s")
+
+
+async def one_cycle(jobs: list[CollectorJob]) -> dict[str, float]:
+    """One full cycle as the scheduler runs it: fresh metadata, then every other collector concurrently."""
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    ok = await jobs[0].run_once()
+    results = await asyncio.gather(*(job.run_once() for job in jobs[1:]))
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    failed = [j.job_id for j, r in zip(jobs, [ok, *results], strict=True) if not r]
+    if failed:
+        raise RuntimeError(f"collectors failed during the benchmark: {failed}")
+    return {"wall_s": wall, "cpu_s": cpu}
+
+
+async def measure_offsetguard(cluster: SandboxCluster, cycles: int) -> dict[str, Any]:
+    settings = Settings(clusters=[cluster.cluster_settings("bench")])
+    latest = LatestObservations()
+    jobs, close = build_cluster_jobs(settings.clusters[0], settings, latest, store=None)
+    try:
+        await one_cycle(jobs)  # warm-up: connections, metadata caches
+        runs = [await one_cycle(jobs) for _ in range(cycles)]
+        from collectors.model import CommittedObservation, GroupsObservation, OffsetsObservation
+
+        committed = latest.get("bench", CommittedObservation)
+        groups = latest.get("bench", GroupsObservation)
+        offsets = latest.get("bench", OffsetsObservation)
+        observed = {
+            "partitions": len(offsets.partitions) if offsets else 0,
+            "groups": len(groups.groups) if groups else 0,
+            "committed_group_partitions": len(committed.offsets) if committed else 0,
+        }
+    finally:
+        await asyncio.to_thread(close)
+    walls = [r["wall_s"] for r in runs]
+    return {
+        "observed": observed,
+        "cycles": runs,
+        "wall_s_median": statistics.median(walls),
+        "wall_s_max": max(walls),
+        "cpu_s_median": statistics.median(r["cpu_s"] for r in runs),
+    }
+
+
+def measure_kafka_tool(cluster: SandboxCluster) -> dict[str, Any]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = cluster.run_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        "--bootstrap-server",
+        cluster.bootstrap_servers,
+        "--describe",
+        "--all-groups",
+        timeout=1800,
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rows = sum(1 for line in proc.stdout.splitlines() if line.startswith("bench-group-"))
+    return {
+        "wall_s": wall,
+        "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+        "rows": rows,
+        "exit_code": proc.returncode,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=200)
+    parser.add_argument("--partitions", type=int, default=100)
+    parser.add_argument("--groups", type=int, default=2000)
+    parser.add_argument("--per-group", type=int, default=25)
+    parser.add_argument("--cycles", type=int, default=5)
+    parser.add_argument("--dir", type=Path, help="sandbox directory (default: a temporary one)")
+    args = parser.parse_args()
+
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="og-bench-poll-"))
+    t0 = time.perf_counter()
+    cluster = start_sandbox(directory, brokers=3, broker_heap="1g", timeout=300)
+    print(f"sandbox up in {time.perf_counter() - t0:.1f} s at {cluster.bootstrap_servers}", flush=True)
+    try:
+        populate(cluster, args.topics, args.partitions, args.groups, args.per_group)
+        ours = asyncio.run(measure_offsetguard(cluster, args.cycles))
+        print(f"offsetguard full cycle: {json.dumps(ours)}", flush=True)
+        theirs = measure_kafka_tool(cluster)
+        print(f"kafka-consumer-groups --describe --all-groups: {json.dumps(theirs)}", flush=True)
+    finally:
+        cluster.down()
+    result = {
+        "benchmark": "poll",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "setup": vars(args) | {"dir": str(directory), "brokers": 3},
+        "offsetguard": ours,
+        "kafka_consumer_groups": theirs,
+        "target_wall_s": 1.0,
+        "speedup_vs_kafka_tool": theirs["wall_s"] / ours["wall_s_median"],
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "poll.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"RESULT full cycle wall {ours['wall_s_median']:.3f} s (max {ours['wall_s_max']:.3f}), "
+        f"cpu {ours['cpu_s_median']:.3f} s over {ours['observed']}; "
+        f"kafka-consumer-groups {theirs['wall_s']:.1f} s wall, {theirs['cpu_s']:.1f} s cpu"
+    )
+
+
+if __name__ == "__main__":
+    main()
