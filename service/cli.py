@@ -11,7 +11,7 @@ from collectors.errors import OffsetguardError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from service.commands import collect, serve
+    from service.commands import collect, dump, serve
     from service.sandbox import cli as sandbox_cli
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox_cli.register(sub)
     collect.register(sub)
     serve.register(sub)
+    dump.register(sub)
     return parser
 
 

@@ -3,6 +3,7 @@
 Open it with :meth:`Store.open`; every failure surfaces as :class:`collectors.errors.StoreError`.
 """
 
+from collectors.snapshots import SnapshotInfo
 from service.store.records import (
     CommittedPoint,
     LatestCommitted,
@@ -19,6 +20,7 @@ __all__ = [
     "LatestCommitted",
     "LatestPartition",
     "PartitionPoint",
+    "SnapshotInfo",
     "Store",
     "TailPosition",
     "ThinCounts",

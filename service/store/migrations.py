@@ -104,9 +104,32 @@ _V2_TAIL_POSITIONS = sql(
     """,
 )
 
+_V3_SNAPSHOTS = sql(
+    # The index of __consumer_offsets snapshots; the files themselves live in snapshots.directory.
+    """
+    CREATE TABLE snapshots (
+        id TEXT PRIMARY KEY,                 -- also the snapshot's directory name (sortable by time)
+        cluster TEXT NOT NULL,
+        grp TEXT NOT NULL,
+        partition INTEGER NOT NULL,          -- of __consumer_offsets
+        trigger TEXT NOT NULL,               -- "manual" or an alert id
+        created_at REAL NOT NULL,
+        path TEXT NOT NULL,
+        first_offset INTEGER,                -- NULL: nothing was read
+        last_offset INTEGER,
+        record_count INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        manifest_sha256 TEXT NOT NULL,
+        truncated INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX snapshots_by_group ON snapshots (cluster, grp, created_at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
+    Migration(3, "__consumer_offsets snapshot index", _V3_SNAPSHOTS),
 )
 
 

@@ -15,8 +15,10 @@ from typing import TypeVar
 
 from collectors.errors import StoreError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
+from collectors.snapshots import SnapshotInfo
 from service.settings import StoreSettings
 from service.store import queries, retention
+from service.store import snapshots as snapshot_index
 from service.store.committed import CommittedWriter
 from service.store.db import connect, transaction, translated
 from service.store.migrations import migrate
@@ -149,6 +151,16 @@ class Store:
                 (cluster, partition, next_offset, updated_at),
             )
 
+    def add_snapshot(self, info: SnapshotInfo) -> None:
+        """Index a snapshot written to disk (replaces a row with the same id)."""
+        with self._writing("index snapshot", info.cluster) as conn, transaction(conn):
+            snapshot_index.add(conn, info)
+
+    def delete_snapshot(self, snapshot_id: str) -> bool:
+        """Drop a snapshot's index row (its files are retention's business); False if there was none."""
+        with self._writing("delete snapshot index row") as conn, transaction(conn):
+            return snapshot_index.delete(conn, snapshot_id)
+
     def thin(self, now: float) -> ThinCounts:
         """Thin history older than the full-resolution window and expire history past retention."""
         s = self._settings
@@ -274,3 +286,11 @@ class Store:
     def groups(self, cluster: str) -> tuple[str, ...]:
         """Every group of ``cluster`` that ever had a committed offset stored."""
         return self._read("list groups", lambda c: queries.groups(c, cluster), cluster)
+
+    def snapshots(self, cluster: str | None = None, group: str | None = None) -> tuple[SnapshotInfo, ...]:
+        """Indexed snapshots, oldest first, of one cluster and/or group (None: all)."""
+        return self._read("list snapshots", lambda c: snapshot_index.listed(c, cluster, group), cluster)
+
+    def snapshot(self, snapshot_id: str) -> SnapshotInfo | None:
+        """The index row of one snapshot, or None."""
+        return self._read("read snapshot", lambda c: snapshot_index.one(c, snapshot_id))

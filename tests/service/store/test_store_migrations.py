@@ -104,7 +104,7 @@ def test_migrate_failing_step_rolls_back_to_previous_version(tmp_path: Path) -> 
     conn = db.connect(tmp_path / "x.db")
     try:
         with pytest.raises(sqlite3.OperationalError):
-            migrate(conn, (*MIGRATIONS, Migration(3, "broken", boom)))
+            migrate(conn, (*MIGRATIONS, Migration(len(MIGRATIONS) + 1, "broken", boom)))
         assert schema_version(conn) == len(MIGRATIONS)
     finally:
         conn.close()
@@ -115,11 +115,15 @@ def test_migrate_later_migration_adds_table_to_existing_database(tmp_path: Path)
     conn = db.connect(tmp_path / "x.db")
     try:
         migrate(conn)
-        later = (*MIGRATIONS, Migration(3, "alerts", sql("CREATE TABLE alerts (id INTEGER PRIMARY KEY)")))
-        assert migrate(conn, later) == 3
+        next_version = len(MIGRATIONS) + 1
+        later = (
+            *MIGRATIONS,
+            Migration(next_version, "later", sql("CREATE TABLE later (id INTEGER PRIMARY KEY)")),
+        )
+        assert migrate(conn, later) == next_version
     finally:
         conn.close()
-    assert "alerts" in tables(tmp_path / "x.db")
+    assert "later" in tables(tmp_path / "x.db")
 
 
 def test_migrate_misnumbered_migrations_refused(tmp_path: Path) -> None:
