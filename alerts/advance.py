@@ -1,0 +1,54 @@
+"""The next :class:`DetectionState`: the previous one with this cycle's observations folded in (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from alerts.commits import replay
+from alerts.counters import counter_values
+from alerts.current import current_partitions
+from alerts.rewind import rewind_outcomes
+from alerts.state import CycleInputs, DetectionState, OffsetSample, RangeSample
+from alerts.thresholds import Thresholds
+
+
+def advance(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> DetectionState:
+    """What the caller keeps for the next cycle. Anything not observed this cycle keeps its old value."""
+    rp = replay(previous, inputs)
+    keep = thresholds.history_samples
+    partitions = dict(previous.partitions)
+    ranges = dict(previous.ranges)
+    for key, cur in current_partitions(inputs).items():
+        old = partitions.get(key)
+        if cur.log_end is None and old is not None:
+            # Metadata only: the leader and ISR are new, the log range is the last one observed.
+            cur = replace(cur, log_start=old.log_start, log_end=old.log_end, observed_at=old.observed_at)
+        partitions[key] = cur
+        observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
+        if observed and cur.log_start is not None and cur.log_end is not None:
+            sample = RangeSample(cur.observed_at, cur.log_start, cur.log_end)
+            ranges[key] = (*ranges.get(key, ()), sample)[-keep:]
+    if inputs.metadata is not None and not inputs.metadata.failures:
+        topics = {t.name for t in inputs.metadata.topics}
+        for key in [k for k in partitions if k.topic not in topics]:
+            del partitions[key]
+            ranges.pop(key, None)
+    history = {
+        key: (*previous.commit_history.get(key, ()), OffsetSample(now, point.offset))[-keep:]
+        for key, point in rp.commits.items()
+    }
+    return DetectionState(
+        partitions=partitions,
+        ranges=ranges,
+        commits=rp.commits,
+        commit_history=history,
+        groups=rp.groups,
+        counters={**previous.counters, **counter_values(inputs.metrics)},
+        pending_rewinds=rewind_outcomes(previous, inputs, now, thresholds)[1],
+        tail_positions=rp.tail_positions,
+        committed_polled_at=inputs.committed.observed_at
+        if inputs.committed
+        else previous.committed_polled_at,
+    )

@@ -1,0 +1,188 @@
+"""Replay one cycle's commits over the previous state: the moves and deletions of committed offsets.
+
+With a live tail (``CycleInputs.tail_live``) the truth is the ``__consumer_offsets`` record stream: every
+commit, tombstone and classic group transition, in log order, skipping records already seen (the tail
+delivers at least once). Without one, moves and deletions are the difference between the previous state
+and the polled committed offsets, which cannot see a rewind undone between two polls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from alerts.current import current_groups
+from alerts.model import CommitEvent, GroupEvent
+from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
+
+EMPTY = "Empty"
+DEAD = "Dead"
+
+
+@dataclass(frozen=True, slots=True)
+class CommitMove:
+    """A committed offset changed from ``old`` to ``new``."""
+
+    key: CommitKey
+    old: CommitPoint
+    new: CommitPoint
+    group_state: str | None  # the group's state when ``new`` was committed
+    protocol_type: str | None  # "" for a standalone (assign()) group
+    moved_after: float  # the move happened after this: the commit time (tail) or the last poll showing old
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """A committed offset disappeared (a tombstone, or missing from a successful poll)."""
+
+    key: CommitKey
+    old: CommitPoint
+    at: float
+    group_state: str | None
+    source: str  # "tombstone" or "poll"
+
+
+@dataclass(frozen=True)
+class Replay:
+    moves: tuple[CommitMove, ...]
+    removals: tuple[Removal, ...]
+    commits: Mapping[CommitKey, CommitPoint]
+    groups: Mapping[str, GroupPoint]
+    deleted_groups: frozenset[str]  # group tombstones (DeleteGroups, or an emptied group removed)
+    tail_positions: Mapping[int, int]
+
+
+def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
+    """Fold this cycle's commits and group changes into the previous state (pure)."""
+    groups = dict(previous.groups)
+    if inputs.groups is not None:
+        for info in inputs.groups.groups:
+            if info.group_id not in groups:  # first sight: the poll is the best baseline there is
+                groups[info.group_id] = GroupPoint(
+                    info.state,
+                    inputs.groups.observed_at,
+                    info.group_type,
+                    info.protocol_type,
+                    info.group_epoch,
+                )
+    commits = dict(previous.commits)
+    moves: list[CommitMove] = []
+    removals: list[Removal] = []
+    deleted: set[str] = set()
+    positions = dict(previous.tail_positions)
+
+    records: list[CommitEvent | GroupEvent] = [*inputs.commit_events, *inputs.group_events]
+    events = [e for e in records if e.source_offset > previous.tail_positions.get(e.source_partition, -1)]
+    events.sort(key=lambda e: (e.source_partition, e.source_offset))
+    for e in events:
+        positions[e.source_partition] = max(positions.get(e.source_partition, -1), e.source_offset)
+        if isinstance(e, GroupEvent):
+            _apply_group_event(groups, deleted, e)
+            continue
+        key = CommitKey(e.group, e.topic, e.partition)
+        at = e.commit_timestamp / 1000.0
+        old = commits.get(key)
+        g = groups.get(e.group)
+        state = g.state if g else None
+        if e.offset is None:
+            if old is not None:
+                del commits[key]
+                removals.append(Removal(key, old, at, state, "tombstone"))
+            continue
+        if old is not None and old.source == "poll" and at <= old.at:
+            continue  # the poll already showed a later value; this record is history
+        moved = old is None or old.offset != e.offset
+        new = CommitPoint(
+            offset=e.offset,
+            leader_epoch=e.leader_epoch,
+            at=at,
+            moved_at=at if moved or old is None else old.moved_at,
+            source="tail",
+            group_state=state,
+            generation=e.generation if e.generation is not None else (g.generation if g else None),
+            member_epoch=e.member_epoch,
+            expire_at=e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
+        )
+        commits[key] = new
+        if old is not None and moved:
+            moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
+
+    _apply_poll(previous, inputs, commits, moves, removals, groups)
+    _apply_polled_groups(inputs, groups)
+    for name in deleted:
+        if name in groups and groups[name].state == DEAD:
+            del groups[name]
+    return Replay(tuple(moves), tuple(removals), commits, groups, frozenset(deleted), positions)
+
+
+def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: GroupEvent) -> None:
+    old = groups.get(e.group)
+    at = e.timestamp / 1000.0
+    if e.state == DEAD:
+        deleted.add(e.group)
+    state = e.state if e.state is not None else (old.state if old else "Unknown")
+    since = old.since if old is not None and old.state == state else at
+    generation = e.generation if e.generation is not None else (old.generation if old else None)
+    protocol_type = e.protocol_type if e.protocol_type is not None else (old.protocol_type if old else None)
+    group_type = old.group_type if old else None
+    groups[e.group] = GroupPoint(state, since, group_type, protocol_type, generation)
+
+
+def _apply_poll(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    commits: dict[CommitKey, CommitPoint],
+    moves: list[CommitMove],
+    removals: list[Removal],
+    groups: Mapping[str, GroupPoint],
+) -> None:
+    obs = inputs.committed
+    if obs is None:
+        return
+    at = obs.observed_at
+    polled = current_groups(inputs)
+    seen = set()
+    for c in obs.offsets:
+        key = CommitKey(c.group, c.topic, c.partition)
+        seen.add(key)
+        old = commits.get(key)
+        info = polled.get(c.group)
+        state = info.state if info else (groups[c.group].state if c.group in groups else None)
+        if old is not None and (inputs.tail_live or old.offset == c.offset):
+            continue
+        was = previous.groups.get(c.group)
+        # Only call a poll-seen move "while Empty" if the group was Empty at both ends of the interval.
+        move_state = state if state != EMPTY or (was is not None and was.state == EMPTY) else None
+        generation = info.group_epoch if info else None
+        new = CommitPoint(c.offset, c.leader_epoch, at, at, "poll", move_state, generation)
+        commits[key] = new
+        if old is not None:
+            ptype = info.protocol_type if info else None
+            last_seen = previous.committed_polled_at if previous.committed_polled_at is not None else old.at
+            moves.append(CommitMove(key, old, new, move_state, ptype, last_seen))
+    if inputs.tail_live:
+        return
+    failed = {f.key for f in obs.failures if f.scope == "group"}
+    fetched = set(obs.groups) - failed
+    for key in [k for k in commits if k.group in fetched and k not in seen]:
+        info = polled.get(key.group)
+        removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll"))
+
+
+def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> None:
+    if inputs.groups is None:
+        return
+    obs = inputs.groups
+    failed = {f.key for f in obs.failures if f.scope == "group"}
+    listed = {g.group_id for g in obs.groups}
+    for info in obs.groups:
+        old = groups.get(info.group_id)
+        if old is not None and old.since > obs.observed_at:
+            continue  # a tail record newer than this poll already told us more
+        since = old.since if old is not None and old.state == info.state else obs.observed_at
+        groups[info.group_id] = GroupPoint(
+            info.state, since, info.group_type, info.protocol_type, info.group_epoch
+        )
+    if not failed and not obs.failures:
+        for name in [n for n in groups if n not in listed]:
+            del groups[name]

@@ -1,0 +1,116 @@
+"""The current cycle's observations as detector-friendly maps, plus the range history helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PartitionPoint, RangeSample
+from alerts.thresholds import Thresholds
+from collectors.model import CommittedOffset, GroupInfo
+
+RETENTION_KEY = "offsets.retention.minutes"
+
+
+def current_partitions(inputs: CycleInputs) -> dict[PartitionKey, PartitionPoint]:
+    """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata."""
+    meta = {}
+    topic_ids = {}
+    if inputs.metadata is not None:
+        for t in inputs.metadata.topics:
+            topic_ids[t.name] = t.topic_id
+            for p in t.partitions:
+                meta[PartitionKey(p.topic, p.partition)] = p
+    out: dict[PartitionKey, PartitionPoint] = {}
+    if inputs.offsets is not None:
+        for o in inputs.offsets.partitions:
+            key = PartitionKey(o.topic, o.partition)
+            m = meta.get(key)
+            out[key] = PartitionPoint(
+                observed_at=inputs.offsets.observed_at,
+                log_start=o.log_start,
+                log_end=o.log_end,
+                leader=m.leader if m else o.leader,
+                leader_epoch=m.leader_epoch if m else o.leader_epoch,
+                isr=m.isr if m else None,
+                topic_id=topic_ids.get(o.topic),
+            )
+    if inputs.metadata is not None:
+        for key, m in meta.items():
+            if key not in out:
+                out[key] = PartitionPoint(
+                    inputs.metadata.observed_at,
+                    None,
+                    None,
+                    m.leader,
+                    m.leader_epoch,
+                    m.isr,
+                    topic_ids[key.topic],
+                )
+    return out
+
+
+def current_committed(inputs: CycleInputs) -> dict[CommitKey, CommittedOffset]:
+    if inputs.committed is None:
+        return {}
+    return {CommitKey(c.group, c.topic, c.partition): c for c in inputs.committed.offsets}
+
+
+def current_groups(inputs: CycleInputs) -> dict[str, GroupInfo]:
+    return {} if inputs.groups is None else {g.group_id: g for g in inputs.groups.groups}
+
+
+def offsets_retention_seconds(inputs: CycleInputs, thresholds: Thresholds) -> float:
+    """``offsets.retention.minutes`` as the broker reports it, else the configured fallback."""
+    if inputs.configs is not None:
+        for name, value in inputs.configs.broker:
+            if name == RETENTION_KEY:
+                try:
+                    return int(value) * 60.0
+                except ValueError:
+                    break
+    return thresholds.offsets_retention_minutes * 60.0
+
+
+def samples(
+    previous: DetectionState, key: PartitionKey, now_point: PartitionPoint | None
+) -> list[RangeSample]:
+    """The partition's range history, oldest first, ending with the current observation if any."""
+    out = list(previous.ranges.get(key, ()))
+    if now_point is not None and now_point.log_start is not None and now_point.log_end is not None:
+        out.append(RangeSample(now_point.observed_at, now_point.log_start, now_point.log_end))
+    return out
+
+
+def out_of_range_reason(
+    offset: int, committed_at: float, moved_after: float, history: Iterable[RangeSample]
+) -> str | None:
+    """Why ``offset`` (committed at ``committed_at``) was unfetchable before its move after ``moved_after``.
+
+    Below the log start counts from any sample taken before the move (log start only grows, so a commit
+    below it was already out of range); a later sample proves nothing, the group may have read on first.
+    Beyond the log end counts only from samples taken after the commit: before it, a smaller log end is
+    ordinary growth.
+    """
+    for s in history:
+        if s.at <= moved_after and offset < s.log_start:
+            return "below_log_start"
+        if s.at >= committed_at and offset > s.log_end:
+            return "beyond_log_end"
+    return None
+
+
+def bracket(history: list[RangeSample], at: float) -> tuple[RangeSample | None, RangeSample | None]:
+    """The last sample before ``at`` and the first one at or after it."""
+    before = [s for s in history if s.at < at]
+    after = [s for s in history if s.at >= at]
+    return (before[-1] if before else None, after[0] if after else None)
+
+
+def near(value: int, a: int | None, b: int | None) -> bool:
+    """``value`` lies between two observations of a growing quantity (either may be missing)."""
+    known = [x for x in (a, b) if x is not None]
+    return bool(known) and min(known) <= value <= max(known)
+
+
+def group_commit_keys(commits: Mapping[CommitKey, object], group: str) -> list[CommitKey]:
+    return [k for k in commits if k.group == group]

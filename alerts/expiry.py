@@ -1,0 +1,66 @@
+"""``offsets_expiry_risk``: an Empty group's committed offsets will expire (``offsets.retention.minutes``).
+
+KIP-211: a classic consumer group's offsets expire that long after the group became Empty; a standalone
+group's (``assign()``, empty protocol type) and a KIP-848 consumer group's after each commit timestamp; a
+v1 commit with an explicit expire timestamp then. A group that is not Empty keeps its offsets.
+"""
+
+from __future__ import annotations
+
+from alerts.commits import EMPTY, replay
+from alerts.current import offsets_retention_seconds
+from alerts.model import OFFSETS_EXPIRY_RISK, Finding
+from alerts.state import CommitPoint, CycleInputs, DetectionState, GroupPoint
+from alerts.thresholds import Thresholds
+
+
+def expiry_at(point: CommitPoint, group: GroupPoint | None, retention: float) -> tuple[float | None, str]:
+    """When ``point`` expires and from what base; ``(None, "group_active")`` while it does not."""
+    if point.expire_at is not None:
+        return point.expire_at, "explicit_expire_timestamp"
+    if group is not None and group.state != EMPTY and group.protocol_type != "":
+        return None, "group_active"
+    if group is not None and group.protocol_type and group.group_type in (None, "classic"):
+        return group.since + retention, "empty_since"
+    return point.at + retention, "commit_timestamp"
+
+
+def detect_offsets_expiry_risk(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    rp = replay(previous, inputs)
+    retention = offsets_retention_seconds(inputs, thresholds)
+    due: dict[str, list[tuple[float, str, str, int]]] = {}
+    for key, point in rp.commits.items():
+        horizon = thresholds.limits(key.group, key.topic).expiry_risk_seconds
+        at, base = expiry_at(point, rp.groups.get(key.group), retention)
+        if horizon is None or at is None or at - now > horizon:
+            continue
+        due.setdefault(key.group, []).append((at, base, key.topic, key.partition))
+    findings = []
+    for group, items in sorted(due.items()):
+        items.sort()
+        first, base, _, _ = items[0]
+        g = rp.groups.get(group)
+        findings.append(
+            Finding(
+                kind=OFFSETS_EXPIRY_RISK,
+                severity="warning",
+                cluster=inputs.cluster,
+                group=group,
+                topic=None,
+                partition=None,
+                summary=f"idle group {group}'s committed offsets ({len(items)} partitions) expire in "
+                f"{max(0.0, first - now) / 3600:.1f} h (offsets.retention.minutes {retention / 60:g})",
+                cause=base,
+                magnitude={"seconds_to_expiry": first - now, "partitions_expiring": len(items)},
+                evidence={
+                    "expires_at": first,
+                    "retention_seconds": retention,
+                    "group_state": g.state if g else None,
+                    "empty_since": g.since if g and g.state == EMPTY else None,
+                    "partitions": tuple(f"{t}[{p}]" for _, _, t, p in items),
+                },
+            )
+        )
+    return tuple(findings)

@@ -1,0 +1,117 @@
+"""``lag_high`` (lag in messages or seconds over the limits) and ``consumer_stalled`` (the committed offset
+has not moved while there was lag for ``stall_seconds``).
+
+Lag in seconds is ``now`` minus when the log end first reached ``committed + 1`` (the first unread
+message), from the caller's ``log_end_reached_at`` or else the range history kept in the state. A lag of
+0 is 0 s; a negative lag (committed beyond the log end) or an unknown time is ``None``, never clamped.
+"""
+
+from __future__ import annotations
+
+from alerts.commits import replay
+from alerts.current import current_partitions, samples
+from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
+from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, RangeSample
+from alerts.thresholds import Thresholds
+
+
+def reached_at(history: list[RangeSample], offset: int) -> float | None:
+    """The first sample at or past ``offset`` after the last one below it (None if none was below)."""
+    below = [i for i, s in enumerate(history) if s.log_end < offset]
+    if not below:
+        return None
+    rest = history[below[-1] + 1 :]
+    return rest[0].at if rest else None
+
+
+def lag_seconds(
+    inputs: CycleInputs, history: list[RangeSample], key: CommitKey, committed: int, lag: int, now: float
+) -> float | None:
+    if lag == 0:
+        return 0.0
+    if lag < 0:
+        return None
+    when = None
+    if inputs.log_end_reached_at is not None:
+        when = inputs.log_end_reached_at(key.topic, key.partition, committed + 1)
+    if when is None:
+        when = reached_at(history, committed + 1)
+    return None if when is None else now - when
+
+
+def detect_lag(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    """``lag_high`` and ``consumer_stalled`` findings for every committed group-partition."""
+    partitions = current_partitions(inputs)
+    findings = []
+    for key, point in sorted(replay(previous, inputs).commits.items()):
+        pk = PartitionKey(key.topic, key.partition)
+        r = partitions.get(pk)
+        if r is None or r.log_end is None:
+            continue
+        limits = thresholds.limits(key.group, key.topic)
+        lag = r.log_end - point.offset
+        history = samples(previous, pk, r)
+        secs = lag_seconds(inputs, history, key, point.offset, lag, now)
+        evidence: dict[str, EvidenceValue] = {
+            "committed": point.offset,
+            "log_end": r.log_end,
+            "observed_at": r.observed_at,
+            "committed_moved_at": point.moved_at,
+        }
+        over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
+        over_secs = limits.lag_seconds is not None and secs is not None and secs >= limits.lag_seconds
+        if over_msgs or over_secs:
+            shown = "unknown" if secs is None else f"{secs:.0f}"
+            findings.append(
+                _finding(
+                    LAG_HIGH,
+                    inputs.cluster,
+                    key,
+                    f"group {key.group} is {lag} messages / {shown} s behind on {key.topic}[{key.partition}]",
+                    lag,
+                    secs,
+                    evidence,
+                )
+            )
+        if lag > 0 and limits.stall_seconds is not None:
+            # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
+            lagging = secs if secs is not None else (now - history[0].at if history else 0.0)
+            stuck = min(now - point.moved_at, lagging)
+            if stuck >= limits.stall_seconds:
+                findings.append(
+                    _finding(
+                        CONSUMER_STALLED,
+                        inputs.cluster,
+                        key,
+                        f"group {key.group}'s committed offset on "
+                        f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
+                        lag,
+                        secs,
+                        {**evidence, "stalled_seconds": stuck},
+                    )
+                )
+    return tuple(findings)
+
+
+def _finding(
+    kind: str,
+    cluster: str,
+    key: CommitKey,
+    summary: str,
+    lag: int,
+    secs: float | None,
+    evidence: Evidence,
+) -> Finding:
+    return Finding(
+        kind=kind,
+        severity="warning",
+        cluster=cluster,
+        group=key.group,
+        topic=key.topic,
+        partition=key.partition,
+        summary=summary,
+        magnitude={"lag": lag, "lag_seconds": secs},
+        evidence=evidence,
+    )

@@ -1,0 +1,55 @@
+"""Shared reading of one committed-offset move: was the old offset unfetchable, where did the new one land."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from alerts.commits import CommitMove
+from alerts.current import bracket, near, out_of_range_reason, samples
+from alerts.model import EvidenceValue
+from alerts.state import DetectionState, PartitionKey, PartitionPoint, RangeSample
+from alerts.thresholds import Thresholds
+
+
+def history_for(
+    previous: DetectionState, move: CommitMove, partitions: Mapping[PartitionKey, PartitionPoint]
+) -> list[RangeSample]:
+    key = PartitionKey(move.key.topic, move.key.partition)
+    return samples(previous, key, partitions.get(key))
+
+
+def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
+    """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None."""
+    slack = thresholds.observation_skew_seconds if move.new.source == "poll" else 0.0
+    return out_of_range_reason(move.old.offset, move.old.at, move.moved_after + slack, history)
+
+
+def landing(move: CommitMove, history: list[RangeSample]) -> str | None:
+    """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it."""
+    before, after = bracket(history, move.new.at)
+    starts = (before.log_start if before else None, after.log_start if after else None)
+    ends = (before.log_end if before else None, after.log_end if after else None)
+    if near(move.new.offset, *starts):
+        return "log_start"
+    if near(move.new.offset, *ends):
+        return "log_end"
+    return None
+
+
+def move_evidence(move: CommitMove, history: list[RangeSample]) -> dict[str, EvidenceValue]:
+    last = history[-1] if history else None
+    return {
+        "old_offset": move.old.offset,
+        "new_offset": move.new.offset,
+        "old_leader_epoch": move.old.leader_epoch,
+        "new_leader_epoch": move.new.leader_epoch,
+        "old_committed_at": move.old.at,
+        "new_committed_at": move.new.at,
+        "log_start": last.log_start if last else None,
+        "log_end": last.log_end if last else None,
+        "range_observed_at": last.at if last else None,
+        "group_state": move.group_state,
+        "old_generation": move.old.generation,
+        "new_generation": move.new.generation,
+        "source": move.new.source,
+    }

@@ -1,0 +1,121 @@
+"""``offset_rewind``: a committed offset moved backwards, at any lag; the messages in between are re-read.
+
+Causes, first match wins: ``auto_reset_earliest`` / ``auto_reset_latest`` (the old offset had become
+unfetchable, beyond a truncated log end, and the new one is the log start / end), ``admin_reset`` (the
+group was Empty; not for standalone groups, which are always Empty), ``rebalance_recommit`` (a stale
+member's commit: an older generation / member epoch, or a rewind undone by a newer commit within
+``recommit_window_seconds``), else ``unknown``. A tail-seen rewind with no cause yet is held in
+``DetectionState.pending_rewinds`` until the window has passed.
+"""
+
+from __future__ import annotations
+
+from alerts.commits import EMPTY, CommitMove, replay
+from alerts.current import current_partitions
+from alerts.model import OFFSET_REWIND, Finding, Severity
+from alerts.moves import history_for, landing, move_evidence, old_out_of_range
+from alerts.state import CycleInputs, DetectionState, PendingRewind, RangeSample
+from alerts.thresholds import Thresholds
+
+RECOMMIT = "rebalance_recommit"
+
+
+def detect_offset_rewinds(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    return rewind_outcomes(previous, inputs, now, thresholds)[0]
+
+
+def rewind_outcomes(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[tuple[Finding, ...], tuple[PendingRewind, ...]]:
+    """Findings for this cycle and the rewinds still waiting for their window to pass."""
+    moves = replay(previous, inputs).moves
+    partitions = current_partitions(inputs)
+    window = thresholds.recommit_window_seconds
+    findings: list[Finding] = []
+    pending: list[PendingRewind] = []
+
+    for p in previous.pending_rewinds:
+        held = CommitMove(p.key, p.old, p.new, p.group_state, None, p.new.at)
+        undo = _undo(held, moves, window)
+        if undo is not None or now - p.new.at >= window:
+            findings.append(
+                _finding(
+                    inputs.cluster,
+                    held,
+                    RECOMMIT if undo else "unknown",
+                    history_for(previous, held, partitions),
+                    undo,
+                )
+            )
+        else:
+            pending.append(p)
+
+    for i, m in enumerate(moves):
+        if m.new.offset >= m.old.offset:
+            continue
+        history = history_for(previous, m, partitions)
+        cause = _cause(m, history, thresholds)
+        undo = None
+        if cause is None:
+            undo = _undo(m, moves[i + 1 :], window)
+            if undo is not None:
+                cause = RECOMMIT
+            elif m.new.source == "tail" and now - m.new.at < window:
+                pending.append(PendingRewind(m.key, m.old, m.new, m.group_state))
+                continue
+            else:
+                cause = "unknown"
+        findings.append(_finding(inputs.cluster, m, cause, history, undo))
+    return tuple(findings), tuple(pending)
+
+
+def _cause(m: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
+    if old_out_of_range(m, history, thresholds) is not None:
+        where = landing(m, history)
+        if where == "log_start":
+            return "auto_reset_earliest"
+        if where == "log_end":
+            return "auto_reset_latest"
+    if m.group_state == EMPTY and m.protocol_type != "":
+        return "admin_reset"
+    if m.old.generation is not None and m.new.generation is not None and m.new.generation < m.old.generation:
+        return RECOMMIT
+    old_epoch, new_epoch = m.old.member_epoch, m.new.member_epoch
+    if old_epoch is not None and new_epoch is not None and new_epoch < old_epoch:
+        return RECOMMIT
+    return None
+
+
+def _undo(m: CommitMove, later: tuple[CommitMove, ...], window: float) -> CommitMove | None:
+    """A later commit of the same group-partition back at or past the old offset, within the window."""
+    for n in later:
+        if n.key == m.key and n.new.offset >= m.old.offset and n.new.at - m.new.at <= window:
+            return n
+    return None
+
+
+def _finding(
+    cluster: str, m: CommitMove, cause: str, history: list[RangeSample], undo: CommitMove | None
+) -> Finding:
+    replayed = m.old.offset - m.new.offset
+    severity: Severity = "info" if cause == "admin_reset" else "critical"
+    evidence = move_evidence(m, history)
+    if undo is not None:
+        evidence["undone_by_offset"] = undo.new.offset
+        evidence["undone_at"] = undo.new.at
+    g, t, p = m.key
+    return Finding(
+        kind=OFFSET_REWIND,
+        severity=severity,
+        cluster=cluster,
+        group=g,
+        topic=t,
+        partition=p,
+        summary=f"group {g} rewound {t}[{p}] from {m.old.offset} to {m.new.offset}: "
+        f"{replayed} messages re-read ({cause})",
+        cause=cause,
+        magnitude={"messages_replayed": replayed},
+        evidence=evidence,
+    )

@@ -1,0 +1,146 @@
+"""What detection remembers between cycles (:class:`DetectionState`) and one cycle's input
+(:class:`CycleInputs`).
+
+The caller owns the state: it passes the previous :class:`DetectionState` to
+:func:`alerts.engine.evaluate` and keeps the one it returns. Every detector reads the previous state and
+the current inputs only; none of them changes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from alerts.model import CollectorStatus, CommitEvent, EpochEnd, GroupEvent
+from collectors.model import (
+    ClusterMetadata,
+    CommittedObservation,
+    ConfigsObservation,
+    GroupsObservation,
+    MetricsObservation,
+    OffsetsObservation,
+)
+
+# (topic, partition, offset) -> epoch seconds at which the partition's log end first reached ``offset``
+# in its current run (after the last time it was below), or None if unknown.
+LogEndClock = Callable[[str, int, int], float | None]
+
+
+class PartitionKey(NamedTuple):
+    topic: str
+    partition: int
+
+
+class CommitKey(NamedTuple):
+    group: str
+    topic: str
+    partition: int
+
+
+class MetricKey(NamedTuple):
+    broker: str  # broker id, or the scrape URL when the id is unknown
+    name: str
+    labels: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionPoint:
+    """A partition as last observed: log range, leader, epoch, ISR."""
+
+    observed_at: float
+    log_start: int | None
+    log_end: int | None
+    leader: int | None = None
+    leader_epoch: int | None = None
+    isr: tuple[int, ...] | None = None  # None = not observed
+    topic_id: str | None = None
+
+
+class RangeSample(NamedTuple):
+    at: float
+    log_start: int
+    log_end: int
+
+
+class OffsetSample(NamedTuple):
+    at: float
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommitPoint:
+    """The last known committed offset of one group-partition."""
+
+    offset: int
+    leader_epoch: int | None
+    at: float  # commit time (tail) or the time offsetguard first saw this offset (poll)
+    moved_at: float  # when the committed offset last changed (first seen, if never)
+    source: str  # "tail" or "poll"
+    group_state: str | None = None  # group state when it was committed
+    generation: int | None = None
+    member_epoch: int | None = None
+    expire_at: float | None = None  # explicit expiry of a v1 commit
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPoint:
+    """A group's state as last known, and since when it is in that state."""
+
+    state: str
+    since: float
+    group_type: str | None = None
+    protocol_type: str | None = None
+    generation: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingRewind:
+    """A rewind with no cause yet, held for ``recommit_window_seconds`` in case a newer commit undoes it."""
+
+    key: CommitKey
+    old: CommitPoint
+    new: CommitPoint
+    group_state: str | None
+
+
+@dataclass(frozen=True)
+class DetectionState:
+    """Everything the detectors compare against. Empty on the first cycle."""
+
+    partitions: Mapping[PartitionKey, PartitionPoint] = field(default_factory=dict)
+    ranges: Mapping[PartitionKey, tuple[RangeSample, ...]] = field(default_factory=dict)
+    commits: Mapping[CommitKey, CommitPoint] = field(default_factory=dict)
+    commit_history: Mapping[CommitKey, tuple[OffsetSample, ...]] = field(default_factory=dict)
+    groups: Mapping[str, GroupPoint] = field(default_factory=dict)
+    counters: Mapping[MetricKey, float] = field(default_factory=dict)
+    pending_rewinds: tuple[PendingRewind, ...] = ()
+    tail_positions: Mapping[int, int] = field(default_factory=dict)  # source partition -> last offset seen
+    committed_polled_at: float | None = None  # observed_at of the last committed-offsets poll
+
+
+@dataclass(frozen=True)
+class CycleInputs:
+    """One cycle's observations of one cluster; any of them may be missing (``None``) or partial.
+
+    ``tail_live`` says the commit events are complete: committed-offset moves and deletions are then
+    taken from ``commit_events`` only, and the polled offsets only seed group-partitions never seen.
+    """
+
+    cluster: str
+    metadata: ClusterMetadata | None = None
+    offsets: OffsetsObservation | None = None
+    groups: GroupsObservation | None = None
+    committed: CommittedObservation | None = None
+    configs: ConfigsObservation | None = None
+    metrics: MetricsObservation | None = None
+    commit_events: tuple[CommitEvent, ...] = ()
+    group_events: tuple[GroupEvent, ...] = ()
+    tail_live: bool = False
+    epoch_ends: tuple[EpochEnd, ...] = ()
+    collectors: tuple[CollectorStatus, ...] = ()
+    log_end_reached_at: LogEndClock | None = None
+
+
+def metric_key(broker_id: int | None, url: str, name: str, labels: tuple[tuple[str, str], ...]) -> MetricKey:
+    return MetricKey(str(broker_id) if broker_id is not None else url, name, labels)

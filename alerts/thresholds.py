@@ -1,0 +1,58 @@
+"""Alert thresholds: cluster-wide defaults, overridden per topic and then per group (group wins)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The values a group-partition is judged by. ``None`` disables that check."""
+
+    lag_messages: int | None = 10_000
+    lag_seconds: float | None = 600.0
+    retention_risk_seconds: float | None = 6 * 3600.0  # warn when loss is projected within this
+    expiry_risk_seconds: float | None = 24 * 3600.0  # warn when an Empty group's offsets expire within this
+    stall_seconds: float | None = 900.0  # committed offset unchanged this long while lag > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """Any subset of :class:`Limits`; unset fields (``...``) fall through to the next level."""
+
+    lag_messages: int | object | None = ...
+    lag_seconds: float | object | None = ...
+    retention_risk_seconds: float | object | None = ...
+    expiry_risk_seconds: float | object | None = ...
+    stall_seconds: float | object | None = ...
+
+    def apply(self, limits: Limits) -> Limits:
+        changes = {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not ...}
+        return replace(limits, **changes)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Everything tunable about detection."""
+
+    default: Limits = field(default_factory=Limits)
+    topics: Mapping[str, Override] = field(default_factory=dict)
+    groups: Mapping[str, Override] = field(default_factory=dict)
+    recommit_window_seconds: float = 30.0  # a rewind undone this fast was a stale (re)commit
+    recent_commit_seconds: float = 600.0  # a group that committed this recently is still consuming
+    cleaner_stall_seconds: float = 3600.0  # log cleaner time-since-last-run above this is stalled ...
+    cleaner_dirty_percent: float = 50.0  # ... when max-dirty-percent is at least this
+    offsets_retention_minutes: int = 10080  # used when the broker setting is not observed
+    observation_skew_seconds: float = 5.0  # how far apart one cycle's collectors may observe
+    rate_window_seconds: float = 3600.0  # history used for log-start and consume rates
+    history_samples: int = 240  # samples kept per partition / group-partition
+
+    def limits(self, group: str | None, topic: str | None) -> Limits:
+        """The limits for ``group`` on ``topic``: default, then topic override, then group override."""
+        out = self.default
+        if topic is not None and topic in self.topics:
+            out = self.topics[topic].apply(out)
+        if group is not None and group in self.groups:
+            out = self.groups[group].apply(out)
+        return out

@@ -1,0 +1,101 @@
+"""``log_truncation`` (a partition's log end went backwards) and ``epoch_divergence`` (a committed
+(offset, leader epoch) lies past the end of that epoch on the current leader, as KIP-320 consumers check).
+
+A clean leader change never lowers the reported high watermark: a new leader answers ListOffsets with
+OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch.
+"""
+
+from __future__ import annotations
+
+from alerts.commits import replay
+from alerts.current import current_partitions
+from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
+from alerts.state import CycleInputs, DetectionState
+from alerts.thresholds import Thresholds
+
+
+def detect_log_truncations(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    commits = replay(previous, inputs).commits
+    findings = []
+    for key, cur in sorted(current_partitions(inputs).items()):
+        old = previous.partitions.get(key)
+        if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
+            continue
+        if old.topic_id is not None and cur.topic_id is not None and old.topic_id != cur.topic_id:
+            cause = "topic_recreated"
+        elif cur.leader != old.leader and old.isr is not None and cur.leader not in old.isr:
+            cause = "unclean_leader_election"
+        else:
+            cause = "unknown"
+        truncated = old.log_end - cur.log_end
+        beyond = sorted(
+            k.group for k, p in commits.items() if (k.topic, k.partition) == key and p.offset > cur.log_end
+        )
+        findings.append(
+            Finding(
+                kind=LOG_TRUNCATION,
+                severity="critical",
+                cluster=inputs.cluster,
+                group=None,
+                topic=key.topic,
+                partition=key.partition,
+                summary=f"log end of {key.topic}[{key.partition}] went back from {old.log_end} to "
+                f"{cur.log_end} ({truncated} messages, leader {old.leader}->{cur.leader}, {cause})",
+                cause=cause,
+                magnitude={"messages_truncated": truncated, "groups_beyond_log_end": len(beyond)},
+                evidence={
+                    "old_log_end": old.log_end,
+                    "new_log_end": cur.log_end,
+                    "old_leader": old.leader,
+                    "new_leader": cur.leader,
+                    "old_leader_epoch": old.leader_epoch,
+                    "new_leader_epoch": cur.leader_epoch,
+                    "old_isr": old.isr,
+                    "old_observed_at": old.observed_at,
+                    "new_observed_at": cur.observed_at,
+                    "old_topic_id": old.topic_id,
+                    "new_topic_id": cur.topic_id,
+                    "groups_beyond_log_end": tuple(beyond),
+                },
+            )
+        )
+    return tuple(findings)
+
+
+def detect_epoch_divergence(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    ends = {(e.topic, e.partition, e.requested_epoch): e for e in inputs.epoch_ends}
+    findings = []
+    for key, point in sorted(replay(previous, inputs).commits.items()):
+        if point.leader_epoch is None:
+            continue
+        e = ends.get((key.topic, key.partition, point.leader_epoch))
+        if e is None or e.end_offset < 0 or e.leader_epoch < 0 or point.offset <= e.end_offset:
+            continue
+        diverged = point.offset - e.end_offset
+        findings.append(
+            Finding(
+                kind=EPOCH_DIVERGENCE,
+                severity="critical",
+                cluster=inputs.cluster,
+                group=key.group,
+                topic=key.topic,
+                partition=key.partition,
+                summary=f"group {key.group}'s committed {point.offset} (epoch {point.leader_epoch}) on "
+                f"{key.topic}[{key.partition}] is past where the leader's log for that epoch ends "
+                f"({e.end_offset}, epoch {e.leader_epoch}): {diverged} committed messages are not in the log",
+                cause="truncated_epoch",
+                magnitude={"divergence_offset": e.end_offset, "messages_diverged": diverged},
+                evidence={
+                    "committed": point.offset,
+                    "committed_leader_epoch": point.leader_epoch,
+                    "epoch_end_offset": e.end_offset,
+                    "epoch_end_leader_epoch": e.leader_epoch,
+                    "committed_at": point.at,
+                },
+            )
+        )
+    return tuple(findings)

@@ -1,0 +1,94 @@
+"""``unclean_leader_election``: the controller's unclean-election counter rose, or a partition's new
+leader was not in its previous ISR.
+
+A preferred-leader election or a rolling restart moves leadership to a replica that *was* in the ISR and
+raises nothing. A leader from outside the previous ISR alone is a ``warning`` (the ISR may have grown and
+the leader moved between two metadata polls; KIP-966 ELR elections are clean too); with the counter rising
+or the log end going back it is ``critical``.
+"""
+
+from __future__ import annotations
+
+from alerts.commits import replay
+from alerts.counters import UNCLEAN_ELECTIONS, counter_increases
+from alerts.current import current_partitions
+from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
+from alerts.thresholds import Thresholds
+
+
+def detect_unclean_elections(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[Finding, ...]:
+    rises = counter_increases(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
+    elections = sum(rises.values())
+    commits = replay(previous, inputs).commits
+    suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
+    for key, cur in sorted(current_partitions(inputs).items()):
+        old = previous.partitions.get(key)
+        if old is None or old.isr is None or old.leader is None or cur.leader is None:
+            continue
+        if cur.leader == old.leader or cur.leader in old.isr:
+            continue
+        went_back = old.log_end is not None and cur.log_end is not None and cur.log_end < old.log_end
+        suspects.append((key, old, cur, went_back))
+
+    findings = []
+    for key, old, cur, went_back in suspects:
+        severity: Severity = "critical" if elections or went_back else "warning"
+        groups = tuple(sorted({k.group for k in commits if (k.topic, k.partition) == key}))
+        findings.append(
+            Finding(
+                kind=UNCLEAN_LEADER_ELECTION,
+                severity=severity,
+                cluster=inputs.cluster,
+                group=None,
+                topic=key.topic,
+                partition=key.partition,
+                summary=f"{key.topic}[{key.partition}] leader moved {old.leader}->{cur.leader}, outside its "
+                f"previous ISR {list(old.isr or ())}; groups with commits: {', '.join(groups) or 'none'}",
+                cause="leader_outside_previous_isr",
+                magnitude={"partitions_affected": 1, "groups_affected": len(groups), "elections": elections},
+                evidence={
+                    "old_leader": old.leader,
+                    "new_leader": cur.leader,
+                    "old_leader_epoch": old.leader_epoch,
+                    "new_leader_epoch": cur.leader_epoch,
+                    "old_isr": old.isr,
+                    "new_isr": cur.isr,
+                    "old_log_end": old.log_end,
+                    "new_log_end": cur.log_end,
+                    "log_end_went_back": went_back,
+                    "groups": groups,
+                },
+            )
+        )
+    if elections:
+        parts = tuple(f"{k.topic}[{k.partition}]" for k, _, _, _ in suspects)
+        groups = tuple(
+            sorted({c.group for c in commits for k, _, _, _ in suspects if (c.topic, c.partition) == k})
+        )
+        findings.append(
+            Finding(
+                kind=UNCLEAN_LEADER_ELECTION,
+                severity="critical",
+                cluster=inputs.cluster,
+                group=None,
+                topic=None,
+                partition=None,
+                summary=f"{elections:g} unclean leader election(s) on the controller; partitions identified: "
+                f"{', '.join(parts) or 'unknown (leader and ISR not observed across it)'}",
+                cause="controller_counter",
+                magnitude={
+                    "elections": elections,
+                    "partitions_affected": len(parts),
+                    "groups_affected": len(groups),
+                },
+                evidence={
+                    "counter_increase_by_broker": tuple(f"{b}={v:g}" for b, v in sorted(rises.items())),
+                    "partitions": parts,
+                    "groups": groups,
+                },
+            )
+        )
+    return tuple(findings)

@@ -1,0 +1,44 @@
+from alerts.commits import replay
+from alerts.state import CommitKey, DetectionState
+from collectors.model import Failure
+from tests.alerts.builders import T, commit, committed, group_event, groups, inputs, run
+
+K = CommitKey("g", T, 0)
+
+
+def test_replay_tail_events_in_source_order_moves_and_positions() -> None:
+    events = (commit(30, 3, 3), commit(10, 1, 1), commit(20, 2, 2))
+    rp = replay(DetectionState(), inputs(commit_events=events, tail_live=True))
+    assert [(m.old.offset, m.new.offset) for m in rp.moves] == [(10, 20), (20, 30)]
+    assert rp.commits[K].offset == 30 and rp.tail_positions == {0: 3}
+
+
+def test_replay_group_state_at_commit_time_follows_group_records() -> None:
+    events = (commit(10, 1, 1), commit(5, 3, 3))
+    rp = replay(
+        DetectionState(),
+        inputs(commit_events=events, group_events=(group_event("Empty", 2, 2),), tail_live=True),
+    )
+    [m] = rp.moves
+    assert m.group_state == "Empty"
+
+
+def test_replay_tail_live_ignores_polled_values_for_known_keys() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(10, 1, 1),), tail_live=True), 2)
+    rp = replay(s, inputs(committed=committed(3, {K: 99}), tail_live=True))
+    assert rp.moves == () and rp.commits[K].offset == 10
+
+
+def test_replay_poll_failed_group_offsets_not_removed() -> None:
+    s = run(DetectionState(), inputs(committed=committed(1, {K: 10})), 1)
+    obs = committed(2, {}, groups=("g",))
+    obs = type(obs)(obs.cluster, obs.observed_at, (), obs.groups, (Failure("group", "g", "Timeout", "x"),))
+    rp = replay(s, inputs(committed=obs))
+    assert rp.removals == () and rp.commits[K].offset == 10
+
+
+def test_replay_polled_group_state_change_resets_since() -> None:
+    s = run(DetectionState(), inputs(groups=groups(1, {"g": "Stable"})), 1)
+    s = run(s, inputs(groups=groups(5, {"g": "Stable"})), 5)
+    rp = replay(s, inputs(groups=groups(9, {"g": "Empty"})))
+    assert (s.groups["g"].since, rp.groups["g"].state, rp.groups["g"].since) == (1, "Empty", 9)

@@ -1,0 +1,69 @@
+from alerts.expiry import detect_offsets_expiry_risk, expiry_at
+from alerts.model import OFFSETS_EXPIRY_RISK
+from alerts.state import CommitPoint, DetectionState, GroupPoint
+from collectors.model import ConfigsObservation
+from tests.alerts.builders import TH, C, T, committed, groups, inputs, run
+
+H = 3600.0
+RET = 7 * 24 * H
+
+
+def _idle(state: str = "Empty", protocol_type: str = "consumer") -> DetectionState:
+    return run(
+        DetectionState(),
+        inputs(
+            committed=committed(0, {("g", T, 0): 5, ("g", T, 1): 6}),
+            groups=groups(0, {"g": state}, protocol_type),
+        ),
+        0,
+    )
+
+
+def test_detect_offsets_expiry_risk_empty_classic_group_within_horizon_warning() -> None:
+    now = RET - 10 * H
+    [f] = detect_offsets_expiry_risk(_idle(), inputs(), now, TH)
+    assert (f.kind, f.severity, f.group, f.cause) == (OFFSETS_EXPIRY_RISK, "warning", "g", "empty_since")
+    assert f.magnitude == {"seconds_to_expiry": 10 * H, "partitions_expiring": 2}
+    assert f.evidence["expires_at"] == RET
+
+
+def test_detect_offsets_expiry_risk_far_from_expiry_nothing() -> None:
+    assert detect_offsets_expiry_risk(_idle(), inputs(), 24 * H, TH) == ()
+
+
+def test_detect_offsets_expiry_risk_stable_group_nothing() -> None:
+    assert detect_offsets_expiry_risk(_idle("Stable"), inputs(), RET - H, TH) == ()
+
+
+def test_detect_offsets_expiry_risk_broker_retention_setting_used() -> None:
+    cfg = ConfigsObservation(C, 0, (), broker=(("offsets.retention.minutes", "1440"),))
+    [f] = detect_offsets_expiry_risk(_idle(), inputs(configs=cfg), 20 * H, TH)
+    assert f.magnitude["seconds_to_expiry"] == 4 * H
+
+
+def test_expiry_at_classic_empty_group_counts_from_empty_since() -> None:
+    point = CommitPoint(5, None, at=100, moved_at=100, source="tail")
+    group = GroupPoint("Empty", since=500, group_type="classic", protocol_type="consumer")
+    assert expiry_at(point, group, RET) == (500 + RET, "empty_since")
+
+
+def test_expiry_at_standalone_group_counts_from_commit() -> None:
+    point = CommitPoint(5, None, at=100, moved_at=100, source="tail")
+    group = GroupPoint("Empty", since=500, group_type="classic", protocol_type="")
+    assert expiry_at(point, group, RET) == (100 + RET, "commit_timestamp")
+
+
+def test_expiry_at_kip848_group_counts_from_commit() -> None:
+    point = CommitPoint(5, None, at=100, moved_at=100, source="tail")
+    group = GroupPoint("Empty", since=500, group_type="consumer", protocol_type="consumer")
+    assert expiry_at(point, group, RET) == (100 + RET, "commit_timestamp")
+
+
+def test_expiry_at_explicit_expire_timestamp_wins() -> None:
+    point = CommitPoint(5, None, at=100, moved_at=100, source="tail", expire_at=999)
+    assert expiry_at(point, GroupPoint("Stable", 0), RET) == (999, "explicit_expire_timestamp")
+
+
+def test_expiry_at_active_group_never() -> None:
+    point = CommitPoint(5, None, at=100, moved_at=100, source="tail")
+    assert expiry_at(point, GroupPoint("Stable", 0, "classic", "consumer"), RET) == (None, "group_active")

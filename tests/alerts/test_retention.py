@@ -1,0 +1,42 @@
+from alerts.model import RETENTION_RISK
+from alerts.retention import detect_retention_risk, rate
+from alerts.state import DetectionState
+from tests.alerts.builders import TH, T, committed, inputs, offsets, run
+
+G = ("g", T, 0)
+
+
+def _cycles(points: list[tuple[float, int, int]]) -> DetectionState:
+    s = DetectionState()
+    for at, start, c in points:
+        s = run(
+            s, inputs(offsets=offsets(at, {(T, 0): (start, 100_000)}), committed=committed(at, {G: c})), at
+        )
+    return s
+
+
+def test_rate_needs_two_points_a_minute_apart() -> None:
+    assert rate([(0, 0), (30, 100)], 30, 3600) is None
+    assert rate([(0, 0), (100, 500)], 100, 3600) == 5.0
+    assert rate([(0, 0), (5000, 10), (5100, 510)], 5100, 3600) == 5.0
+
+
+def test_detect_retention_risk_start_catching_stalled_group_warning_time_to_loss() -> None:
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)])
+    inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 100_000)}), committed=committed(200, {G: 5_000}))
+    [f] = detect_retention_risk(s, inp, 200, TH)
+    assert (f.kind, f.severity) == (RETENTION_RISK, "warning")
+    assert f.magnitude["seconds_to_loss"] == 300.0
+    assert f.evidence["log_start_rate_per_s"] == 10.0 and f.evidence["consume_rate_per_s"] == 0.0
+
+
+def test_detect_retention_risk_group_faster_than_retention_nothing() -> None:
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 7_000)])
+    inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 100_000)}), committed=committed(200, {G: 9_000}))
+    assert detect_retention_risk(s, inp, 200, TH) == ()
+
+
+def test_detect_retention_risk_loss_beyond_horizon_nothing() -> None:
+    s = _cycles([(0, 0, 90_000), (100, 10, 90_000)])
+    inp = inputs(offsets=offsets(200, {(T, 0): (20, 100_000)}), committed=committed(200, {G: 90_000}))
+    assert detect_retention_risk(s, inp, 200, TH) == ()

@@ -1,0 +1,149 @@
+from alerts.model import OFFSET_REWIND
+from alerts.rewind import detect_offset_rewinds, rewind_outcomes
+from alerts.state import DetectionState
+from tests.alerts.builders import TH, T, commit, committed, groups, inputs, offsets, run
+
+G = ("g", T, 0)
+
+
+def _polled(
+    states: tuple[str, str] = ("Stable", "Stable"), protocol_type: str = "consumer"
+) -> DetectionState:
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1000)}),
+            committed=committed(10, {G: 500}),
+            groups=groups(10, {"g": states[0]}, protocol_type),
+        ),
+        10,
+    )
+    return s
+
+
+def test_detect_offset_rewinds_polled_commit_moved_back_critical_with_replayed_count() -> None:
+    prev = _polled()
+    inp = inputs(
+        offsets=offsets(20, {(T, 0): (0, 1000)}),
+        committed=committed(20, {G: 300}),
+        groups=groups(20, {"g": "Stable"}),
+    )
+    [f] = detect_offset_rewinds(prev, inp, 20, TH)
+    assert (f.kind, f.severity, f.cause, f.group, f.partition) == (
+        OFFSET_REWIND,
+        "critical",
+        "unknown",
+        "g",
+        0,
+    )
+    assert f.magnitude["messages_replayed"] == 200
+    assert (f.evidence["old_offset"], f.evidence["new_offset"]) == (500, 300)
+
+
+def test_detect_offset_rewinds_group_empty_both_ends_admin_reset_info() -> None:
+    prev = _polled(("Empty", "Empty"))
+    inp = inputs(
+        offsets=offsets(20, {(T, 0): (0, 1000)}),
+        committed=committed(20, {G: 100}),
+        groups=groups(20, {"g": "Empty"}),
+    )
+    [f] = detect_offset_rewinds(prev, inp, 20, TH)
+    assert (f.severity, f.cause) == ("info", "admin_reset")
+
+
+def test_detect_offset_rewinds_standalone_group_empty_not_called_admin_stays_critical() -> None:
+    prev = _polled(("Empty", "Empty"), protocol_type="")
+    inp = inputs(
+        offsets=offsets(20, {(T, 0): (0, 1000)}),
+        committed=committed(20, {G: 100}),
+        groups=groups(20, {"g": "Empty"}, protocol_type=""),
+    )
+    [f] = detect_offset_rewinds(prev, inp, 20, TH)
+    assert (f.severity, f.cause) == ("critical", "unknown")
+
+
+def _truncated() -> DetectionState:
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 150)}), committed=committed(10, {G: 150})),
+        10,
+    )
+    return run(s, inputs(offsets=offsets(20, {(T, 0): (0, 100)}), committed=committed(20, {G: 150})), 20)
+
+
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_start_auto_reset_earliest() -> None:
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 0}))
+    [f] = detect_offset_rewinds(prev, inp, 30, TH)
+    assert (f.cause, f.severity, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", "critical", 150)
+
+
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_end_auto_reset_latest() -> None:
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 100}))
+    [f] = detect_offset_rewinds(prev, inp, 30, TH)
+    assert f.cause == "auto_reset_latest"
+
+
+def test_detect_offset_rewinds_older_generation_commit_rebalance_recommit() -> None:
+    events = (commit(500, 1, 1, generation=5), commit(300, 2, 2, generation=4))
+    [f] = detect_offset_rewinds(DetectionState(), inputs(commit_events=events, tail_live=True), 3, TH)
+    assert (f.cause, f.severity, f.magnitude["messages_replayed"]) == ("rebalance_recommit", "critical", 200)
+
+
+def test_detect_offset_rewinds_older_member_epoch_commit_rebalance_recommit() -> None:
+    events = (commit(500, 1, 1, member_epoch=9), commit(300, 2, 2, member_epoch=7))
+    [f] = detect_offset_rewinds(DetectionState(), inputs(commit_events=events, tail_live=True), 3, TH)
+    assert f.cause == "rebalance_recommit"
+
+
+def test_detect_offset_rewinds_undone_in_same_batch_rebalance_recommit_with_undo_evidence() -> None:
+    events = (commit(500, 1, 1), commit(300, 2, 2), commit(520, 5, 3))
+    [f] = detect_offset_rewinds(DetectionState(), inputs(commit_events=events, tail_live=True), 6, TH)
+    assert f.cause == "rebalance_recommit"
+    assert (f.evidence["undone_by_offset"], f.evidence["undone_at"]) == (520, 5.0)
+
+
+def test_rewind_outcomes_no_cause_inside_window_held_pending_not_reported() -> None:
+    events = (commit(500, 1, 1), commit(300, 2, 2))
+    findings, pending = rewind_outcomes(
+        DetectionState(), inputs(commit_events=events, tail_live=True), 10, TH
+    )
+    assert findings == ()
+    assert [(p.old.offset, p.new.offset) for p in pending] == [(500, 300)]
+
+
+def test_detect_offset_rewinds_pending_window_passes_unknown_reported() -> None:
+    s = run(
+        DetectionState(), inputs(commit_events=(commit(500, 1, 1), commit(300, 2, 2)), tail_live=True), 10
+    )
+    [f] = detect_offset_rewinds(s, inputs(tail_live=True), 2 + TH.recommit_window_seconds, TH)
+    assert (f.cause, f.magnitude["messages_replayed"]) == ("unknown", 200)
+    assert run(s, inputs(tail_live=True), 2 + TH.recommit_window_seconds).pending_rewinds == ()
+
+
+def test_detect_offset_rewinds_pending_undone_next_batch_rebalance_recommit() -> None:
+    s = run(
+        DetectionState(), inputs(commit_events=(commit(500, 1, 1), commit(300, 2, 2)), tail_live=True), 10
+    )
+    [f] = detect_offset_rewinds(s, inputs(commit_events=(commit(510, 12, 3),), tail_live=True), 13, TH)
+    assert f.cause == "rebalance_recommit"
+
+
+def test_detect_offset_rewinds_redelivered_tail_records_ignored() -> None:
+    events = (commit(500, 1, 1), commit(600, 2, 2))
+    s = run(DetectionState(), inputs(commit_events=events, tail_live=True), 3)
+    assert detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 100, TH) == ()
+
+
+def test_detect_offset_rewinds_forward_moves_nothing() -> None:
+    events = tuple(commit(o, i, i) for i, o in enumerate((10, 20, 20, 35, 90), start=1))
+    assert (
+        detect_offset_rewinds(DetectionState(), inputs(commit_events=events, tail_live=True), 100, TH) == ()
+    )
+
+
+def test_detect_offset_rewinds_tail_record_older_than_poll_seed_ignored() -> None:
+    s = run(DetectionState(), inputs(committed=committed(50, {G: 500}), tail_live=True), 50)
+    late = inputs(commit_events=(commit(300, 40, 7),), tail_live=True)
+    assert detect_offset_rewinds(s, late, 60, TH) == ()

@@ -1,0 +1,77 @@
+from dataclasses import replace
+
+from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, EpochEnd
+from alerts.state import DetectionState
+from alerts.truncation import detect_epoch_divergence, detect_log_truncations
+from tests.alerts.builders import TH, T, commit, committed, inputs, metadata, offsets, run
+
+
+def _before() -> DetectionState:
+    return run(
+        DetectionState(),
+        inputs(
+            metadata=metadata(10, {(T, 0): (1, 4, (1,))}, topic_id="A"),
+            offsets=offsets(10, {(T, 0): (0, 150)}),
+            committed=committed(10, {("g", T, 0): 150, ("h", T, 0): 90}),
+        ),
+        10,
+    )
+
+
+def test_detect_log_truncations_end_back_to_leader_outside_isr_unclean_cause() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (2, 5, (2,))}, topic_id="A"), offsets=offsets(20, {(T, 0): (0, 100)})
+    )
+    [f] = detect_log_truncations(_before(), inp, 20, TH)
+    assert (f.kind, f.severity, f.cause) == (LOG_TRUNCATION, "critical", "unclean_leader_election")
+    assert f.magnitude["messages_truncated"] == 50
+    assert (f.evidence["old_leader"], f.evidence["new_leader"]) == (1, 2)
+    assert (f.evidence["old_leader_epoch"], f.evidence["new_leader_epoch"]) == (4, 5)
+    assert f.evidence["groups_beyond_log_end"] == ("g",)
+
+
+def test_detect_log_truncations_topic_id_changed_topic_recreated() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (1, 0, (1,))}, topic_id="B"), offsets=offsets(20, {(T, 0): (0, 3)})
+    )
+    [f] = detect_log_truncations(_before(), inp, 20, TH)
+    assert f.cause == "topic_recreated"
+
+
+def test_detect_log_truncations_end_growing_after_leader_change_nothing() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (2, 5, (1, 2))}, topic_id="A"), offsets=offsets(20, {(T, 0): (0, 150)})
+    )
+    assert detect_log_truncations(_before(), inp, 20, TH) == ()
+
+
+def test_detect_log_truncations_no_previous_range_nothing() -> None:
+    inp = inputs(offsets=offsets(20, {(T, 0): (0, 1)}))
+    assert detect_log_truncations(DetectionState(), inp, 20, TH) == ()
+
+
+def _committed_epoch(epoch: int | None) -> DetectionState:
+    ev = replace(commit(150, 1, 1), leader_epoch=epoch)
+    return run(DetectionState(), inputs(commit_events=(ev,), tail_live=True), 2)
+
+
+def test_detect_epoch_divergence_committed_past_epoch_end_critical_divergence_offset() -> None:
+    ends = (EpochEnd(T, 0, 3, 3, 100),)
+    [f] = detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH)
+    assert (f.kind, f.severity, f.group) == (EPOCH_DIVERGENCE, "critical", "g")
+    assert f.magnitude == {"divergence_offset": 100, "messages_diverged": 50}
+
+
+def test_detect_epoch_divergence_epoch_ends_after_committed_nothing() -> None:
+    ends = (EpochEnd(T, 0, 3, 3, 150),)
+    assert detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH) == ()
+
+
+def test_detect_epoch_divergence_undefined_answer_nothing() -> None:
+    ends = (EpochEnd(T, 0, 3, -1, -1),)
+    assert detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH) == ()
+
+
+def test_detect_epoch_divergence_commit_without_epoch_nothing() -> None:
+    ends = (EpochEnd(T, 0, 3, 3, 100),)
+    assert detect_epoch_divergence(_committed_epoch(None), inputs(epoch_ends=ends), 5, TH) == ()

@@ -1,0 +1,71 @@
+from alerts.counters import UNCLEAN_ELECTIONS
+from alerts.model import UNCLEAN_LEADER_ELECTION
+from alerts.state import DetectionState
+from alerts.unclean import detect_unclean_elections
+from tests.alerts.builders import TH, T, committed, inputs, metadata, metrics, offsets, run
+
+
+def _before(elections: float = 0) -> DetectionState:
+    return run(
+        DetectionState(),
+        inputs(
+            metadata=metadata(10, {(T, 0): (1, 4, (1, 2)), (T, 1): (2, 7, (2, 3))}),
+            offsets=offsets(10, {(T, 0): (0, 150), (T, 1): (0, 10)}),
+            committed=committed(10, {("g", T, 0): 140}),
+            metrics=metrics(10, {1: {UNCLEAN_ELECTIONS: elections}}),
+        ),
+        10,
+    )
+
+
+def test_detect_unclean_elections_leader_outside_previous_isr_warning_with_groups() -> None:
+    inp = inputs(metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}))
+    [f] = detect_unclean_elections(_before(), inp, 20, TH)
+    assert (f.kind, f.severity, f.topic, f.partition) == (UNCLEAN_LEADER_ELECTION, "warning", T, 0)
+    assert f.evidence["groups"] == ("g",)
+    assert (f.evidence["old_isr"], f.evidence["new_leader"]) == ((1, 2), 3)
+
+
+def test_detect_unclean_elections_counter_rose_partition_critical_plus_cluster_finding() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
+        metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 1}}),
+    )
+    part, cluster = detect_unclean_elections(_before(), inp, 20, TH)
+    assert (part.severity, part.partition) == ("critical", 0)
+    assert (cluster.severity, cluster.topic, cluster.magnitude["elections"]) == ("critical", None, 1)
+    assert cluster.evidence["partitions"] == ("t[0]",) and cluster.evidence["groups"] == ("g",)
+
+
+def test_detect_unclean_elections_leader_outside_isr_and_log_end_back_critical() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
+        offsets=offsets(20, {(T, 0): (0, 100), (T, 1): (0, 10)}),
+    )
+    [f] = detect_unclean_elections(_before(), inp, 20, TH)
+    assert f.severity == "critical" and f.evidence["log_end_went_back"] is True
+
+
+def test_detect_unclean_elections_preferred_leader_from_isr_nothing() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (2, 5, (1, 2)), (T, 1): (3, 8, (2, 3))}),
+        metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 0}}),
+    )
+    assert detect_unclean_elections(_before(), inp, 20, TH) == ()
+
+
+def test_detect_unclean_elections_counter_rose_no_partition_identified_cluster_finding() -> None:
+    inp = inputs(metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 3}}))
+    [f] = detect_unclean_elections(_before(1), inp, 20, TH)
+    assert (f.partition, f.magnitude["elections"], f.magnitude["partitions_affected"]) == (None, 2, 0)
+
+
+def test_detect_unclean_elections_first_scrape_no_baseline_nothing() -> None:
+    inp = inputs(metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 5}}))
+    assert detect_unclean_elections(DetectionState(), inp, 20, TH) == ()
+
+
+def test_detect_unclean_elections_counter_reset_by_restart_counts_new_value() -> None:
+    inp = inputs(metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 2}}))
+    [f] = detect_unclean_elections(_before(7), inp, 20, TH)
+    assert f.magnitude["elections"] == 2
