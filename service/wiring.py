@@ -15,6 +15,10 @@ from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
 from collectors.seam import KafkaSeam
+from collectors.tail import OffsetsTail
+from collectors.tail_kafka import AiokafkaTailConsumer
+from collectors.tail_model import TailConsumer, TailSink
+from collectors.tail_sinks import RecentEvents
 from service.scheduler import CollectorJob, Sink
 from service.settings import ClusterSettings, Settings
 from service.state import LatestObservations
@@ -68,3 +72,27 @@ def build_cluster_jobs(
         metrics = BrokerMetricsCollector(name, cluster.metrics_urls)
         jobs.append(CollectorJob(metrics, intervals.broker_metrics, list(sinks)))
     return jobs, seam.close
+
+
+def build_cluster_tail(
+    cluster: ClusterSettings,
+    settings: Settings,
+    store: Store | None,
+    *,
+    sink: TailSink | None = None,
+    consumer: TailConsumer | None = None,
+) -> OffsetsTail:
+    """The ``__consumer_offsets`` tail of ``cluster``; positions kept in ``store``.
+
+    Until the detection engine plugs in, events go to an in-memory :class:`RecentEvents` buffer.
+    """
+    tail = settings.tail
+    return OffsetsTail(
+        cluster.name,
+        consumer if consumer is not None else AiokafkaTailConsumer(cluster),
+        sink if sink is not None else RecentEvents(),
+        store=store,
+        start_from=tail.start_from,
+        checkpoint_seconds=tail.checkpoint_seconds,
+        max_batch_records=tail.max_batch_records,
+    )

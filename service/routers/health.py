@@ -18,7 +18,9 @@ class Health(BaseModel):
 class Readiness(BaseModel):
     ready: bool
     stale: list[str]
+    reasons: list[str] = []  # why not ready: "stale:<cluster>:<collector>", "tail:<cluster> catching up"
     collectors: list[dict[str, Any]]
+    tail: list[dict[str, Any]] = []  # each cluster's __consumer_offsets tail figures
 
 
 @router.get("/healthz", response_model=Health)
@@ -29,7 +31,7 @@ async def healthz() -> Health:
 
 @router.get("/readyz", response_model=Readiness, responses={503: {"model": Readiness}})
 async def readyz(request: Request) -> JSONResponse:
-    """Ready when every collector has succeeded recently; otherwise 503 naming the stale ones."""
+    """Ready when every collector has succeeded recently and every tail caught up; else 503 with reasons."""
     runtime = request.app.state.runtime
     now = request.app.state.clock()
     readiness = runtime.readiness(now)

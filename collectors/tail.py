@@ -1,0 +1,270 @@
+"""The live tail of ``__consumer_offsets``: every commit, tombstone and group record, in order, as events.
+
+:class:`OffsetsTail` reads every partition of ``__consumer_offsets`` through a
+:class:`collectors.tail_model.TailConsumer` (no group of its own, read_committed, explicit assignment),
+decodes each record with :func:`collectors.codec.decode` and hands batches of
+:class:`collectors.tail_model.TailEvent` to one :class:`collectors.tail_model.TailSink`.
+
+Delivery is at least once: a position is saved only after the sink returned for the events before it
+(every ``checkpoint_seconds`` and at stop), and a restart resumes from the saved positions. Fetch
+errors, a broker down or a moved leader are logged and retried with backoff; a record that does not
+decode is counted and skipped. ``caught_up`` turns true once every partition reached the end offset
+seen at start, and stays true.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+from collectors.codec import UnknownRecord, decode
+from collectors.errors import KafkaError, OffsetguardError
+from collectors.tail_model import (
+    PositionStore,
+    RawRecord,
+    TailConsumer,
+    TailEvent,
+    TailFigures,
+    TailSink,
+)
+from collectors.tail_progress import Backoff, TailProgress
+
+log = logging.getLogger(__name__)
+
+TOPIC_POLL_S = 2.0  # while __consumer_offsets does not exist yet
+LOGGED_DECODE_ERRORS = 10  # log the first ones, then every 1000th
+
+
+class OffsetsTail:
+    """Tails one cluster's ``__consumer_offsets``; :meth:`start` in a running loop, :meth:`stop` to end."""
+
+    def __init__(
+        self,
+        cluster: str,
+        consumer: TailConsumer,
+        sink: TailSink,
+        *,
+        store: PositionStore | None = None,
+        start_from: Literal["earliest", "latest"] = "earliest",
+        checkpoint_seconds: float = 1.0,
+        max_batch_records: int = 10_000,
+        end_offsets_seconds: float = 5.0,
+        fetch_timeout_ms: int = 500,
+        topic_poll_seconds: float = TOPIC_POLL_S,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.cluster = cluster
+        self.sink = sink
+        self._consumer = consumer
+        self._store = store
+        self._start_from = start_from
+        self._checkpoint_s = checkpoint_seconds
+        self._max_batch = max_batch_records
+        self._ends_s = end_offsets_seconds
+        self._fetch_timeout_ms = fetch_timeout_ms
+        self._topic_poll_s = topic_poll_seconds
+        self._backoff = backoff or Backoff()
+        self._clock = clock
+        self.progress = TailProgress()
+        self.state = "starting"
+        self._stopping = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._last_checkpoint = time.monotonic()
+
+    # ------------------------------------------------------------------ public
+    @property
+    def caught_up(self) -> bool:
+        return self.progress.caught_up
+
+    def figures(self) -> TailFigures:
+        return self.progress.figures(self.cluster, self.state, time.monotonic())
+
+    def start(self) -> None:
+        """Run the tail as a background task of the running loop."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self.run(), name=f"tail:{self.cluster}")
+
+    async def stop(self, timeout: float = 10.0) -> None:
+        """Finish the batch in hand, close the consumer, save the delivered positions."""
+        self._stopping.set()
+        task, self._task = self._task, None
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        await self._checkpoint()
+        self.state = "stopped"
+
+    async def run(self) -> None:
+        """Sessions (connect, seek, fetch) until :meth:`stop`; a failed session is retried, never fatal."""
+        while not self._stopping.is_set():
+            try:
+                await self._session()
+            except OffsetguardError as exc:
+                self._failed(exc, "tail session failed")
+            except Exception as exc:  # a bug (or the sink) must not end the tail for good
+                log.exception("tail %s: session crashed", self.cluster)
+                self.progress.failed(exc)
+            finally:
+                await self._consumer.stop()
+            if not self._stopping.is_set():
+                self.state = "backing_off"
+                await self._wait(self._backoff.next())
+
+    # ------------------------------------------------------------------ one session
+    async def _session(self) -> None:
+        consumer = self._consumer
+        self.state = "starting"
+        await consumer.start()
+        count = await consumer.partition_count()
+        while count is None:
+            self.state = "waiting_for_topic"
+            self.progress.nothing_to_catch_up()
+            if await self._wait(self._topic_poll_s):
+                return
+            count = await consumer.partition_count()
+        partitions = list(range(count))
+        self.progress.set_partitions(partitions)
+        consumer.assign(partitions)
+        await self._seek(partitions)
+        if self.progress.targets is None:
+            self.progress.set_targets(await consumer.end_offsets(partitions))
+        self.progress.deliver(await consumer.positions(partitions))
+        self.state = "running"
+        self._backoff.reset()
+        ends = asyncio.create_task(self._refresh_ends(partitions), name=f"tail-ends:{self.cluster}")
+        try:
+            await self._fetch_loop(partitions)
+        finally:
+            ends.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ends
+
+    async def _seek(self, partitions: Sequence[int]) -> None:
+        """Resume where delivery stopped: this process's positions, else the store's, else ``start_from``."""
+        stored: dict[int, int] = {}
+        if self._store is not None:
+            rows = await asyncio.to_thread(self._store.tail_positions, self.cluster)
+            stored = {row.partition: row.next_offset for row in rows}
+            self.progress.set_stored(stored)
+        known = {**stored, **self.progress.delivered}
+        fresh = []
+        for partition in partitions:
+            if partition in known:
+                self._consumer.seek(partition, known[partition])
+            else:
+                fresh.append(partition)
+        if fresh and self._start_from == "latest":
+            await self._consumer.seek_to_end(fresh)
+        elif fresh:
+            await self._consumer.seek_to_beginning(fresh)
+
+    async def _fetch_loop(self, partitions: Sequence[int]) -> None:
+        consumer, progress = self._consumer, self.progress
+        while not self._stopping.is_set():
+            try:
+                batch = await consumer.fetch(self._fetch_timeout_ms, self._max_batch)
+            except KafkaError as exc:
+                self._failed(exc, "fetch failed")
+                self.state = "backing_off"
+                await self._wait(self._backoff.next())
+                continue
+            self.state = "running"
+            self._backoff.reset()
+            if batch:
+                events, last = self._decode(batch)
+                if events:
+                    await self.sink.on_events(events)
+                progress.deliver(last)
+            progress.rate.sample(time.monotonic(), progress.records_total)
+            due = time.monotonic() - self._last_checkpoint >= self._checkpoint_s
+            if not batch or due:
+                # Control records and aborted transactions move the position without any record:
+                # only the consumer knows. Asked after the sink returned, so it is delivered too.
+                progress.deliver(await consumer.positions(partitions))
+            if due:
+                await self._checkpoint()
+
+    def _decode(self, batch: Mapping[int, Sequence[RawRecord]]) -> tuple[list[TailEvent], dict[int, int]]:
+        """Events in offset order per partition, and the next offset after each partition's records."""
+        cluster = self.cluster
+        events: list[TailEvent] = []
+        append = events.append
+        last: dict[int, int] = {}
+        records = unknown = 0
+        for partition, fetched in batch.items():
+            if not fetched:
+                continue
+            records += len(fetched)
+            for rec in fetched:
+                try:
+                    record = decode(rec.key, rec.value, offset=rec.offset, partition=partition)  # type: ignore[arg-type]
+                except Exception as exc:  # DecodeError, or a None key: count, skip, never stall
+                    self._decode_failed(exc, partition, rec.offset)
+                    continue
+                if type(record) is UnknownRecord:
+                    unknown += 1
+                    continue
+                append(TailEvent(cluster, partition, rec.offset, rec.timestamp, record))
+            last[partition] = fetched[-1].offset + 1
+        self.progress.count(records, len(events), unknown)
+        return events, last
+
+    # ------------------------------------------------------------------ helpers
+    async def _refresh_ends(self, partitions: Sequence[int]) -> None:
+        """End offsets every ``end_offsets_seconds``, for lag; failures only logged."""
+        while True:
+            await asyncio.sleep(self._ends_s)
+            try:
+                self.progress.update_ends(await self._consumer.end_offsets(partitions))
+            except KafkaError as exc:
+                log.info("tail %s: end offsets unavailable: %s", self.cluster, exc)
+
+    async def _checkpoint(self) -> None:
+        """Save delivered positions that changed; a store failure is logged and retried next time."""
+        self._last_checkpoint = time.monotonic()
+        store, changed = self._store, self.progress.unsaved()
+        if store is None or not changed:
+            return
+        now = self._clock()
+
+        def save() -> None:
+            for partition, offset in sorted(changed.items()):
+                store.set_tail_position(self.cluster, partition, offset, now)
+
+        try:
+            await asyncio.to_thread(save)
+        except OffsetguardError as exc:
+            log.warning("tail %s: positions not saved: %s", self.cluster, exc)
+            return
+        self.progress.mark_saved(changed, now)
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleep ``seconds`` or until stop; True when stopping."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+        return self._stopping.is_set()
+
+    def _failed(self, exc: OffsetguardError, what: str) -> None:
+        self.progress.failed(exc)
+        log.warning("tail %s: %s: %s", self.cluster, what, exc)
+
+    def _decode_failed(self, exc: Exception, partition: int, offset: int) -> None:
+        self.progress.decode_errors += 1
+        n = self.progress.decode_errors
+        if n <= LOGGED_DECODE_ERRORS or n % 1000 == 0:
+            log.warning(
+                "tail %s: skipped undecodable record at partition %d offset %d: %s",
+                self.cluster,
+                partition,
+                offset,
+                exc,
+            )

@@ -1,0 +1,289 @@
+"""OffsetsTail over the in-memory FakeLog: order, skips, delivery before checkpoint, resume, recovery."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from collectors.codec import OffsetCommit, OffsetCommitTombstone
+from collectors.errors import KafkaResponseError, KafkaUnavailableError, StoreError
+from collectors.tail import OffsetsTail
+from collectors.tail_model import TailEvent, TailSink
+from collectors.tail_progress import Backoff
+from service.settings import StoreSettings
+from service.store import Store
+from tests.collectors.tail.fakes import (
+    FakeLog,
+    FakeStore,
+    RecordingSink,
+    commit,
+    corrupt,
+    run_until_caught_up,
+    tombstone,
+    unknown,
+    until,
+)
+
+C = "c1"
+
+
+def _tail(log: FakeLog, sink: TailSink, store: FakeStore | Store | None = None, **kw: object) -> OffsetsTail:
+    kw.setdefault("checkpoint_seconds", 0.01)
+    return OffsetsTail(
+        C,
+        log,
+        sink,
+        store=store,
+        fetch_timeout_ms=1,
+        topic_poll_seconds=0.01,
+        backoff=Backoff(0.001, 0.01),
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+async def test_tail_records_with_gaps_emitted_in_offset_order_per_partition() -> None:
+    log = FakeLog(
+        {
+            0: [commit(0, "g", "t", 0, 5), commit(3, "g", "t", 0, 6), commit(9, "g", "t", 0, 7)],
+            1: [tombstone(2, "h", "t", 1), commit(4, "h", "t", 1, 1, ts=77)],
+            2: [],
+        },
+        chunk=1,
+    )
+    sink = RecordingSink()
+
+    await run_until_caught_up(_tail(log, sink))
+
+    assert sink.offsets(0) == [0, 3, 9]
+    assert sink.offsets(1) == [2, 4]
+    first = sink.events[0]
+    assert (first.cluster, first.partition, first.offset) == (C, 0, 0)
+    by_offset = {(e.partition, e.offset): e for e in sink.events}
+    assert by_offset[(1, 2)].record == OffsetCommitTombstone(1, "h", "t", 1)
+    record = by_offset[(1, 4)].record
+    assert isinstance(record, OffsetCommit)
+    assert (record.group, record.topic, record.partition, record.offset) == ("h", "t", 1, 1)
+    assert by_offset[(1, 4)].timestamp == 77
+
+
+async def test_tail_decode_error_counted_and_partition_continues() -> None:
+    log = FakeLog({0: [commit(0, "g", "t", 0, 1), corrupt(1), commit(2, "g", "t", 0, 2)]}, chunk=3)
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 2]
+    figures = tail.figures()
+    assert (figures.decode_errors, figures.records_total, figures.events_total) == (1, 3, 2)
+
+
+async def test_tail_none_key_counted_as_decode_error() -> None:
+    log = FakeLog({0: [corrupt(0)._replace(key=None), commit(1, "g", "t", 0, 1)]})
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert (tail.figures().decode_errors, sink.offsets(0)) == (1, [1])
+
+
+async def test_tail_unknown_record_counted_not_emitted() -> None:
+    log = FakeLog({0: [unknown(0), commit(1, "g", "t", 0, 1)]})
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [1]
+    assert tail.figures().unknown_records == 1
+
+
+async def test_tail_positions_saved_only_after_sink_returned() -> None:
+    log = FakeLog({p: [commit(o, "g", "t", p, o) for o in range(10)] for p in range(2)}, chunk=3)
+    store = FakeStore()
+    seen_saved: list[tuple[int, int, int]] = []
+
+    async def check(events: Sequence[TailEvent]) -> None:
+        await asyncio.sleep(0.02)  # let a checkpoint fall due while the sink holds the batch
+        for e in events:
+            seen_saved.append((e.partition, e.offset, store.positions.get((C, e.partition), -1)))
+
+    tail = _tail(log, RecordingSink(check=check), store)
+    await run_until_caught_up(tail)
+
+    assert seen_saved, "sink never called"
+    assert all(saved <= offset for _, offset, saved in seen_saved), seen_saved
+    assert store.positions == {(C, 0): 10, (C, 1): 10}
+    assert store.writes < 2 * 10  # only changed positions, not every record
+
+
+async def test_tail_sink_failure_redelivers_from_last_delivered_position() -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(6)]}, chunk=2)
+    store = FakeStore()
+    failures = [RuntimeError("detector down")]
+
+    async def check(events: Sequence[TailEvent]) -> None:
+        if events[0].offset == 2 and failures:
+            raise failures.pop()
+
+    sink = RecordingSink(check=check)
+    tail = _tail(log, sink, store)
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 1, 2, 3, 4, 5]
+    assert log.starts == 2 and log.seeks[0] == 2  # the new session resumed where delivery stopped
+    assert store.positions[(C, 0)] == 6
+
+
+async def test_tail_resume_from_stored_positions_emits_only_new(tmp_path: Path) -> None:
+    store = Store.open(StoreSettings(path=tmp_path / "og.db"))
+    try:
+        logs = {p: [commit(o, "g", "t", p, o) for o in range(4)] for p in range(2)}
+        first = RecordingSink()
+        await run_until_caught_up(_tail(FakeLog({p: list(r) for p, r in logs.items()}), first, store))
+        logs[0].append(commit(4, "g", "t", 0, 4))
+        logs[1].append(commit(7, "g", "t", 1, 7))
+        second = RecordingSink()
+
+        await run_until_caught_up(_tail(FakeLog(logs), second, store))
+
+        assert len(first.events) == 8
+        assert [(e.partition, e.offset) for e in second.events] == [(0, 4), (1, 7)]
+        assert {p.partition: p.next_offset for p in store.tail_positions(C)} == {0: 5, 1: 8}
+    finally:
+        store.close()
+
+
+async def test_tail_first_start_latest_emits_only_new_records() -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(5)]})
+    sink = RecordingSink()
+    tail = _tail(log, sink, FakeStore(), start_from="latest")
+    tail.start()
+    try:
+        await until(lambda: tail.caught_up)
+        log.append(0, commit(5, "g", "t", 0, 5))
+        await until(lambda: sink.offsets(0) == [5])
+    finally:
+        await tail.stop()
+
+
+async def test_tail_caught_up_false_until_start_end_offsets_reached() -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(4)], 1: []}, chunk=1)
+    release = asyncio.Event()
+
+    async def check(events: Sequence[TailEvent]) -> None:
+        if events[0].offset == 2:
+            await release.wait()
+
+    tail = _tail(log, RecordingSink(check=check))
+    tail.start()
+    try:
+        await until(lambda: tail.progress.delivered.get(0) == 2)
+        assert tail.caught_up is False
+        assert tail.figures().lag == {0: 2, 1: 0}
+        release.set()
+        await until(lambda: tail.caught_up)
+    finally:
+        await tail.stop()
+
+
+async def test_tail_trailing_control_records_still_reach_caught_up() -> None:
+    # Offsets 2 and 3 are a commit marker / aborted batch: no record, but the end offset is 4.
+    log = FakeLog({0: [commit(0, "g", "t", 0, 0), commit(1, "g", "t", 0, 1)]}, ends={0: 4})
+    store = FakeStore()
+    tail = _tail(log, RecordingSink(), store)
+
+    await run_until_caught_up(tail)
+
+    assert store.positions[(C, 0)] == 4
+
+
+async def test_tail_fetch_errors_logged_counted_and_tail_continues() -> None:
+    errors = [
+        KafkaUnavailableError("broker 2 down", cluster=C),
+        KafkaResponseError("NOT_LEADER", error_code=6, error_name="NOT_LEADER_OR_FOLLOWER", cluster=C),
+    ]
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(3)]}, fetch_errors=list(errors))
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 1, 2]
+    figures = tail.figures()
+    assert figures.fetch_errors == 2
+    assert figures.last_error is not None and "NOT_LEADER" in figures.last_error
+    assert log.starts == 1  # fetch errors do not restart the session
+
+
+async def test_tail_start_failures_retried_until_connected() -> None:
+    log = FakeLog(
+        {0: [commit(0, "g", "t", 0, 0)]},
+        start_errors=[KafkaUnavailableError("no broker", cluster=C)] * 2,
+    )
+    sink = RecordingSink()
+
+    await run_until_caught_up(_tail(log, sink))
+
+    assert (log.starts, sink.offsets(0)) == (3, [0])
+    assert log.stops >= 3  # every failed session released its client
+
+
+async def test_tail_missing_topic_waits_then_reads_it() -> None:
+    log = FakeLog({0: [commit(0, "g", "t", 0, 0)]}, missing_topic_calls=2)
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+    tail.start()
+    try:
+        await until(lambda: sink.offsets(0) == [0])
+    finally:
+        await tail.stop()
+    assert tail.caught_up is True
+    assert tail.state == "stopped"
+
+
+async def test_tail_stop_saves_delivered_positions_without_checkpoint_due() -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(3)]})
+    store = FakeStore()
+
+    await run_until_caught_up(_tail(log, RecordingSink(), store, checkpoint_seconds=3600))
+
+    assert store.positions == {(C, 0): 3}
+
+
+async def test_tail_store_failure_logged_and_retried_next_checkpoint() -> None:
+    class FlakyStore(FakeStore):
+        fail = 1
+
+        def set_tail_position(self, cluster: str, partition: int, next_offset: int, at: float) -> None:
+            if self.fail:
+                self.fail -= 1
+                raise StoreError("disk full", cluster=cluster)
+            super().set_tail_position(cluster, partition, next_offset, at)
+
+    store = FlakyStore()
+    tail = _tail(FakeLog({0: [commit(0, "g", "t", 0, 0)]}), RecordingSink(), store)
+    tail.start()
+    try:
+        await until(lambda: store.positions == {(C, 0): 1})  # saved by a later checkpoint
+    finally:
+        await tail.stop()
+
+    assert store.fail == 0 and tail.figures().last_checkpoint_at is not None
+
+
+@pytest.mark.parametrize("records", [0, 25])
+async def test_tail_figures_count_records_and_events(records: int) -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(records)]}, chunk=10)
+    tail = _tail(log, RecordingSink())
+
+    await run_until_caught_up(tail)
+
+    figures = tail.figures().as_dict()
+    assert (figures["records_total"], figures["events_total"]) == (records, records)
+    assert figures["lag_total"] == 0 and figures["caught_up"] is True
+    assert figures["partitions"] == 1
