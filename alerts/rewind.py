@@ -4,8 +4,12 @@ Causes, first match wins: ``auto_reset_earliest`` / ``auto_reset_latest`` (the o
 unfetchable, beyond a truncated log end, and the new one is the log start / end), ``admin_reset`` (the
 group was Empty; not for standalone groups, which are always Empty), ``rebalance_recommit`` (a stale
 member's commit: an older generation / member epoch, or a rewind undone by a newer commit within
-``recommit_window_seconds``), else ``unknown``. A tail-seen rewind with no cause yet is held in
-``DetectionState.pending_rewinds`` until the window has passed.
+``recommit_window_seconds``), else ``unknown``.
+
+A tail-seen rewind with no cause yet is reported at once as ``unknown`` (critical either way, so waiting
+would only delay the alert) and held in ``DetectionState.pending_rewinds`` for the window: if a newer
+commit undoes it in time it is reported again, same fingerprint and same commits, as
+``rebalance_recommit``; if the window passes it is dropped without a second report.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def detect_offset_rewinds(
 def rewind_outcomes(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[tuple[Finding, ...], tuple[PendingRewind, ...]]:
-    """Findings for this cycle and the rewinds still waiting for their window to pass."""
+    """Findings for this cycle and the reported rewinds that a newer commit may still undo."""
     moves = replay(previous, inputs).moves
     partitions = current_partitions(inputs)
     window = thresholds.recommit_window_seconds
@@ -39,17 +43,10 @@ def rewind_outcomes(
     for p in previous.pending_rewinds:
         held = CommitMove(p.key, p.old, p.new, p.group_state, None, p.new.at)
         undo = _undo(held, moves, window)
-        if undo is not None or now - p.new.at >= window:
-            findings.append(
-                _finding(
-                    inputs.cluster,
-                    held,
-                    RECOMMIT if undo else "unknown",
-                    history_for(previous, held, partitions),
-                    undo,
-                )
-            )
-        else:
+        if undo is not None:
+            history = history_for(previous, held, partitions)
+            findings.append(_finding(inputs.cluster, held, RECOMMIT, history, undo))
+        elif now - p.new.at < window:
             pending.append(p)
 
     for i, m in enumerate(moves):
@@ -62,11 +59,10 @@ def rewind_outcomes(
             undo = _undo(m, moves[i + 1 :], window)
             if undo is not None:
                 cause = RECOMMIT
-            elif m.new.source == "tail" and now - m.new.at < window:
-                pending.append(PendingRewind(m.key, m.old, m.new, m.group_state))
-                continue
             else:
                 cause = "unknown"
+                if m.new.source == "tail" and now - m.new.at < window:
+                    pending.append(PendingRewind(m.key, m.old, m.new, m.group_state))
         findings.append(_finding(inputs.cluster, m, cause, history, undo))
     return tuple(findings), tuple(pending)
 

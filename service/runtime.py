@@ -10,10 +10,13 @@ from typing import Any
 
 from collectors.tail import OffsetsTail
 from collectors.tail_progress import tune_gc
+from collectors.tail_sinks import RecentEvents
+from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
 from service.scheduler import CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
 from service.store import Store
+from service.store.alerts import AlertStore
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,8 @@ class Runtime:
         jobs: list[CollectorJob],
         closers: list[Callable[[], None]] | None = None,
         tails: Sequence[OffsetsTail] = (),
+        detections: Sequence[DetectionLoop] = (),
+        alerts: AlertStore | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -42,8 +47,13 @@ class Runtime:
         )
         self._closers = closers or []
         self.tails = list(tails)  # one __consumer_offsets tail per cluster (settings.tail.enabled)
+        self.detections = list(detections)  # one detection loop per cluster (settings.detection.enabled)
+        self.alerts = alerts
 
     async def start(self) -> None:
+        # Detection first: it loads its saved state before the first observation or tail event.
+        for detection in self.detections:
+            await detection.start()
         self.scheduler.start()
         if self.tails:
             tune_gc()
@@ -55,11 +65,15 @@ class Runtime:
         # flush/close the store.
         await self.scheduler.shutdown()
         await asyncio.gather(*(tail.stop() for tail in self.tails))
+        # After the tails: their last batch is evaluated and the detection state saved.
+        await asyncio.gather(*(detection.stop() for detection in self.detections))
         for close in self._closers:
             try:
                 await asyncio.to_thread(close)
             except Exception:  # closing must go on for the others
                 log.exception("error while closing a client")
+        if self.alerts is not None:
+            await asyncio.to_thread(self.alerts.close)
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
 
@@ -86,14 +100,41 @@ def build_runtime(settings: Settings) -> Runtime:
     from service.wiring import build_cluster_jobs, build_cluster_tail
 
     store = Store.open(settings.store)
+    alerts = AlertStore.open(settings.store) if settings.detection.enabled else None
+    rate_limit = snapshot_rate_limit(settings)  # one hourly snapshot budget for all clusters
     latest = LatestObservations()
     jobs: list[CollectorJob] = []
     closers: list[Callable[[], None]] = []
     tails: list[OffsetsTail] = []
+    detections: list[DetectionLoop] = []
     for cluster in settings.clusters:
         cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store)
         jobs.extend(cluster_jobs)
         closers.append(close)
+        detection = tail_sink = None
+        if alerts is not None:
+            detection, tail_sink = build_detection(
+                cluster, settings, latest, store, cluster_jobs, alerts=alerts, rate_limit=rate_limit
+            )
+            detections.append(detection)
         if settings.tail.enabled:
-            tails.append(build_cluster_tail(cluster, settings, store))
-    return Runtime(settings, store=store, latest=latest, jobs=jobs, closers=closers, tails=tails)
+            sink = FanOutSink(RecentEvents(), tail_sink) if tail_sink is not None else None
+            tail = build_cluster_tail(cluster, settings, store, sink=sink)
+            tails.append(tail)
+            if detection is not None:
+                detection.tail_live = _live(tail)
+    return Runtime(
+        settings,
+        store=store,
+        latest=latest,
+        jobs=jobs,
+        closers=closers,
+        tails=tails,
+        detections=detections,
+        alerts=alerts,
+    )
+
+
+def _live(tail: OffsetsTail) -> Callable[[], bool]:
+    """Detection trusts the tail for every commit only while it is caught up and reading."""
+    return lambda: tail.caught_up and tail.state == "running"

@@ -10,13 +10,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
+from alerts.thresholds import Limits, Override, Thresholds
 from collectors.errors import ConfigError
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
@@ -131,6 +140,66 @@ class SnapshotSettings(BaseModel):
     keep: int = Field(default=50, ge=1)  # newest snapshots kept; older ones are deleted
 
 
+class LimitsSettings(BaseModel):
+    """Alert limits (see :class:`alerts.thresholds.Limits`); ``null`` disables a check."""
+
+    lag_messages: int | None = Field(default=10_000, ge=1)
+    lag_seconds: float | None = Field(default=600.0, gt=0)
+    retention_risk_seconds: float | None = Field(default=6 * 3600.0, gt=0)
+    expiry_risk_seconds: float | None = Field(default=24 * 3600.0, gt=0)
+    stall_seconds: float | None = Field(default=900.0, gt=0)
+
+
+class OverrideSettings(BaseModel):
+    """Per-topic or per-group overrides; only the fields given replace the inherited ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lag_messages: int | None = Field(default=None, ge=1)
+    lag_seconds: float | None = Field(default=None, gt=0)
+    retention_risk_seconds: float | None = Field(default=None, gt=0)
+    expiry_risk_seconds: float | None = Field(default=None, gt=0)
+    stall_seconds: float | None = Field(default=None, gt=0)
+
+
+class DetectionSettings(BaseModel):
+    """The detection engine: thresholds, alert lifecycle, its own state and snapshots on critical alerts."""
+
+    enabled: bool = True
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    topics: dict[str, OverrideSettings] = Field(default_factory=dict)
+    groups: dict[str, OverrideSettings] = Field(default_factory=dict)  # group beats topic
+    recommit_window_seconds: float = Field(default=30.0, ge=0, le=3600)
+    recent_commit_seconds: float = Field(default=600.0, gt=0)
+    # Event-like alerts (rewind, skip, truncation, unclean election, offsets lost) resolve after this
+    # long without recurrence, unless acknowledged first.
+    quiet_period_seconds: float = Field(default=3600.0, gt=0)
+    # State-like alerts resolve after this many consecutive evaluations that saw their input and no finding.
+    resolve_after_clean: int = Field(default=3, ge=1, le=1000)
+    # Tail events are evaluated together once they stop arriving for this long (capped at 4x).
+    debounce_seconds: float = Field(default=0.15, ge=0, le=5)
+    state_save_seconds: float = Field(default=30.0, gt=0, le=3600)
+    # commit_history gets at most one sample per group-partition this often (rates need a long span).
+    history_sample_seconds: float = Field(default=15.0, ge=0, le=3600)
+    snapshots: bool = True  # dump the group's __consumer_offsets partition on a critical offset alert
+    snapshot_group_interval_seconds: float = Field(default=600.0, ge=0)  # per cluster+group
+    snapshot_max_per_hour: int = Field(default=20, ge=0)  # all clusters together
+
+    def thresholds(self) -> Thresholds:
+        """The :class:`alerts.thresholds.Thresholds` these settings describe."""
+
+        def override(o: OverrideSettings) -> Override:
+            return Override(**{k: v for k, v in o.model_dump(exclude_unset=True).items()})
+
+        return Thresholds(
+            default=Limits(**self.limits.model_dump()),
+            topics={t: override(o) for t, o in self.topics.items()},
+            groups={g: override(o) for g, o in self.groups.items()},
+            recommit_window_seconds=self.recommit_window_seconds,
+            recent_commit_seconds=self.recent_commit_seconds,
+        )
+
+
 class Settings(BaseSettings):
     """Everything offsetguard can be told. Env: ``OFFSETGUARD_<FIELD>``, nested with ``__``."""
 
@@ -143,6 +212,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     tail: TailSettings = Field(default_factory=TailSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    detection: DetectionSettings = Field(default_factory=DetectionSettings)
     # A collector whose last success is older than this many intervals is reported stale.
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"

@@ -84,7 +84,8 @@ def build_cluster_tail(
 ) -> OffsetsTail:
     """The ``__consumer_offsets`` tail of ``cluster``; positions kept in ``store``.
 
-    Until the detection engine plugs in, events go to an in-memory :class:`RecentEvents` buffer.
+    Events go to ``sink`` (the runtime passes detection's sink beside a :class:`RecentEvents` buffer),
+    else to a :class:`RecentEvents` buffer only.
     """
     tail = settings.tail
     return OffsetsTail(

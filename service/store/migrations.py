@@ -126,10 +126,67 @@ _V3_SNAPSHOTS = sql(
     "CREATE INDEX snapshots_by_group ON snapshots (cluster, grp, created_at)",
 )
 
+_V4_ALERTS = sql(
+    # Alerts and their lifecycle. ``seq`` orders them (newest first = seq DESC, the list cursor); ``id`` is
+    # what the API and snapshot triggers name. At most one firing alert per fingerprint, enforced here.
+    """
+    CREATE TABLE alerts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        fingerprint TEXT NOT NULL,           -- JSON [kind, cluster, group, topic, partition]
+        kind TEXT NOT NULL,
+        severity TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('firing', 'resolved')),
+        cluster TEXT NOT NULL,
+        grp TEXT,
+        topic TEXT,
+        partition INTEGER,
+        started_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        resolved_at REAL,
+        resolved_reason TEXT,                -- acknowledged, quiet_period, cleared
+        summary TEXT NOT NULL,
+        cause TEXT,
+        magnitude TEXT NOT NULL,             -- JSON: the latest occurrence
+        magnitude_total TEXT NOT NULL,       -- JSON: summed over distinct occurrences (event-like kinds)
+        evidence TEXT NOT NULL,              -- JSON
+        occurrence TEXT NOT NULL,            -- identity of the latest occurrence (not counted twice)
+        occurrences INTEGER NOT NULL,
+        snapshot_id TEXT,
+        ack_by TEXT,
+        ack_comment TEXT,
+        acked_at REAL
+    )
+    """,
+    "CREATE UNIQUE INDEX alerts_firing_fingerprint ON alerts (fingerprint) WHERE status = 'firing'",
+    "CREATE INDEX alerts_by_cluster ON alerts (cluster, status, seq)",
+    """
+    CREATE TABLE alert_transitions (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        alert_id TEXT NOT NULL REFERENCES alerts (id) ON DELETE CASCADE,
+        at REAL NOT NULL,
+        transition TEXT NOT NULL,            -- fired, repeated, reclassified, changed, acked, resolved, ...
+        severity TEXT NOT NULL,
+        cause TEXT,
+        detail TEXT NOT NULL                 -- JSON
+    )
+    """,
+    "CREATE INDEX alert_transitions_by_alert ON alert_transitions (alert_id, seq)",
+    """
+    CREATE TABLE detection_state (
+        cluster TEXT PRIMARY KEY,
+        saved_at REAL NOT NULL,
+        format INTEGER NOT NULL,
+        body TEXT NOT NULL                   -- JSON of alerts.state.DetectionState
+    ) WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
     Migration(3, "__consumer_offsets snapshot index", _V3_SNAPSHOTS),
+    Migration(4, "alerts, their transitions and the detection state", _V4_ALERTS),
 )
 
 

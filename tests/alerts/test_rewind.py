@@ -104,30 +104,44 @@ def test_detect_offset_rewinds_undone_in_same_batch_rebalance_recommit_with_undo
     assert (f.evidence["undone_by_offset"], f.evidence["undone_at"]) == (520, 5.0)
 
 
-def test_rewind_outcomes_no_cause_inside_window_held_pending_not_reported() -> None:
+def test_rewind_outcomes_no_cause_inside_window_reported_unknown_at_once_and_held() -> None:
     events = (commit(500, 1, 1), commit(300, 2, 2))
     findings, pending = rewind_outcomes(
-        DetectionState(), inputs(commit_events=events, tail_live=True), 10, TH
+        DetectionState(), inputs(commit_events=events, tail_live=True), 2.1, TH
     )
-    assert findings == ()
+    assert [(f.cause, f.severity, f.magnitude["messages_replayed"]) for f in findings] == [
+        ("unknown", "critical", 200)
+    ]
     assert [(p.old.offset, p.new.offset) for p in pending] == [(500, 300)]
 
 
-def test_detect_offset_rewinds_pending_window_passes_unknown_reported() -> None:
+def test_detect_offset_rewinds_pending_window_passes_dropped_without_second_report() -> None:
     s = run(
         DetectionState(), inputs(commit_events=(commit(500, 1, 1), commit(300, 2, 2)), tail_live=True), 10
     )
-    [f] = detect_offset_rewinds(s, inputs(tail_live=True), 2 + TH.recommit_window_seconds, TH)
-    assert (f.cause, f.magnitude["messages_replayed"]) == ("unknown", 200)
-    assert run(s, inputs(tail_live=True), 2 + TH.recommit_window_seconds).pending_rewinds == ()
+    later = 2 + TH.recommit_window_seconds
+    assert detect_offset_rewinds(s, inputs(tail_live=True), later, TH) == ()
+    assert run(s, inputs(tail_live=True), later).pending_rewinds == ()
 
 
-def test_detect_offset_rewinds_pending_undone_next_batch_rebalance_recommit() -> None:
-    s = run(
-        DetectionState(), inputs(commit_events=(commit(500, 1, 1), commit(300, 2, 2)), tail_live=True), 10
-    )
+def test_detect_offset_rewinds_pending_undone_next_batch_reclassified_same_fingerprint() -> None:
+    events = (commit(500, 1, 1), commit(300, 2, 2))
+    [first] = detect_offset_rewinds(DetectionState(), inputs(commit_events=events, tail_live=True), 3, TH)
+    s = run(DetectionState(), inputs(commit_events=events, tail_live=True), 3)
     [f] = detect_offset_rewinds(s, inputs(commit_events=(commit(510, 12, 3),), tail_live=True), 13, TH)
-    assert f.cause == "rebalance_recommit"
+    assert (f.cause, f.fingerprint) == ("rebalance_recommit", first.fingerprint)
+    assert (f.evidence["old_offset"], f.evidence["new_offset"], f.evidence["undone_by_offset"]) == (
+        500,
+        300,
+        510,
+    )
+
+
+def test_detect_offset_rewinds_undone_after_window_not_reclassified() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(500, 1, 1), commit(300, 2, 2)), tail_live=True), 3)
+    late = 3 + TH.recommit_window_seconds
+    undo = inputs(commit_events=(commit(510, late, 3),), tail_live=True)
+    assert detect_offset_rewinds(s, undo, late, TH) == ()
 
 
 def test_detect_offset_rewinds_redelivered_tail_records_ignored() -> None:

@@ -30,8 +30,8 @@ def info(n: int, cluster: str = "c1", group: str = "g1", **changes: object) -> S
     return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
 
 
-def test_snapshot_migration_is_latest() -> None:
-    assert MIGRATIONS[-1].name == "__consumer_offsets snapshot index"
+def test_snapshot_migration_is_version_3() -> None:
+    assert (MIGRATIONS[2].version, MIGRATIONS[2].name) == (3, "__consumer_offsets snapshot index")
 
 
 def test_add_snapshot_round_trips_every_field(store: Store) -> None:

@@ -1,0 +1,151 @@
+"""One cluster's :class:`alerts.state.CycleInputs` from the latest observations, the scheduler's collector
+statuses and queued tail events.
+
+Each observation is handed to detection **once** (the state remembers it; passing it again would add a
+duplicate range sample and a zero counter delta). Metadata goes along with every fresh offsets
+observation so partitions keep their leader and ISR. Which state-like kinds an evaluation could judge
+(:data:`COVERAGE`) decides whether their absence counts towards resolving them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from alerts.model import (
+    COLLECTOR_FAILURE,
+    COMMITTED_BELOW_LOG_START,
+    COMMITTED_BEYOND_LOG_END,
+    CONFIG_RISK,
+    CONSUMER_STALLED,
+    LAG_HIGH,
+    OFFSETS_EXPIRY_RISK,
+    OFFSETS_TOPIC_CLEANER_STALLED,
+    OUT_OF_RANGE_FETCHES,
+    RETENTION_RISK,
+    CollectorStatus,
+)
+from alerts.state import DetectionState
+from collectors.model import (
+    ClusterMetadata,
+    CommittedObservation,
+    ConfigsObservation,
+    GroupsObservation,
+    MetricsObservation,
+    OffsetsObservation,
+)
+from service.scheduler import CollectorStatus as JobStatus
+from service.state import LatestObservations
+
+KINDS: dict[str, type[Any]] = {
+    "metadata": ClusterMetadata,
+    "offsets": OffsetsObservation,
+    "groups": GroupsObservation,
+    "committed": CommittedObservation,
+    "configs": ConfigsObservation,
+    "metrics": MetricsObservation,
+}
+# State-like kinds an evaluation can judge only with that observation in hand.
+COVERAGE: Mapping[str, frozenset[str]] = {
+    "offsets": frozenset(
+        {COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, LAG_HIGH, CONSUMER_STALLED, RETENTION_RISK}
+    ),
+    "configs": frozenset({CONFIG_RISK}),
+    "metrics": frozenset({OFFSETS_TOPIC_CLEANER_STALLED, OUT_OF_RANGE_FETCHES}),
+}
+ALWAYS_COVERED = frozenset({COLLECTOR_FAILURE, OFFSETS_EXPIRY_RISK})  # statuses and the clock suffice
+
+
+@dataclass(frozen=True)
+class Fresh:
+    """Observations not yet handed to detection, and what taking them would mark as seen."""
+
+    observations: Mapping[str, Any]
+    marks: Mapping[str, float]
+
+    def covered(self) -> frozenset[str]:
+        out = set(ALWAYS_COVERED)
+        for name, kinds in COVERAGE.items():
+            if name in self.marks:
+                out |= kinds
+        return frozenset(out)
+
+
+class FreshObservations:
+    """Remembers the ``observed_at`` of what was handed on last, per kind."""
+
+    def __init__(self, cluster: str, latest: LatestObservations) -> None:
+        self.cluster = cluster
+        self._latest = latest
+        self._seen: dict[str, float] = {}
+
+    def peek(self) -> Fresh:
+        obs: dict[str, Any] = {}
+        marks: dict[str, float] = {}
+        for name, kind in KINDS.items():
+            found = self._latest.get(self.cluster, kind)
+            if found is not None and found.observed_at != self._seen.get(name):
+                obs[name] = found
+                marks[name] = found.observed_at
+        if "offsets" in obs and "metadata" not in obs:
+            meta = self._latest.get(self.cluster, ClusterMetadata)
+            if meta is not None:
+                obs["metadata"] = meta
+        return Fresh(obs, marks)
+
+    def taken(self, fresh: Fresh) -> None:
+        """Call once the evaluation that used ``fresh`` is stored."""
+        self._seen.update(fresh.marks)
+
+
+class CollectorHealth:
+    """The scheduler's view of the cluster's collectors as detector :class:`CollectorStatus` values.
+
+    A collector is down when its last run failed *and* it is stale (no success for ``stale_after``
+    intervals), so a single failed run raises nothing.
+    """
+
+    def __init__(self, statuses: Callable[[], Iterable[JobStatus]], stale_after_intervals: float) -> None:
+        self._statuses = statuses
+        self._stale_after = stale_after_intervals
+        self._since: dict[str, float] = {}
+
+    def __call__(self, now: float) -> tuple[CollectorStatus, ...]:
+        out = []
+        for s in self._statuses():
+            failed_last = s.last_failure_at is not None and (
+                s.last_success_at is None or s.last_failure_at > s.last_success_at
+            )
+            down = failed_last and s.stale(now, self._stale_after)
+            if down:
+                self._since.setdefault(s.name, s.last_failure_at or now)
+            else:
+                self._since.pop(s.name, None)
+            error, _, message = (s.last_error or "").partition(": ")
+            out.append(
+                CollectorStatus(
+                    name=s.name,
+                    ok=not down,
+                    failing_since=self._since.get(s.name),
+                    error=error if down else "",
+                    message=message if down else "",
+                    last_success=s.last_success_at,
+                )
+            )
+        return tuple(out)
+
+
+def thin_commit_history(new: DetectionState, spacing: float) -> DetectionState:
+    """Keep ``commit_history`` samples at least ``spacing`` apart (the newest one always).
+
+    Every evaluation appends a sample per group-partition; with tail-driven evaluations several times a
+    second the kept samples would span too little time for the consume rates retention risk needs.
+    """
+    if spacing <= 0:
+        return new
+    history = dict(new.commit_history)
+    for key, samples in new.commit_history.items():
+        if len(samples) >= 3 and samples[-2].at - samples[-3].at < spacing:
+            history[key] = (*samples[:-2], samples[-1])
+    return replace(new, commit_history=history)

@@ -1,0 +1,194 @@
+"""Alert lifecycle rules: one cycle's findings against the firing alerts -> the changes to store (pure).
+
+* One firing alert per fingerprint ``(kind, cluster, group, topic, partition)``; a finding for a firing
+  fingerprint updates it (``updated_at``, summary, evidence, latest ``magnitude``).
+* **Event-like** kinds (rewind, skip, truncation, unclean election, offsets lost): each distinct occurrence
+  (its evidence without the volatile fields) counts once: ``occurrences`` +1, ``magnitude_total`` adds
+  its magnitude, severity is the highest seen. The *same* occurrence reported again (a rewind re-classified
+  as ``rebalance_recommit``, a tail record delivered twice) replaces the latest magnitude, cause and
+  severity without counting again. They stay firing until acknowledged or until ``quiet_period_seconds``
+  pass without a new report.
+* **State-like** kinds: latest severity, cause and magnitude (``magnitude_total`` = latest); resolved after
+  ``resolve_after_clean`` consecutive evaluations that had the kind's input and did not report it.
+  Unchanged severity/cause are re-written at most every ``refresh_seconds``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from alerts.model import Finding
+from service.store.alert_records import (
+    FIRING,
+    RESOLVED,
+    Alert,
+    AlertWrite,
+    Fingerprint,
+    Numbers,
+    is_event_like,
+)
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
+# Evidence that may differ between two reports of the same occurrence (the latest range observation,
+# the undoing commit of a re-classified rewind).
+VOLATILE_EVIDENCE = frozenset(
+    {"undone_by_offset", "undone_at", "log_start", "log_end", "range_observed_at", "group_state"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleRules:
+    quiet_period_seconds: float = 3600.0
+    resolve_after_clean: int = 3
+    refresh_seconds: float = 30.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    writes: tuple[AlertWrite, ...]
+    clean_streaks: Mapping[Fingerprint, int]  # state-like firing alerts: clean evaluations in a row
+
+
+def new_alert_id(now: float) -> str:
+    """Sortable by creation time, unique without coordination."""
+    return f"al-{int(now * 1000):013d}-{secrets.token_hex(4)}"
+
+
+def occurrence_identity(f: Finding) -> str:
+    stable = {k: v for k, v in f.evidence.items() if k not in VOLATILE_EVIDENCE}
+    return json.dumps(stable, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def plan(
+    firing: Mapping[Fingerprint, Alert],
+    findings: Iterable[Finding],
+    covered: frozenset[str],
+    clean_streaks: Mapping[Fingerprint, int],
+    now: float,
+    rules: LifecycleRules,
+    new_id: str | None = None,
+    resolved: frozenset[tuple[Fingerprint, str]] = frozenset(),
+) -> Plan:
+    """The writes this cycle needs. ``covered``: kinds whose input this evaluation had (a state-like alert
+    of another kind is neither refreshed nor counted clean). ``resolved``: (fingerprint, occurrence) of
+    event-like alerts resolved lately; the same occurrence reported again (re-read after a crash) does
+    not fire a new alert."""
+    working = dict(firing)
+    streaks = {fp: n for fp, n in clean_streaks.items() if fp in working}
+    writes: list[AlertWrite] = []
+    reported: set[Fingerprint] = set()
+    for n, f in enumerate(findings):
+        fp = f.fingerprint
+        reported.add(fp)
+        old = working.get(fp)
+        if old is None and is_event_like(f.kind) and (fp, occurrence_identity(f)) in resolved:
+            continue
+        if old is None:
+            alert = _new(f, now, f"{new_id}-{n}" if new_id else new_alert_id(now))
+            writes.append(AlertWrite(alert, True, "fired"))
+        elif is_event_like(f.kind):
+            alert, transition = _event_repeat(old, f, now)
+            writes.append(AlertWrite(alert, False, transition))
+        else:
+            alert, transition = _state_repeat(old, f, now)
+            if transition is not None or now - old.updated_at >= rules.refresh_seconds:
+                writes.append(AlertWrite(alert, False, transition))
+            else:
+                alert = old
+            streaks[fp] = 0
+        working[fp] = alert
+    for fp, alert in working.items():
+        if fp in reported:
+            continue
+        if is_event_like(alert.kind):
+            if now - alert.updated_at >= rules.quiet_period_seconds:
+                writes.append(_resolve(alert, now, "quiet_period"))
+        elif alert.kind in covered:
+            streaks[fp] = streaks.get(fp, 0) + 1
+            if streaks[fp] >= rules.resolve_after_clean:
+                writes.append(_resolve(alert, now, "cleared"))
+                del streaks[fp]
+    return Plan(tuple(writes), streaks)
+
+
+def _new(f: Finding, now: float, alert_id: str) -> Alert:
+    return Alert(
+        id=alert_id,
+        kind=f.kind,
+        severity=f.severity,
+        status=FIRING,
+        cluster=f.cluster,
+        group=f.group,
+        topic=f.topic,
+        partition=f.partition,
+        started_at=now,
+        updated_at=now,
+        summary=f.summary,
+        cause=f.cause,
+        magnitude=dict(f.magnitude),
+        magnitude_total=dict(f.magnitude),
+        evidence=dict(f.evidence),
+        occurrence=occurrence_identity(f),
+        occurrences=1,
+    )
+
+
+def _event_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None]:
+    identity = occurrence_identity(f)
+    base = replace(
+        old,
+        updated_at=now,
+        summary=f.summary,
+        evidence=dict(f.evidence),
+        cause=f.cause,
+        magnitude=dict(f.magnitude),
+    )
+    if identity == old.occurrence:
+        total = _add(_add(old.magnitude_total, old.magnitude, -1), f.magnitude, 1)
+        changed = (f.cause, f.severity) != (old.cause, old.severity)
+        alert = replace(base, severity=f.severity, magnitude_total=total)
+        return alert, "reclassified" if changed else None
+    alert = replace(
+        base,
+        severity=max(old.severity, f.severity, key=lambda s: SEVERITY_RANK.get(s, 0)),
+        magnitude_total=_add(old.magnitude_total, f.magnitude, 1),
+        occurrence=identity,
+        occurrences=old.occurrences + 1,
+    )
+    return alert, "repeated"
+
+
+def _state_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None]:
+    alert = replace(
+        old,
+        severity=f.severity,
+        cause=f.cause,
+        updated_at=now,
+        summary=f.summary,
+        magnitude=dict(f.magnitude),
+        magnitude_total=dict(f.magnitude),
+        evidence=dict(f.evidence),
+        occurrence=occurrence_identity(f),
+    )
+    changed = (f.cause, f.severity) != (old.cause, old.severity)
+    return alert, "changed" if changed else None
+
+
+def _resolve(alert: Alert, now: float, reason: str) -> AlertWrite:
+    done = replace(alert, status=RESOLVED, resolved_at=now, resolved_reason=reason)
+    return AlertWrite(done, False, "resolved", {"reason": reason})
+
+
+def _add(total: Numbers, part: Numbers, sign: int) -> dict[str, int | float | None]:
+    """``total`` plus (or minus) ``part`` per field; an unknown (None) part leaves the total as it is."""
+    out: dict[str, int | float | None] = dict(total)
+    for key, value in part.items():
+        if value is None:
+            out.setdefault(key, None)
+            continue
+        base = out.get(key)
+        out[key] = sign * value if base is None else base + sign * value
+    return out

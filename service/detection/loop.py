@@ -1,0 +1,245 @@
+"""The :class:`DetectionLoop` of one cluster: evaluates the pure detectors and stores the alert lifecycle.
+
+Triggers: a fresh collector observation (:meth:`observe`, a scheduler sink) evaluates at once; tail
+events (:meth:`add_events`) are batched for at most ``debounce_seconds`` after the first one; and a
+``tick_seconds`` timer evaluates anyway (collector failures, quiet periods). One worker task runs the
+evaluations one after another, in a worker thread (detectors, SQLite).
+
+An evaluation's alerts are written (one transaction) **before** anything is reported (listeners,
+snapshots). If the write fails, the state is not advanced and the events are kept for the next attempt.
+The :class:`~alerts.state.DetectionState` is saved every ``state_save_seconds`` and at stop; after a crash
+detection resumes from the last save: commits seen since are compared against older values (a move may be
+reported once more, deduplicated by fingerprint and occurrence), and tail events already checkpointed by
+the tail are not delivered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from alerts.engine import evaluate
+from alerts.model import CommitEvent, GroupEvent
+from alerts.state import CycleInputs, DetectionState, LogEndClock
+from alerts.thresholds import Thresholds
+from collectors.errors import OffsetguardError
+from service.detection import state_codec
+from service.detection.inputs import CollectorHealth, FreshObservations, thin_commit_history
+from service.detection.lifecycle import LifecycleRules, Plan, plan
+from service.detection.snapshots import SnapshotTrigger
+from service.settings import DetectionSettings
+from service.state import LatestObservations
+from service.store.alert_records import Alert, AlertWrite, Fingerprint
+from service.store.alerts import AlertStore
+
+log = logging.getLogger(__name__)
+
+Event = CommitEvent | GroupEvent
+Listener = Callable[[Sequence[Alert]], Awaitable[None]]
+MAX_PENDING_EVENTS = 200_000  # the tail waits (back-pressure) while this many are queued
+RETRY_SECONDS = 2.0
+
+
+class DetectionLoop:
+    """Start with :meth:`start` in a running loop; :meth:`stop` evaluates what is queued and saves state."""
+
+    def __init__(
+        self,
+        cluster: str,
+        settings: DetectionSettings,
+        *,
+        latest: LatestObservations,
+        alerts: AlertStore,
+        health: CollectorHealth | None = None,
+        log_end_reached_at: LogEndClock | None = None,
+        tail_live: Callable[[], bool] = lambda: False,
+        snapshots: SnapshotTrigger | None = None,
+        listeners: Sequence[Listener] = (),
+        clock: Callable[[], float] = time.time,
+        tick_seconds: float = 10.0,
+    ) -> None:
+        self.cluster = cluster
+        self._settings = settings
+        self._thresholds: Thresholds = settings.thresholds()
+        self._rules = LifecycleRules(settings.quiet_period_seconds, settings.resolve_after_clean)
+        self._fresh = FreshObservations(cluster, latest)
+        self._alerts = alerts
+        self._health = health
+        self._log_end = log_end_reached_at
+        self.tail_live = tail_live  # True while the tail delivers every commit (then polls only seed)
+        self._snapshots = snapshots
+        self._listeners = list(listeners)
+        self._clock = clock
+        self._tick = tick_seconds
+        self.state = DetectionState()
+        self._streaks: dict[Fingerprint, int] = {}
+        self._pending: list[Event] = []
+        self._due: float | None = None  # monotonic time of the next evaluation
+        self._wake = asyncio.Event()
+        self._one_at_a_time = asyncio.Lock()
+        self._drained = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+        self._last_save = time.monotonic()
+        self.evaluations = 0
+
+    # ------------------------------------------------------------------ feeding
+
+    async def observe(self, observation: Any) -> None:
+        """Scheduler sink: a collector produced an observation (already in ``latest``); evaluate now."""
+        if getattr(observation, "cluster", self.cluster) == self.cluster:
+            self._schedule(0.0)
+
+    async def add_events(self, events: Sequence[Event]) -> None:
+        """Queue tail events; waits while too many are queued (the tail then reads more slowly)."""
+        if not events:
+            return
+        while len(self._pending) >= MAX_PENDING_EVENTS and not self._stopping:
+            self._drained.clear()
+            await self._drained.wait()
+        self._pending.extend(events)
+        self._schedule(self._settings.debounce_seconds)
+
+    def _schedule(self, delay: float) -> None:
+        due = time.monotonic() + delay
+        if self._due is None or due < self._due:
+            self._due = due
+            self._wake.set()
+
+    # ------------------------------------------------------------------ running
+
+    async def start(self) -> None:
+        """Load the saved state, then run the worker."""
+        saved = await asyncio.to_thread(self._alerts.load_state, self.cluster)
+        if saved is not None and saved.format == state_codec.FORMAT:
+            try:
+                self.state = state_codec.loads(saved.body)
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("detection %s: saved state unreadable, starting empty: %s", self.cluster, exc)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"detect:{self.cluster}")
+
+    async def stop(self) -> None:
+        """Evaluate anything still queued, wait for snapshots under way, save the state."""
+        self._stopping = True
+        self._drained.set()
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            await task  # the worker finishes its evaluation in hand (a thread cannot be cancelled)
+        if self._pending:
+            await self.evaluate_now()
+        if self._snapshots is not None:
+            await self._snapshots.drain()
+        await self._save_state()
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            await self._wait_until_due()
+            if self._stopping:
+                return
+            try:
+                await self.evaluate_now()
+            except Exception:  # a bug must not end detection; the next trigger tries again
+                log.exception("detection %s: evaluation crashed", self.cluster)
+                self._schedule(RETRY_SECONDS)
+            if time.monotonic() - self._last_save >= self._settings.state_save_seconds:
+                await self._save_state()
+
+    async def _wait_until_due(self) -> None:
+        while not self._stopping:
+            now = time.monotonic()
+            if self._due is None:
+                self._due = now + self._tick
+            if self._due <= now:
+                self._due = None
+                return
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._due - now)
+
+    async def evaluate_now(self) -> tuple[Alert, ...]:
+        """One evaluation of everything fresh and queued; the alerts it wrote (already stored)."""
+        events, self._pending = self._pending, []
+        self._drained.set()
+        async with self._one_at_a_time:
+            try:
+                written = await asyncio.to_thread(self._evaluate, events)
+            except OffsetguardError as exc:
+                log.warning("detection %s: alerts not stored, will retry: %s", self.cluster, exc)
+                self._pending[:0] = events
+                self._schedule(RETRY_SECONDS)
+                return ()
+            self.evaluations += 1
+        if written:
+            await self._report(written)
+        return tuple(a for a, _ in written)
+
+    def _evaluate(self, events: list[Event]) -> list[tuple[Alert, str | None]]:
+        """Blocking: detectors, lifecycle and the alert transaction. Advances the state only on success."""
+        now = self._clock()
+        fresh = self._fresh.peek()
+        o = fresh.observations
+        inputs = CycleInputs(
+            self.cluster,
+            metadata=o.get("metadata"),
+            offsets=o.get("offsets"),
+            groups=o.get("groups"),
+            committed=o.get("committed"),
+            configs=o.get("configs"),
+            metrics=o.get("metrics"),
+            commit_events=tuple(e for e in events if isinstance(e, CommitEvent)),
+            group_events=tuple(e for e in events if isinstance(e, GroupEvent)),
+            tail_live=self.tail_live(),
+            collectors=self._health(now) if self._health is not None else (),
+            log_end_reached_at=self._log_end,
+        )
+        findings, state = evaluate(self.state, inputs, now, self._thresholds)
+        covered = fresh.covered()
+        planned: list[Plan] = []
+
+        def planner(
+            firing: Mapping[Fingerprint, Alert], resolved: frozenset[tuple[Fingerprint, str]]
+        ) -> Sequence[AlertWrite]:
+            p = plan(firing, findings, covered, self._streaks, now, self._rules, resolved=resolved)
+            planned.append(p)
+            return p.writes
+
+        since = now - self._settings.quiet_period_seconds
+        stored = self._alerts.update_firing(self.cluster, planner, now, resolved_since=since)
+        self._streaks = dict(planned[-1].clean_streaks)
+        self.state = thin_commit_history(state, self._settings.history_sample_seconds)
+        self._fresh.taken(fresh)
+        return [(a, w.transition) for a, w in zip(stored, planned[-1].writes, strict=True)]
+
+    async def _report(self, written: Sequence[tuple[Alert, str | None]]) -> None:
+        for a, transition in written:
+            if transition == "resolved":
+                log.info("alert %s resolved (%s): %s", a.id, a.resolved_reason, a.summary)
+            elif transition is not None:
+                log.warning("alert %s %s %s %s: %s", a.id, transition, a.severity, a.kind, a.summary)
+        if self._snapshots is not None:
+            self._snapshots.request([a for a, t in written if t in ("fired", "repeated")])
+        alerts = [a for a, _ in written]
+        for listener in self._listeners:
+            try:
+                await listener(alerts)
+            except Exception:
+                log.exception("detection %s: alert listener failed", self.cluster)
+
+    async def _save_state(self) -> None:
+        self._last_save = time.monotonic()
+        state = self.state
+
+        def save() -> None:
+            body = state_codec.dumps(state)  # in the thread too: a large state takes a while
+            self._alerts.save_state(self.cluster, body, state_codec.FORMAT, self._clock())
+
+        try:
+            await asyncio.to_thread(save)
+        except OffsetguardError as exc:
+            log.warning("detection %s: state not saved: %s", self.cluster, exc)

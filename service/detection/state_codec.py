@@ -1,0 +1,80 @@
+""":class:`alerts.state.DetectionState` to JSON and back, for keeping it across restarts.
+
+``FORMAT`` changes whenever the shape changes; a saved state of another format is ignored (detection then
+starts from an empty state, as on a first start).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    DetectionState,
+    GroupPoint,
+    MetricKey,
+    OffsetSample,
+    PartitionKey,
+    PartitionPoint,
+    PendingRewind,
+    RangeSample,
+)
+
+FORMAT = 1
+
+
+def dumps(state: DetectionState) -> str:
+    body = {
+        "partitions": [[*k, _point(v)] for k, v in state.partitions.items()],
+        "ranges": [[*k, [list(s) for s in v]] for k, v in state.ranges.items()],
+        "commits": [[*k, asdict(v)] for k, v in state.commits.items()],
+        "commit_history": [[*k, [list(s) for s in v]] for k, v in state.commit_history.items()],
+        "groups": {k: asdict(v) for k, v in state.groups.items()},
+        "counters": [
+            [k.broker, k.name, [list(lab) for lab in k.labels], v] for k, v in state.counters.items()
+        ],
+        "pending_rewinds": [
+            [list(p.key), asdict(p.old), asdict(p.new), p.group_state] for p in state.pending_rewinds
+        ],
+        "tail_positions": {str(k): v for k, v in state.tail_positions.items()},
+        "committed_polled_at": state.committed_polled_at,
+    }
+    return json.dumps(body, separators=(",", ":"))
+
+
+def loads(text: str) -> DetectionState:
+    """Raises ``ValueError`` (or ``KeyError``/``TypeError``) on a malformed body."""
+    b: dict[str, Any] = json.loads(text)
+    return DetectionState(
+        partitions={PartitionKey(t, p): _partition(v) for t, p, v in b["partitions"]},
+        ranges={PartitionKey(t, p): tuple(RangeSample(*s) for s in v) for t, p, v in b["ranges"]},
+        commits={CommitKey(g, t, p): CommitPoint(**v) for g, t, p, v in b["commits"]},
+        commit_history={
+            CommitKey(g, t, p): tuple(OffsetSample(*s) for s in v) for g, t, p, v in b["commit_history"]
+        },
+        groups={k: GroupPoint(**v) for k, v in b["groups"].items()},
+        counters={
+            MetricKey(broker, name, tuple((a, c) for a, c in labels)): value
+            for broker, name, labels, value in b["counters"]
+        },
+        pending_rewinds=tuple(
+            PendingRewind(CommitKey(*k), CommitPoint(**old), CommitPoint(**new), state)
+            for k, old, new, state in b["pending_rewinds"]
+        ),
+        tail_positions={int(k): v for k, v in b["tail_positions"].items()},
+        committed_polled_at=b["committed_polled_at"],
+    )
+
+
+def _point(p: PartitionPoint) -> dict[str, Any]:
+    d = asdict(p)
+    d["isr"] = list(p.isr) if p.isr is not None else None
+    return d
+
+
+def _partition(d: dict[str, Any]) -> PartitionPoint:
+    isr = d.pop("isr")
+    return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)

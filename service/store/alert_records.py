@@ -1,0 +1,142 @@
+"""What the store keeps of alerts: :class:`Alert` rows, their :class:`Transition` history, and one
+planned change (:class:`AlertWrite`).
+
+An alert is one firing episode of one fingerprint ``(kind, cluster, group, topic, partition)``. Event-like
+kinds describe something that happened (a rewind) and stay firing until acknowledged or quiet for a
+while; state-like kinds describe a condition (lag) and resolve when it clears.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from alerts.model import (
+    LOG_TRUNCATION,
+    OFFSET_REWIND,
+    OFFSET_SKIP,
+    OFFSETS_LOST,
+    UNCLEAN_LEADER_ELECTION,
+)
+
+FIRING = "firing"
+RESOLVED = "resolved"
+
+EVENT_LIKE_KINDS = frozenset(
+    {OFFSET_REWIND, OFFSET_SKIP, LOG_TRUNCATION, UNCLEAN_LEADER_ELECTION, OFFSETS_LOST}
+)
+
+Fingerprint = tuple[str, str, str | None, str | None, int | None]
+Numbers = Mapping[str, int | float | None]
+
+
+def is_event_like(kind: str) -> bool:
+    return kind in EVENT_LIKE_KINDS
+
+
+def fingerprint_text(fp: Fingerprint) -> str:
+    """The fingerprint as stored (and uniquely indexed while firing)."""
+    return json.dumps(list(fp), separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert as stored. ``magnitude`` is the latest occurrence's; ``magnitude_total`` sums the numeric
+    fields over distinct occurrences for event-like kinds and equals ``magnitude`` for state-like ones."""
+
+    id: str
+    kind: str
+    severity: str
+    status: str
+    cluster: str
+    group: str | None
+    topic: str | None
+    partition: int | None
+    started_at: float
+    updated_at: float
+    summary: str
+    cause: str | None
+    magnitude: Numbers
+    magnitude_total: Numbers
+    evidence: Mapping[str, Any]
+    occurrence: str  # identity of the latest occurrence: the same one re-reported is not counted again
+    occurrences: int
+    resolved_at: float | None = None
+    resolved_reason: str | None = None  # acknowledged, quiet_period, cleared
+    snapshot_id: str | None = None
+    ack_by: str | None = None
+    ack_comment: str | None = None
+    acked_at: float | None = None
+    seq: int | None = None  # assigned by the store; orders alerts (the list cursor)
+
+    @property
+    def fingerprint(self) -> Fingerprint:
+        return (self.kind, self.cluster, self.group, self.topic, self.partition)
+
+    @property
+    def firing(self) -> bool:
+        return self.status == FIRING
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready form for the HTTP layer."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "severity": self.severity,
+            "status": self.status,
+            "cluster": self.cluster,
+            "group": self.group,
+            "topic": self.topic,
+            "partition": self.partition,
+            "started_at": self.started_at,
+            "updated_at": self.updated_at,
+            "resolved_at": self.resolved_at,
+            "resolved_reason": self.resolved_reason,
+            "summary": self.summary,
+            "cause": self.cause,
+            "magnitude": dict(self.magnitude),
+            "magnitude_total": dict(self.magnitude_total),
+            "evidence": dict(self.evidence),
+            "occurrences": self.occurrences,
+            "snapshot_id": self.snapshot_id,
+            "ack": None
+            if self.acked_at is None
+            else {"by": self.ack_by, "comment": self.ack_comment, "at": self.acked_at},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One step in an alert's history."""
+
+    alert_id: str
+    at: float
+    transition: str  # fired, repeated, reclassified, changed, snapshot, snapshot_failed, acked, resolved
+    severity: str
+    cause: str | None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AlertWrite:
+    """One planned change: insert ``alert`` (``insert=True``) or overwrite the firing row with its id.
+
+    ``transition`` (None: a silent refresh, e.g. a state-like alert's new magnitude) is appended to the
+    history in the same transaction.
+    """
+
+    alert: Alert
+    insert: bool
+    transition: str | None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AlertPage:
+    """One page of :meth:`AlertStore.list`, newest first; pass ``next_cursor`` for the next page."""
+
+    alerts: tuple[Alert, ...]
+    next_cursor: str | None

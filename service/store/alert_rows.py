@@ -1,0 +1,207 @@
+"""SQL for the alert tables: :class:`Alert` rows to and from SQLite, history, filters and the list cursor."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from collectors.errors import StoreError
+from service.store.alert_records import (
+    FIRING,
+    RESOLVED,
+    Alert,
+    AlertPage,
+    AlertWrite,
+    Fingerprint,
+    Transition,
+    fingerprint_text,
+)
+
+COLUMNS = (
+    "seq, id, kind, severity, status, cluster, grp, topic, partition, started_at, updated_at, resolved_at,"
+    " resolved_reason, summary, cause, magnitude, magnitude_total, evidence, occurrence, occurrences,"
+    " snapshot_id, ack_by, ack_comment, acked_at"
+)
+MUTABLE = (
+    "severity", "status", "updated_at", "resolved_at", "resolved_reason", "summary", "cause", "magnitude",
+    "magnitude_total", "evidence", "occurrence", "occurrences", "snapshot_id", "ack_by", "ack_comment",
+    "acked_at",
+)  # fmt: skip
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    # Evidence may hold tuples (JSON arrays) and floats; sort keys so equal evidence compares equal.
+    return json.dumps(dict(value), sort_keys=True, separators=(",", ":"))
+
+
+def _values(a: Alert) -> dict[str, Any]:
+    return {
+        "severity": a.severity,
+        "status": a.status,
+        "updated_at": a.updated_at,
+        "resolved_at": a.resolved_at,
+        "resolved_reason": a.resolved_reason,
+        "summary": a.summary,
+        "cause": a.cause,
+        "magnitude": _json(a.magnitude),
+        "magnitude_total": _json(a.magnitude_total),
+        "evidence": _json(a.evidence),
+        "occurrence": a.occurrence,
+        "occurrences": a.occurrences,
+        "snapshot_id": a.snapshot_id,
+        "ack_by": a.ack_by,
+        "ack_comment": a.ack_comment,
+        "acked_at": a.acked_at,
+    }
+
+
+def alert_from_row(row: Sequence[Any]) -> Alert:
+    return Alert(
+        seq=row[0],
+        id=row[1],
+        kind=row[2],
+        severity=row[3],
+        status=row[4],
+        cluster=row[5],
+        group=row[6],
+        topic=row[7],
+        partition=row[8],
+        started_at=row[9],
+        updated_at=row[10],
+        resolved_at=row[11],
+        resolved_reason=row[12],
+        summary=row[13],
+        cause=row[14],
+        magnitude=json.loads(row[15]),
+        magnitude_total=json.loads(row[16]),
+        evidence=json.loads(row[17]),
+        occurrence=row[18],
+        occurrences=row[19],
+        snapshot_id=row[20],
+        ack_by=row[21],
+        ack_comment=row[22],
+        acked_at=row[23],
+    )
+
+
+def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
+    """Apply one planned change inside the caller's transaction; the alert as stored."""
+    a = w.alert
+    values = _values(a)
+    if w.insert:
+        cur = conn.execute(
+            f"INSERT INTO alerts (id, fingerprint, kind, cluster, grp, topic, partition, started_at,"
+            f" {', '.join(MUTABLE)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(MUTABLE))})",
+            (
+                a.id,
+                fingerprint_text(a.fingerprint),
+                a.kind,
+                a.cluster,
+                a.group,
+                a.topic,
+                a.partition,
+                a.started_at,
+                *values.values(),
+            ),
+        )
+        seq = cur.lastrowid
+    else:
+        cur = conn.execute(
+            f"UPDATE alerts SET {', '.join(f'{c} = ?' for c in MUTABLE)} WHERE id = ? RETURNING seq",
+            (*values.values(), a.id),
+        )
+        found = cur.fetchone()
+        if found is None:
+            raise StoreError(f"alert {a.id} does not exist", cluster=a.cluster)
+        seq = found[0]
+    if w.transition is not None:
+        add_transition(conn, Transition(a.id, at, w.transition, a.severity, a.cause, w.detail))
+    return replace(a, seq=seq)
+
+
+def add_transition(conn: sqlite3.Connection, t: Transition) -> None:
+    conn.execute(
+        "INSERT INTO alert_transitions (alert_id, at, transition, severity, cause, detail)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (t.alert_id, t.at, t.transition, t.severity, t.cause, _json(t.detail)),
+    )
+
+
+def firing(conn: sqlite3.Connection, cluster: str) -> tuple[Alert, ...]:
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM alerts WHERE cluster = ? AND status = ? ORDER BY seq", (cluster, FIRING)
+    ).fetchall()
+    return tuple(alert_from_row(r) for r in rows)
+
+
+def resolved_occurrences(
+    conn: sqlite3.Connection, cluster: str, since: float
+) -> frozenset[tuple[Fingerprint, str]]:
+    rows = conn.execute(
+        "SELECT kind, cluster, grp, topic, partition, occurrence FROM alerts"
+        " WHERE cluster = ? AND status = ? AND resolved_at >= ?",
+        (cluster, RESOLVED, since),
+    ).fetchall()
+    return frozenset(((r[0], r[1], r[2], r[3], r[4]), r[5]) for r in rows)
+
+
+def one(conn: sqlite3.Connection, alert_id: str) -> Alert | None:
+    row = conn.execute(f"SELECT {COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()
+    return None if row is None else alert_from_row(row)
+
+
+def transitions(conn: sqlite3.Connection, alert_id: str) -> tuple[Transition, ...]:
+    rows = conn.execute(
+        "SELECT seq, alert_id, at, transition, severity, cause, detail FROM alert_transitions"
+        " WHERE alert_id = ? ORDER BY seq",
+        (alert_id,),
+    ).fetchall()
+    return tuple(Transition(r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[0]) for r in rows)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """List filters; None = any. ``since``: alerts updated at or after it."""
+
+    status: str | None = None
+    kind: str | None = None
+    severity: str | None = None
+    cluster: str | None = None
+    group: str | None = None
+    topic: str | None = None
+    since: float | None = None
+
+
+def page(conn: sqlite3.Connection, filters: Filters, limit: int, cursor: str | None) -> AlertPage:
+    """Newest first (by ``seq``); ``cursor`` is the ``seq`` of the last alert of the previous page."""
+    where: list[str] = []
+    args: list[Any] = []
+    for column, value in (
+        ("status", filters.status),
+        ("kind", filters.kind),
+        ("severity", filters.severity),
+        ("cluster", filters.cluster),
+        ("grp", filters.group),
+        ("topic", filters.topic),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if filters.since is not None:
+        where.append("updated_at >= ?")
+        args.append(filters.since)
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise StoreError(f"invalid alert cursor {cursor!r}")
+        where.append("seq < ?")
+        args.append(int(cursor))
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM alerts {clause} ORDER BY seq DESC LIMIT ?", (*args, limit + 1)
+    ).fetchall()
+    alerts = tuple(alert_from_row(r) for r in rows[:limit])
+    more = len(rows) > limit and alerts
+    return AlertPage(alerts, str(alerts[-1].seq) if more else None)

@@ -1,0 +1,213 @@
+"""The :class:`AlertStore`: alerts, their history and the detection state, in the store's SQLite file.
+
+It opens its own writer connection on the same database as :class:`service.store.Store` (WAL lets both
+write in turn; ``BEGIN IMMEDIATE`` + ``busy_timeout`` serialise them) and shares its helpers in
+:mod:`service.store.db`. Every method blocks: call it from a worker thread in async code. Failures raise
+:class:`collectors.errors.StoreError`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from types import TracebackType
+from typing import NamedTuple, TypeVar
+
+from collectors.errors import StoreError
+from service.settings import StoreSettings
+from service.store import alert_rows
+from service.store.alert_records import (
+    RESOLVED,
+    Alert,
+    AlertPage,
+    AlertWrite,
+    Fingerprint,
+    Transition,
+    is_event_like,
+)
+from service.store.alert_rows import Filters
+from service.store.db import connect, transaction, translated
+from service.store.migrations import migrate
+
+T = TypeVar("T")
+MAX_PAGE = 1000
+
+# (firing alerts by fingerprint, (fingerprint, occurrence) of alerts resolved lately) -> changes
+Planner = Callable[[Mapping[Fingerprint, Alert], frozenset[tuple[Fingerprint, str]]], Sequence[AlertWrite]]
+
+
+class SavedState(NamedTuple):
+    saved_at: float
+    format: int
+    body: str
+
+
+class AlertStore:
+    """Alert lifecycle persistence. Build with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()  # one connection for reads and writes; calls are short
+        self._closed = False
+
+    @classmethod
+    def open(cls, settings: StoreSettings) -> AlertStore:
+        """Open (creating and migrating as needed) the database at ``settings.path``."""
+        path = settings.path
+        with translated(f"open alert store {path}"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+        try:
+            with translated(f"migrate store {path}"):
+                migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn)
+
+    def close(self) -> None:
+        """Idempotent; later calls raise :class:`StoreError`."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> AlertStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+        with self._lock, translated(action):
+            if self._closed:
+                raise StoreError(f"{action} failed: the alert store is closed")
+            if not write:
+                return work(self._conn)
+            with transaction(self._conn) as conn:
+                return work(conn)
+
+    # ------------------------------------------------------------------ lifecycle writes
+
+    def update_firing(
+        self, cluster: str, plan: Planner, at: float, *, resolved_since: float | None = None
+    ) -> tuple[Alert, ...]:
+        """Load ``cluster``'s firing alerts, let ``plan`` decide the changes, write them: one transaction.
+
+        ``plan`` also gets the occurrences of alerts resolved at or after ``resolved_since`` (none if
+        None), so an occurrence reported again after its alert was acknowledged is recognised.
+
+        Planning under the write lock means an acknowledgement can never interleave with a cycle's
+        changes. Returns the alerts as written (with ``seq``), in plan order.
+        """
+
+        def work(conn: sqlite3.Connection) -> tuple[Alert, ...]:
+            current = {a.fingerprint: a for a in alert_rows.firing(conn, cluster)}
+            done: frozenset[tuple[Fingerprint, str]] = frozenset()
+            if resolved_since is not None:
+                done = alert_rows.resolved_occurrences(conn, cluster, resolved_since)
+            return tuple(alert_rows.write(conn, w, at) for w in plan(current, done))
+
+        return self._run("update alerts", work, write=True)
+
+    def ack(self, alert_id: str, who: str, comment: str, at: float) -> Alert | None:
+        """Acknowledge; an event-like alert is resolved by it, a state-like one keeps firing until it
+        clears. Acknowledging again replaces who/comment/when. None if there is no such alert."""
+
+        def work(conn: sqlite3.Connection) -> Alert | None:
+            alert = alert_rows.one(conn, alert_id)
+            if alert is None:
+                return None
+            acked = replace(alert, ack_by=who, ack_comment=comment, acked_at=at)
+            detail = {"by": who, "comment": comment}
+            stored = alert_rows.write(conn, AlertWrite(acked, False, "acked", detail), at)
+            if stored.firing and is_event_like(stored.kind):
+                done = replace(stored, status=RESOLVED, resolved_at=at, resolved_reason="acknowledged")
+                stored = alert_rows.write(
+                    conn, AlertWrite(done, False, "resolved", {"reason": "acknowledged"}), at
+                )
+            return stored
+
+        return self._run("acknowledge alert", work, write=True)
+
+    def set_snapshot(self, alert_id: str, snapshot_id: str, at: float) -> Alert | None:
+        """Record the snapshot taken for an alert (the first one wins); None if there is no such alert."""
+
+        def work(conn: sqlite3.Connection) -> Alert | None:
+            alert = alert_rows.one(conn, alert_id)
+            if alert is None:
+                return None
+            detail = {"snapshot_id": snapshot_id}
+            if alert.snapshot_id is not None:
+                alert_rows.add_transition(
+                    conn, Transition(alert_id, at, "snapshot", alert.severity, alert.cause, detail)
+                )
+                return alert
+            return alert_rows.write(
+                conn, AlertWrite(replace(alert, snapshot_id=snapshot_id), False, "snapshot", detail), at
+            )
+
+        return self._run("record alert snapshot", work, write=True)
+
+    def add_transition(self, transition: Transition) -> None:
+        """Append a history entry (e.g. ``snapshot_failed``)."""
+        self._run("add alert transition", lambda c: alert_rows.add_transition(c, transition), write=True)
+
+    # ------------------------------------------------------------------ reads
+
+    def firing(self, cluster: str) -> tuple[Alert, ...]:
+        """Every firing alert of ``cluster``, oldest first."""
+        return self._run("read firing alerts", lambda c: alert_rows.firing(c, cluster))
+
+    def get(self, alert_id: str) -> Alert | None:
+        return self._run("read alert", lambda c: alert_rows.one(c, alert_id))
+
+    def transitions(self, alert_id: str) -> tuple[Transition, ...]:
+        """The alert's history, oldest first."""
+        return self._run("read alert history", lambda c: alert_rows.transitions(c, alert_id))
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        kind: str | None = None,
+        severity: str | None = None,
+        cluster: str | None = None,
+        group: str | None = None,
+        topic: str | None = None,
+        since: float | None = None,
+        limit: int = 100,
+        cursor: str | None = None,
+    ) -> AlertPage:
+        """Alerts matching every given filter, newest first, at most ``limit`` (1..1000) per page."""
+        if not 1 <= limit <= MAX_PAGE:
+            raise StoreError(f"alert page limit must be 1..{MAX_PAGE}, not {limit}")
+        filters = Filters(status, kind, severity, cluster, group, topic, since)
+        return self._run("list alerts", lambda c: alert_rows.page(c, filters, limit, cursor))
+
+    # ------------------------------------------------------------------ detection state
+
+    def save_state(self, cluster: str, body: str, format: int, at: float) -> None:
+        """Replace ``cluster``'s saved detection state."""
+        self._run(
+            "save detection state",
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO detection_state (cluster, saved_at, format, body)"
+                " VALUES (?, ?, ?, ?)",
+                (cluster, at, format, body),
+            ),
+            write=True,
+        )
+
+    def load_state(self, cluster: str) -> SavedState | None:
+        row = self._run(
+            "load detection state",
+            lambda c: c.execute(
+                "SELECT saved_at, format, body FROM detection_state WHERE cluster = ?", (cluster,)
+            ).fetchone(),
+        )
+        return None if row is None else SavedState(row[0], row[1], row[2])

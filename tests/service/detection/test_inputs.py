@@ -1,0 +1,84 @@
+from alerts.engine import evaluate
+from alerts.model import CONFIG_RISK, LAG_HIGH
+from alerts.state import DetectionState, OffsetSample
+from service.detection import state_codec
+from service.detection.inputs import CollectorHealth, FreshObservations, thin_commit_history
+from service.scheduler import CollectorStatus as JobStatus
+from service.state import LatestObservations
+from tests.alerts.builders import TH, commit, committed, groups, inputs, metadata, metrics, offsets
+from tests.service.detection.builders import C, T
+
+
+async def test_fresh_observations_each_handed_once_metadata_joins_offsets() -> None:
+    latest = LatestObservations()
+    fresh = FreshObservations(C, latest)
+    await latest.put(metadata(1.0, {(T, 0): (1, 3, (1,))}))
+    await latest.put(offsets(2.0, {(T, 0): (0, 10)}))
+    first = fresh.peek()
+    assert set(first.observations) == {"metadata", "offsets"}
+    assert LAG_HIGH in first.covered() and CONFIG_RISK not in first.covered()
+    fresh.taken(first)
+    assert fresh.peek().observations == {}
+    await latest.put(offsets(3.0, {(T, 0): (0, 12)}))
+    assert set(fresh.peek().observations) == {"metadata", "offsets"}
+
+
+def test_fresh_observations_not_taken_offered_again() -> None:
+    latest = LatestObservations()
+    latest._latest[(C, type(offsets(1.0, {})))] = offsets(1.0, {})
+    fresh = FreshObservations(C, latest)
+    fresh.peek()
+    assert set(fresh.peek().observations) == {"offsets"}
+
+
+def test_collector_health_single_failure_ok_stale_failure_down() -> None:
+    s = JobStatus(
+        "offsets",
+        C,
+        interval=5.0,
+        last_success_at=100.0,
+        last_failure_at=104.0,
+        last_error="KafkaUnavailableError: down",
+    )
+    health = CollectorHealth(lambda: [s], stale_after_intervals=3)
+    [ok] = health(106.0)
+    [down] = health(120.0)
+    assert ok.ok is True
+    assert (down.ok, down.failing_since, down.error, down.message) == (
+        False,
+        104.0,
+        "KafkaUnavailableError",
+        "down",
+    )
+
+
+def test_thin_commit_history_keeps_samples_spacing_apart_and_newest() -> None:
+    key = next(
+        iter(evaluate(DetectionState(), inputs(committed=committed(1, {("g", T, 0): 5})), 1, TH)[1].commits)
+    )
+    state = DetectionState()
+    for at in (0.0, 1.0, 2.0, 3.0, 16.0, 17.0):
+        hist = (*state.commit_history.get(key, ()), OffsetSample(at, int(at)))
+        state = thin_commit_history(DetectionState(commit_history={key: hist}), 15.0)
+    assert [s.at for s in state.commit_history[key]] == [0.0, 16.0, 17.0]
+
+
+def test_state_codec_round_trip_equal() -> None:
+    s = DetectionState()
+    s = evaluate(
+        s,
+        inputs(
+            metadata=metadata(1, {(T, 0): (1, 3, (1, 2))}),
+            offsets=offsets(1, {(T, 0): (0, 100)}),
+            committed=committed(1, {("g", T, 0): 50}),
+            groups=groups(1, {"g": "Stable"}),
+            metrics=metrics(
+                1, {1: {"kafka_controller_controllerstats_uncleanleaderelections_total": 1.0}}, {"a": "b"}
+            ),
+        ),
+        1,
+        TH,
+    )[1]
+    s = evaluate(s, inputs(commit_events=(commit(500, 2, 1), commit(300, 3, 2)), tail_live=True), 3, TH)[1]
+    assert s.pending_rewinds and s.counters and s.partitions[next(iter(s.partitions))].isr == (1, 2)
+    assert state_codec.loads(state_codec.dumps(s)) == s

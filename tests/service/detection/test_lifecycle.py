@@ -1,0 +1,128 @@
+from alerts.model import LAG_HIGH
+from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
+from service.store.alert_records import Alert, AlertWrite, Fingerprint
+from tests.service.detection.builders import lag, rewind
+
+RULES = LifecycleRules(quiet_period_seconds=100.0, resolve_after_clean=3, refresh_seconds=30.0)
+ALL = frozenset({LAG_HIGH})
+
+
+def _apply(firing: dict[Fingerprint, Alert], writes: tuple[AlertWrite, ...]) -> dict[Fingerprint, Alert]:
+    out = dict(firing)
+    for w in writes:
+        if w.alert.firing:
+            out[w.alert.fingerprint] = w.alert
+        else:
+            out.pop(w.alert.fingerprint, None)
+    return out
+
+
+def test_plan_new_finding_fires_one_alert() -> None:
+    p = plan({}, [rewind()], ALL, {}, 10.0, RULES)
+    [w] = p.writes
+    assert (w.insert, w.transition, w.alert.status, w.alert.occurrences) == (True, "fired", "firing", 1)
+    assert (w.alert.started_at, w.alert.magnitude["messages_replayed"]) == (10.0, 200)
+
+
+def test_plan_same_fingerprint_twice_in_one_cycle_one_alert_two_occurrences_summed() -> None:
+    p = plan({}, [rewind(500, 300, at=2.0), rewind(400, 350, at=3.0)], ALL, {}, 10.0, RULES)
+    firing = _apply({}, p.writes)
+    [a] = firing.values()
+    assert (a.occurrences, a.magnitude["messages_replayed"], a.magnitude_total["messages_replayed"]) == (
+        2,
+        50,
+        250,
+    )
+    assert [w.transition for w in p.writes] == ["fired", "repeated"]
+
+
+def test_plan_same_occurrence_reclassified_not_counted_twice() -> None:
+    firing = _apply({}, plan({}, [rewind(cause="unknown")], ALL, {}, 10.0, RULES).writes)
+    again = rewind(cause="rebalance_recommit", undone_by_offset=510, undone_at=5.0)
+    p = plan(firing, [again], ALL, {}, 11.0, RULES)
+    [w] = p.writes
+    assert (w.insert, w.transition, w.alert.cause, w.alert.occurrences) == (
+        False,
+        "reclassified",
+        "rebalance_recommit",
+        1,
+    )
+    assert w.alert.magnitude_total["messages_replayed"] == 200
+
+
+def test_plan_event_like_quiet_period_passes_resolved() -> None:
+    firing = _apply({}, plan({}, [rewind()], ALL, {}, 10.0, RULES).writes)
+    assert plan(firing, [], ALL, {}, 109.0, RULES).writes == ()
+    [w] = plan(firing, [], ALL, {}, 110.0, RULES).writes
+    assert (w.alert.status, w.alert.resolved_reason, w.alert.resolved_at) == (
+        "resolved",
+        "quiet_period",
+        110.0,
+    )
+
+
+def test_plan_event_like_repeat_restarts_quiet_period() -> None:
+    firing = _apply({}, plan({}, [rewind(at=2.0)], ALL, {}, 10.0, RULES).writes)
+    firing = _apply(firing, plan(firing, [rewind(at=60.0)], ALL, {}, 60.0, RULES).writes)
+    assert plan(firing, [], ALL, {}, 150.0, RULES).writes == ()
+
+
+def test_plan_state_like_resolves_after_n_clean_covered_evaluations() -> None:
+    p = plan({}, [lag()], ALL, {}, 10.0, RULES)
+    firing, streaks = _apply({}, p.writes), p.clean_streaks
+    resolved_at = None
+    for now in (11.0, 12.0, 13.0):
+        p = plan(firing, [], ALL, streaks, now, RULES)
+        firing, streaks = _apply(firing, p.writes), p.clean_streaks
+        if not firing and resolved_at is None:
+            resolved_at = now
+            assert p.writes[0].alert.resolved_reason == "cleared"
+    assert resolved_at == 13.0
+
+
+def test_plan_state_like_uncovered_evaluation_not_counted_clean() -> None:
+    firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
+    streaks: dict[Fingerprint, int] = {}
+    for now in range(11, 20):
+        p = plan(firing, [], frozenset(), streaks, float(now), RULES)
+        firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
+    assert len(firing) == 1
+
+
+def test_plan_state_like_reported_again_resets_streak() -> None:
+    p = plan({}, [lag()], ALL, {}, 10.0, RULES)
+    firing = _apply({}, p.writes)
+    p = plan(firing, [], ALL, p.clean_streaks, 11.0, RULES)
+    p = plan(firing, [], ALL, p.clean_streaks, 12.0, RULES)
+    p = plan(firing, [lag()], ALL, p.clean_streaks, 13.0, RULES)
+    p = plan(firing, [], ALL, p.clean_streaks, 14.0, RULES)
+    assert p.writes == () and list(p.clean_streaks.values()) == [1]
+
+
+def test_plan_state_like_unchanged_repeat_refreshed_only_after_refresh_seconds() -> None:
+    firing = _apply({}, plan({}, [lag(20_000)], ALL, {}, 10.0, RULES).writes)
+    assert plan(firing, [lag(21_000)], ALL, {}, 20.0, RULES).writes == ()
+    [w] = plan(firing, [lag(22_000)], ALL, {}, 40.0, RULES).writes
+    assert (w.transition, w.alert.magnitude["lag"], w.alert.magnitude_total["lag"]) == (None, 22_000, 22_000)
+
+
+def test_plan_state_like_severity_change_written_at_once_as_changed() -> None:
+    firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
+    [w] = plan(firing, [lag(severity="critical")], ALL, {}, 11.0, RULES).writes
+    assert (w.transition, w.alert.severity) == ("changed", "critical")
+
+
+def test_plan_event_like_lower_severity_repeat_keeps_highest() -> None:
+    firing = _apply({}, plan({}, [rewind()], ALL, {}, 10.0, RULES).writes)
+    [w] = plan(
+        firing, [rewind(300, 100, at=9.0, cause="admin_reset", severity="info")], ALL, {}, 11.0, RULES
+    ).writes
+    assert (w.alert.severity, w.alert.cause, w.alert.occurrences) == ("critical", "admin_reset", 2)
+
+
+def test_plan_event_like_occurrence_of_resolved_alert_not_refired() -> None:
+    f = rewind()
+    resolved = frozenset({(f.fingerprint, occurrence_identity(f))})
+    assert plan({}, [f], ALL, {}, 10.0, RULES, resolved=resolved).writes == ()
+    [w] = plan({}, [rewind(at=9.0)], ALL, {}, 10.0, RULES, resolved=resolved).writes
+    assert w.transition == "fired"

@@ -1,0 +1,145 @@
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.detection.loop import DetectionLoop
+from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
+from service.detection.tail_sink import DetectionTailSink
+from service.settings import DetectionSettings, StoreSettings
+from service.state import LatestObservations
+from service.store.alerts import AlertStore
+from tests.alerts.builders import committed, offsets
+from tests.service.detection.builders import C, T, commit_event
+
+FAST = DetectionSettings(debounce_seconds=0.1, state_save_seconds=3600)
+
+
+@pytest.fixture
+def alerts(tmp_path: Path) -> Iterator[AlertStore]:
+    with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as opened:
+        yield opened
+
+
+def _loop(alerts: AlertStore, latest: LatestObservations | None = None, **kw: object) -> DetectionLoop:
+    return DetectionLoop(
+        C, FAST, latest=latest or LatestObservations(), alerts=alerts, tail_live=lambda: True, **kw
+    )  # type: ignore[arg-type]
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+async def _wait_firing(alerts: AlertStore, timeout: float = 3.0) -> float:
+    t0 = time.monotonic()
+    while not await asyncio.to_thread(alerts.firing, C):
+        assert time.monotonic() - t0 < timeout, "no alert stored"
+        await asyncio.sleep(0.01)
+    return time.monotonic() - t0
+
+
+async def test_detection_loop_tail_rewind_stored_within_debounce(alerts: AlertStore) -> None:
+    loop = _loop(alerts)
+    await loop.start()
+    try:
+        t = _now_ms()
+        await DetectionTailSink(loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+        elapsed = await _wait_firing(alerts)
+    finally:
+        await loop.stop()
+    [a] = alerts.firing(C)
+    assert (a.kind, a.severity, a.cause, a.group, a.topic, a.partition) == (
+        "offset_rewind",
+        "critical",
+        "unknown",
+        "g",
+        T,
+        0,
+    )
+    assert a.magnitude["messages_replayed"] == 200
+    assert elapsed < 0.6
+
+
+async def test_detection_loop_polled_rewind_evaluated_on_observation(alerts: AlertStore) -> None:
+    latest = LatestObservations()
+    loop = DetectionLoop(C, FAST, latest=latest, alerts=alerts)
+    await loop.start()
+    try:
+        now = time.time()
+        for at, value in ((now - 10, 500), (now - 5, 300)):
+            for obs in (offsets(at, {(T, 0): (0, 1000)}), committed(at, {("g", T, 0): value})):
+                await latest.put(obs)
+                await loop.observe(obs)
+            await asyncio.sleep(0.05)
+        await _wait_firing(alerts)
+    finally:
+        await loop.stop()
+    [a] = alerts.firing(C)
+    assert (a.kind, a.magnitude["messages_replayed"], a.evidence["source"]) == ("offset_rewind", 200, "poll")
+
+
+async def test_detection_loop_restart_reloads_state_redelivery_not_duplicated(alerts: AlertStore) -> None:
+    t = _now_ms()
+    events = [commit_event(500, 1, t - 20), commit_event(300, 2, t)]
+    first = _loop(alerts)
+    await first.start()
+    await DetectionTailSink(first).on_events(events)
+    await _wait_firing(alerts)
+    await first.stop()
+
+    second = _loop(alerts)
+    await second.start()
+    assert second.state.tail_positions == {7: 2}
+    await DetectionTailSink(second).on_events([*events, commit_event(310, 3, t + 10)])
+    await second.evaluate_now()
+    await second.stop()
+    [a] = alerts.list().alerts
+    assert (a.status, a.occurrences, a.magnitude_total["messages_replayed"]) == ("firing", 1, 200)
+
+
+async def test_detection_loop_critical_rewind_snapshot_id_on_alert(alerts: AlertStore) -> None:
+    calls: list[tuple[str, str]] = []
+
+    def dump(group: str, trigger: str) -> str:
+        calls.append((group, trigger))
+        return "snap-1"
+
+    snapshots = SnapshotTrigger(dump, alerts, SnapshotRateLimit(600, 10))
+    loop = _loop(alerts, snapshots=snapshots)
+    await loop.start()
+    t = _now_ms()
+    await DetectionTailSink(loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+    await _wait_firing(alerts)
+    await loop.stop()  # drains the snapshot under way
+    [a] = alerts.firing(C)
+    assert calls == [("g", a.id)]
+    assert a.snapshot_id == "snap-1"
+
+
+async def test_detection_loop_undone_rewind_same_alert_reclassified(alerts: AlertStore) -> None:
+    loop = _loop(alerts)
+    await loop.start()
+    t = _now_ms()
+    sink = DetectionTailSink(loop)
+    await sink.on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+    await loop.evaluate_now()
+    await sink.on_events([commit_event(520, 3, t + 10)])
+    await loop.evaluate_now()
+    await loop.stop()
+    [a] = alerts.list().alerts
+    assert (a.cause, a.occurrences, a.magnitude_total["messages_replayed"]) == ("rebalance_recommit", 1, 200)
+    assert [t.transition for t in alerts.transitions(a.id)] == ["fired", "reclassified"]
+
+
+async def test_detection_loop_store_closed_events_kept_for_retry(tmp_path: Path) -> None:
+    alerts = AlertStore.open(StoreSettings(path=tmp_path / "og.db"))
+    loop = _loop(alerts)
+    t = _now_ms()
+    await loop.add_events([e for e in ()])  # nothing queued: no-op
+    await DetectionTailSink(loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+    alerts.close()
+    assert await loop.evaluate_now() == ()
+    assert len(loop._pending) == 2 and loop.state.commits == {}

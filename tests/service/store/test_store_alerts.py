@@ -1,0 +1,161 @@
+from collections.abc import Iterator, Mapping, Sequence
+
+import pytest
+
+from collectors.errors import StoreError
+from service.detection.lifecycle import LifecycleRules, plan
+from service.settings import StoreSettings
+from service.store import Store
+from service.store.alert_records import Alert, AlertWrite, Fingerprint
+from service.store.alerts import AlertStore
+from service.store.migrations import MIGRATIONS
+from tests.service.detection.builders import C, lag, rewind
+
+RULES = LifecycleRules()
+
+
+@pytest.fixture
+def alerts(settings: StoreSettings) -> Iterator[AlertStore]:
+    with AlertStore.open(settings) as opened:
+        yield opened
+
+
+def _cycle(alerts: AlertStore, findings: Sequence[object], now: float) -> tuple[Alert, ...]:
+    def planner(
+        firing: Mapping[Fingerprint, Alert], resolved: frozenset[tuple[Fingerprint, str]]
+    ) -> Sequence[AlertWrite]:
+        return plan(firing, findings, frozenset(), {}, now, RULES, resolved=resolved).writes  # type: ignore[arg-type]
+
+    return alerts.update_firing(C, planner, now, resolved_since=now - 3600)
+
+
+def test_update_firing_repeat_dedupes_one_firing_row(alerts: AlertStore) -> None:
+    [first] = _cycle(alerts, [rewind(at=1.0)], 10.0)
+    [second] = _cycle(alerts, [rewind(400, 100, at=5.0)], 20.0)
+    assert second.id == first.id
+    [stored] = alerts.firing(C)
+    assert (stored.occurrences, stored.updated_at, stored.magnitude_total["messages_replayed"]) == (
+        2,
+        20.0,
+        500,
+    )
+    assert [t.transition for t in alerts.transitions(first.id)] == ["fired", "repeated"]
+
+
+def test_firing_fingerprint_second_insert_rejected_by_unique_index(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [rewind()], 10.0)
+    twin = Alert(**{**a.__dict__, "id": "other", "seq": None})
+    with pytest.raises(StoreError):
+        alerts.update_firing(C, lambda firing, resolved: [AlertWrite(twin, True, "fired")], 11.0)
+    assert [x.id for x in alerts.firing(C)] == [a.id]
+
+
+def test_ack_event_like_resolves_with_ack_fields(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [rewind()], 10.0)
+    acked = alerts.ack(a.id, "alice", "known replay", 30.0)
+    assert acked is not None
+    assert (acked.status, acked.resolved_reason, acked.ack_by, acked.ack_comment, acked.acked_at) == (
+        "resolved",
+        "acknowledged",
+        "alice",
+        "known replay",
+        30.0,
+    )
+    assert alerts.firing(C) == ()
+    assert _cycle(alerts, [rewind()], 35.0) == ()  # the acknowledged occurrence, re-read: no new alert
+    [again] = _cycle(alerts, [rewind(at=40.0)], 40.0)
+    assert again.id != a.id and again.occurrences == 1
+
+
+def test_ack_state_like_stays_firing(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [lag()], 10.0)
+    acked = alerts.ack(a.id, "bob", "", 11.0)
+    assert acked is not None and (acked.status, acked.ack_by) == ("firing", "bob")
+    assert [t.transition for t in alerts.transitions(a.id)] == ["fired", "acked"]
+
+
+def test_ack_unknown_id_none(alerts: AlertStore) -> None:
+    assert alerts.ack("nope", "x", "", 1.0) is None
+
+
+def test_list_filters_and_cursor_pages_newest_first(alerts: AlertStore) -> None:
+    ids = [_cycle(alerts, [rewind(partition=p, at=float(p))], float(p))[0].id for p in range(5)]
+    [lagging] = _cycle(alerts, [lag(group="h")], 100.0)
+    page1 = alerts.list(kind="offset_rewind", limit=2)
+    page2 = alerts.list(kind="offset_rewind", limit=2, cursor=page1.next_cursor)
+    page3 = alerts.list(kind="offset_rewind", limit=2, cursor=page2.next_cursor)
+    assert [a.id for a in page1.alerts + page2.alerts + page3.alerts] == ids[::-1]
+    assert page3.next_cursor is None
+    assert [a.id for a in alerts.list(group="h").alerts] == [lagging.id]
+    assert [a.id for a in alerts.list(severity="warning").alerts] == [lagging.id]
+    assert [a.id for a in alerts.list(since=3.0, kind="offset_rewind").alerts] == ids[:2:-1]
+    alerts.ack(ids[0], "a", "", 200.0)
+    assert ids[0] not in [a.id for a in alerts.list(status="firing").alerts]
+    assert [a.id for a in alerts.list(status="resolved").alerts] == [ids[0]]
+    assert alerts.list(cluster="other").alerts == ()
+    assert alerts.list(topic="t", limit=1000).alerts[0].id == lagging.id
+
+
+def test_list_bad_cursor_or_limit_raises(alerts: AlertStore) -> None:
+    with pytest.raises(StoreError):
+        alerts.list(cursor="x1")
+    with pytest.raises(StoreError):
+        alerts.list(limit=0)
+
+
+def test_reopen_store_same_firing_alerts_and_repeat_not_duplicated(settings: StoreSettings) -> None:
+    with AlertStore.open(settings) as first:
+        [a] = _cycle(first, [rewind()], 10.0)
+        first.set_snapshot(a.id, "snap-1", 11.0)
+    with AlertStore.open(settings) as second:
+        [b] = second.firing(C)
+        assert (b.id, b.snapshot_id, b.evidence["old_offset"], b.magnitude["messages_replayed"]) == (
+            a.id,
+            "snap-1",
+            500,
+            200,
+        )
+        _cycle(second, [rewind()], 20.0)  # the same occurrence again (re-delivered after a restart)
+        [c] = second.firing(C)
+        assert (c.id, c.occurrences, c.magnitude_total["messages_replayed"]) == (a.id, 1, 200)
+        assert second.list().alerts == (c,)
+
+
+def test_set_snapshot_first_wins_second_only_noted(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [rewind()], 10.0)
+    alerts.set_snapshot(a.id, "s1", 11.0)
+    alerts.set_snapshot(a.id, "s2", 12.0)
+    got = alerts.get(a.id)
+    assert got is not None and got.snapshot_id == "s1"
+    assert [t.detail.get("snapshot_id") for t in alerts.transitions(a.id) if t.transition == "snapshot"] == [
+        "s1",
+        "s2",
+    ]
+
+
+def test_detection_state_saved_replaced_and_loaded(alerts: AlertStore) -> None:
+    assert alerts.load_state(C) is None
+    alerts.save_state(C, '{"a":1}', 1, 5.0)
+    alerts.save_state(C, '{"a":2}', 1, 6.0)
+    assert alerts.load_state(C) == (6.0, 1, '{"a":2}')
+
+
+def test_alert_store_shares_file_with_store(settings: StoreSettings, store: Store) -> None:
+    with AlertStore.open(settings) as alerts:
+        _cycle(alerts, [rewind()], 10.0)
+        store.set_tail_position(C, 0, 5, 1.0)
+        assert len(alerts.firing(C)) == 1 and store.tail_position(C, 0) is not None
+
+
+def test_alerts_migration_is_version_4() -> None:
+    assert (MIGRATIONS[3].version, MIGRATIONS[3].name) == (
+        4,
+        "alerts, their transitions and the detection state",
+    )
+
+
+def test_closed_alert_store_raises(settings: StoreSettings) -> None:
+    alerts = AlertStore.open(settings)
+    alerts.close()
+    with pytest.raises(StoreError):
+        alerts.firing(C)
