@@ -9,7 +9,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from service.routers import health
+from service.metrics import MetricsEndpoint, inputs_from_runtime
+from service.routers import health, metrics
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings
 
@@ -41,5 +42,10 @@ def create_app(
     app = FastAPI(title="offsetguard", version="0.1.0", lifespan=lifespan)
     app.state.settings = settings
     app.state.clock = clock
+    # Fresh registry per app; the collector reads app.state.runtime at scrape time, not before.
+    app.state.metrics = MetricsEndpoint.build(
+        lambda: inputs_from_runtime(getattr(app.state, "runtime", None)), clock=clock
+    )
     app.include_router(health.router)
+    app.include_router(metrics.router)
     return app

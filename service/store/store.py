@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
 from typing import TypeVar
 
@@ -21,6 +22,7 @@ from service.store import queries, retention
 from service.store import snapshots as snapshot_index
 from service.store.committed import CommittedWriter
 from service.store.db import connect, transaction, translated
+from service.store.log_end_times import Wanted, log_end_reached_at_many
 from service.store.migrations import migrate
 from service.store.partitions import PartitionPlan, PartitionWriter
 from service.store.records import (
@@ -266,6 +268,11 @@ class Store:
             lambda c: queries.log_end_reached_at(c, cluster, topic, partition, offset, until),
             cluster,
         )
+
+    def log_end_reached_at_many(self, cluster: str, wanted: Iterable[Wanted]) -> dict[Wanted, float]:
+        """:meth:`log_end_reached_at` for many ``(topic, partition, offset)`` at once (one statement)."""
+        query = partial(log_end_reached_at_many, cluster=cluster, wanted=wanted)
+        return self._read("find when log ends reached offsets", query, cluster)
 
     def tail_position(self, cluster: str, partition: int) -> TailPosition | None:
         """Where tailing ``partition`` of ``__consumer_offsets`` resumes; None if never set."""

@@ -1,0 +1,68 @@
+"""The custom prometheus_client collector: fresh families from one snapshot per scrape, nothing cached.
+
+Register it on a registry the app factory builds (:func:`build_registry`); nothing registers at import
+time. ``collect()`` takes its :class:`ScrapeInputs` from :func:`pinned` when the caller pinned a snapshot
+(the ``/metrics`` route snapshots on the event loop, then renders in a worker thread), else from the
+``source`` it was built with.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from prometheus_client.core import Metric
+from prometheus_client.registry import CollectorRegistry
+
+from service.metrics.kafka_exporter import kafka_exporter_families
+from service.metrics.lag_exporter import lag_exporter_families
+from service.metrics.operations import alert_families, collector_families, tail_families
+from service.metrics.own import own_families
+from service.metrics.sources import ScrapeInputs
+from service.metrics.view import cluster_views
+
+Source = Callable[[], ScrapeInputs]
+
+_PINNED: ContextVar[ScrapeInputs | None] = ContextVar("offsetguard_scrape_inputs", default=None)
+
+
+@contextmanager
+def pinned(inputs: ScrapeInputs) -> Iterator[None]:
+    """Within the block (and threads started with its context), collectors read ``inputs``."""
+    token = _PINNED.set(inputs)
+    try:
+        yield
+    finally:
+        _PINNED.reset(token)
+
+
+class OffsetguardCollector:
+    """Every offsetguard, kafka_exporter- and kafka-lag-exporter-compatible family, built per scrape."""
+
+    def __init__(self, source: Source, *, clock: Callable[[], float] = time.time) -> None:
+        self._source = source
+        self._clock = clock
+
+    def describe(self) -> list[Metric]:
+        # Nothing up front: registering must not read the runtime (it may not exist yet).
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        inputs = _PINNED.get() or self._source()
+        now = self._clock()
+        views = list(cluster_views(inputs, now))
+        yield from own_families(views)
+        yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
+        yield from tail_families(inputs.tails)
+        yield from alert_families(inputs.alerts)
+        yield from kafka_exporter_families(views)
+        yield from lag_exporter_families(views)
+
+
+def build_registry(source: Source, *, clock: Callable[[], float] = time.time) -> CollectorRegistry:
+    """A fresh registry holding only an :class:`OffsetguardCollector` over ``source``."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(OffsetguardCollector(source, clock=clock))
+    return registry

@@ -1,0 +1,101 @@
+"""kafka_exporter-compatible families on literal observations (see builders for the scenario)."""
+
+from __future__ import annotations
+
+from prometheus_client.registry import CollectorRegistry
+
+from service.metrics import ScrapeInputs, build_registry
+from tests.service.metrics import builders as b
+from tests.service.metrics.scrape import labels, samples
+
+
+def _registry() -> CollectorRegistry:
+    inputs = ScrapeInputs(clusters=[b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES))
+    return build_registry(lambda: inputs, clock=lambda: b.NOW)
+
+
+def _tp(topic: str, partition: int) -> frozenset[tuple[str, str]]:
+    return labels(cluster="c1", topic=topic, partition=str(partition))
+
+
+def _gtp(group: str, topic: str, partition: int) -> frozenset[tuple[str, str]]:
+    return labels(cluster="c1", consumergroup=group, topic=topic, partition=str(partition))
+
+
+def test_kafka_exporter_cluster_and_topics_exact_values() -> None:
+    r = _registry()
+    assert samples(r, "kafka_brokers") == {labels(cluster="c1"): 3}
+    assert samples(r, "kafka_topic_partitions") == {
+        labels(cluster="c1", topic="orders"): 2,
+        labels(cluster="c1", topic="__consumer_offsets"): 1,
+    }
+    co = "__consumer_offsets"
+    assert samples(r, "kafka_topic_partition_current_offset") == {
+        _tp("orders", 0): 100,
+        _tp("orders", 1): 50,
+        _tp(co, 0): 7,
+    }
+    assert samples(r, "kafka_topic_partition_oldest_offset") == {
+        _tp("orders", 0): 10,
+        _tp("orders", 1): 0,
+        _tp(co, 0): 0,
+    }
+    assert samples(r, "kafka_topic_partition_replicas") == {
+        _tp("orders", 0): 2,
+        _tp("orders", 1): 2,
+        _tp(co, 0): 1,
+    }
+    assert samples(r, "kafka_topic_partition_in_sync_replica") == {
+        _tp("orders", 0): 2,
+        _tp("orders", 1): 1,
+        _tp(co, 0): 1,
+    }
+    assert samples(r, "kafka_topic_partition_under_replicated_partition") == {
+        _tp("orders", 0): 0,
+        _tp("orders", 1): 1,
+        _tp(co, 0): 0,
+    }
+
+
+def test_kafka_exporter_offline_partition_no_leader_series() -> None:
+    assert samples(_registry(), "kafka_topic_partition_leader") == {
+        _tp("orders", 0): 1,
+        _tp("__consumer_offsets", 0): 1,
+    }
+
+
+def test_kafka_exporter_consumergroup_offsets_and_sums_exact_values() -> None:
+    r = _registry()
+    assert samples(r, "kafka_consumergroup_current_offset") == {
+        _gtp("billing", "orders", 0): 90,
+        _gtp("billing", "orders", 1): 55,
+        _gtp("audit", "orders", 0): 100,
+        _gtp("audit", "gone", 0): 5,
+    }
+    assert samples(r, "kafka_consumergroup_current_offset_sum") == {
+        labels(cluster="c1", consumergroup="billing", topic="orders"): 145,
+        labels(cluster="c1", consumergroup="audit", topic="orders"): 100,
+        labels(cluster="c1", consumergroup="audit", topic="gone"): 5,
+    }
+
+
+def test_kafka_exporter_lag_negative_kept_unknown_and_uncommitted_absent() -> None:
+    r = _registry()
+    # audit/orders/1 has no commit and audit/gone/0 has no log range: neither has a series (never -1).
+    assert samples(r, "kafka_consumergroup_lag") == {
+        _gtp("billing", "orders", 0): 10,
+        _gtp("billing", "orders", 1): -5,
+        _gtp("audit", "orders", 0): 0,
+    }
+    assert samples(r, "kafka_consumergroup_lag_sum") == {
+        labels(cluster="c1", consumergroup="billing", topic="orders"): 5,
+        labels(cluster="c1", consumergroup="audit", topic="orders"): 0,
+    }
+
+
+def test_kafka_exporter_members_every_described_group() -> None:
+    assert samples(_registry(), "kafka_consumergroup_members") == {
+        labels(cluster="c1", consumergroup="billing"): 1,
+        labels(cluster="c1", consumergroup="audit"): 0,
+        labels(cluster="c1", consumergroup="idle"): 0,
+    }

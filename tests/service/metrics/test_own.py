@@ -1,0 +1,120 @@
+"""offsetguard's own partition and group families on literal observations."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from prometheus_client.registry import CollectorRegistry
+
+from collectors.errors import StoreError
+from service.metrics import ClusterInputs, ScrapeInputs, build_registry
+from tests.service.metrics import builders as b
+from tests.service.metrics.scrape import Labels, labels, samples
+
+
+def _registry(inputs: ScrapeInputs | None = None) -> CollectorRegistry:
+    fixed = inputs or ScrapeInputs(
+        clusters=[b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES)
+    )
+    return build_registry(lambda: fixed, clock=lambda: b.NOW)
+
+
+def _gtp(group: str, topic: str, partition: int) -> Labels:
+    return labels(cluster="c1", group=group, topic=topic, partition=str(partition))
+
+
+def _tp(topic: str, partition: int) -> Labels:
+    return labels(cluster="c1", topic=topic, partition=str(partition))
+
+
+def test_own_lag_messages_negative_kept_uncommitted_absent() -> None:
+    assert samples(_registry(), "offsetguard_group_lag_messages") == {
+        _gtp("billing", "orders", 0): 10,
+        _gtp("billing", "orders", 1): -5,
+        _gtp("audit", "orders", 0): 0,
+    }
+
+
+def test_own_lag_seconds_now_minus_crossing_of_committed_plus_one() -> None:
+    store = b.FakeLogEndTimes(b.STORE_TIMES)
+    r = _registry(ScrapeInputs(clusters=[b.cluster_inputs()], log_end_times=store))
+    assert samples(r, "offsetguard_group_lag_seconds") == {
+        _gtp("billing", "orders", 0): 30.0,
+        _gtp("audit", "orders", 0): 0.0,
+    }
+    # one batched lookup per cluster and scrape, only for the lagging partition (committed 90 -> 91)
+    assert store.calls == [("c1", {("orders", 0, 91)})]
+
+
+def test_own_lag_seconds_store_error_absent_scrape_survives() -> None:
+    class Broken:
+        def log_end_reached_at_many(self, cluster: str, wanted: object) -> dict[tuple[str, int, int], float]:
+            raise StoreError("disk gone", cluster=cluster)
+
+    r = _registry(ScrapeInputs(clusters=[b.cluster_inputs()], log_end_times=Broken()))
+    assert samples(r, "offsetguard_group_lag_seconds") == {_gtp("audit", "orders", 0): 0.0}
+    assert samples(r, "offsetguard_group_lag_messages")[_gtp("billing", "orders", 0)] == 10
+
+
+def test_own_committed_offset_every_commit_exactly() -> None:
+    assert samples(_registry(), "offsetguard_group_committed_offset") == {
+        _gtp("billing", "orders", 0): 90,
+        _gtp("billing", "orders", 1): 55,
+        _gtp("audit", "orders", 0): 100,
+        _gtp("audit", "gone", 0): 5,
+    }
+
+
+def test_own_partition_log_range_and_epoch_exact_values() -> None:
+    r = _registry()
+    co = "__consumer_offsets"
+    assert samples(r, "offsetguard_partition_log_start_offset") == {
+        _tp("orders", 0): 10,
+        _tp("orders", 1): 0,
+        _tp(co, 0): 0,
+    }
+    assert samples(r, "offsetguard_partition_log_end_offset") == {
+        _tp("orders", 0): 100,
+        _tp("orders", 1): 50,
+        _tp(co, 0): 7,
+    }
+    # metadata's epoch (5) wins over the offsets observation's (4)
+    assert samples(r, "offsetguard_partition_leader_epoch") == {
+        _tp("orders", 0): 5,
+        _tp("orders", 1): 7,
+        _tp(co, 0): 0,
+    }
+
+
+def test_own_observation_timestamps_per_kind() -> None:
+    assert samples(_registry(), "offsetguard_observation_timestamp_seconds") == {
+        labels(cluster="c1", observation="metadata"): b.NOW - 3,
+        labels(cluster="c1", observation="offsets"): b.NOW - 2,
+        labels(cluster="c1", observation="groups"): b.NOW - 1,
+        labels(cluster="c1", observation="committed"): b.NOW - 1,
+    }
+
+
+def test_own_no_offsets_observation_lag_absent_committed_kept() -> None:
+    inputs = replace(b.cluster_inputs(), offsets=None)
+    r = _registry(ScrapeInputs(clusters=[inputs]))
+    assert samples(r, "offsetguard_group_lag_messages") == {}
+    assert samples(r, "offsetguard_group_lag_seconds") == {}
+    assert len(samples(r, "offsetguard_group_committed_offset")) == 4
+
+
+def test_own_duplicate_commit_in_observation_one_series_first_wins() -> None:
+    base = b.committed()
+    dup = replace(base, offsets=(*base.offsets, replace(base.offsets[0], offset=1)))
+    r = _registry(ScrapeInputs(clusters=[replace(b.cluster_inputs(), committed=dup)]))
+    assert samples(r, "offsetguard_group_committed_offset")[_gtp("billing", "orders", 0)] == 90
+
+
+def test_own_cluster_not_observed_yet_no_samples() -> None:
+    r = _registry(ScrapeInputs(clusters=[ClusterInputs("c1")]))
+    for name in (
+        "offsetguard_group_committed_offset",
+        "offsetguard_partition_log_end_offset",
+        "kafka_brokers",
+    ):
+        assert samples(r, name) == {}

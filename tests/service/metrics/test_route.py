@@ -1,0 +1,99 @@
+"""``GET /metrics`` through the real app factory: families served, gzip, fresh registry, off the loop."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import threading
+import time
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from prometheus_client import REGISTRY
+
+from service.app import create_app
+from service.metrics import render
+from service.runtime import Runtime
+from service.settings import Settings, load_settings
+from service.state import LatestObservations
+from tests.service.metrics import builders as b
+from tests.service.metrics.serving import serving
+
+LAG_LINE = 'kafka_consumergroup_lag{cluster="c1",consumergroup="billing",partition="0",topic="orders"} 10.0'
+
+
+def _app() -> FastAPI:
+    latest = LatestObservations()
+    for obs in (b.metadata(), b.offsets(), b.groups(), b.committed()):
+        asyncio.run(latest.put(obs))
+
+    def factory(settings: Settings) -> Runtime:
+        return Runtime(settings, store=None, latest=latest, jobs=[])
+
+    settings = load_settings(clusters=[{"name": "c1", "bootstrap_servers": ["127.0.0.1:9"]}])
+    return create_app(settings, runtime_factory=factory, clock=lambda: b.NOW)
+
+
+def test_metrics_route_running_app_serves_latest_observations() -> None:
+    with TestClient(_app()) as client:
+        response = client.get("/metrics", headers={"Accept-Encoding": "identity"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert LAG_LINE in response.text.splitlines()
+
+
+def test_metrics_route_gzip_accepted_gzip_body() -> None:
+    with TestClient(_app()) as client:
+        response = client.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    assert response.headers["content-encoding"] == "gzip"
+    assert LAG_LINE in response.text.splitlines()  # httpx decoded it, so it was valid gzip
+
+
+def test_metrics_route_raw_gzip_body_decompresses_to_exposition() -> None:
+    with (
+        TestClient(_app()) as client,
+        client.stream("GET", "/metrics", headers={"Accept-Encoding": "gzip"}) as r,
+    ):
+        raw = b"".join(r.iter_raw())
+    assert LAG_LINE.encode() in gzip.decompress(raw).splitlines()
+
+
+def test_create_app_fresh_registry_nothing_global() -> None:
+    one, two = _app(), _app()
+    assert one.state.metrics.registry is not two.state.metrics.registry
+    names = {family.name for family in REGISTRY.collect()}
+    assert not {n for n in names if n.startswith(("offsetguard_", "kafka_"))}
+
+
+def test_metrics_route_slow_render_healthz_not_blocked() -> None:
+    app = _app()
+    rendering = threading.Event()
+    endpoint = app.state.metrics
+
+    def slow_render(*args: Any, **kwargs: Any) -> Any:
+        rendering.set()
+        time.sleep(2.0)  # CPU-bound in real life; a sleep is enough to show where it runs
+        return render(*args, **kwargs)
+
+    endpoint.render = slow_render
+    results: dict[str, Any] = {}
+    with serving(app) as base:
+
+        def scrape() -> None:
+            t0 = time.monotonic()
+            results["metrics"] = httpx.get(f"{base}/metrics", timeout=30)
+            results["metrics_s"] = time.monotonic() - t0
+
+        scraper = threading.Thread(target=scrape)
+        scraper.start()
+        assert rendering.wait(10), "render never started"
+        t0 = time.monotonic()
+        health = httpx.get(f"{base}/healthz", timeout=30)
+        health_s = time.monotonic() - t0
+        scraper.join(30)
+    assert health.status_code == 200
+    assert health_s < 0.5, f"/healthz took {health_s:.2f} s while /metrics rendered"
+    assert results["metrics"].status_code == 200
+    assert results["metrics_s"] >= 2.0  # the render really was in progress meanwhile
