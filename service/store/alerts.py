@@ -191,6 +191,38 @@ class AlertStore:
 
     # ------------------------------------------------------------------ detection state
 
+    # ---------------------------------------------------------------- counters for /metrics
+
+    def firing_counts(self) -> dict[tuple[str, str, str], int]:
+        """Firing alerts by (kind, severity, cluster)."""
+        sql = "SELECT kind, severity, cluster, COUNT(*) FROM alerts WHERE status = 'firing' GROUP BY 1, 2, 3"
+        return self._run("count firing alerts", lambda c: {(k, s, cl): n for k, s, cl, n in c.execute(sql)})
+
+    def incident_totals(self) -> dict[tuple[str, str], int]:
+        """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter."""
+        sql = "SELECT kind, cluster, SUM(occurrences) FROM alerts GROUP BY 1, 2"
+        return self._run("count incidents", lambda c: {(k, cl): int(n) for k, cl, n in c.execute(sql)})
+
+    def magnitude_totals(self) -> dict[tuple[str, str], int]:
+        """Messages replayed / skipped / lost summed over every alert, by (name, cluster)."""
+        sql = (
+            "SELECT cluster,"
+            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_replayed')), 0),"
+            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_skipped')), 0),"
+            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_lost')), 0)"
+            " FROM alerts GROUP BY cluster"
+        )
+
+        def work(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
+            totals: dict[tuple[str, str], int] = {}
+            for cluster, replayed, skipped, lost in conn.execute(sql):
+                totals[("replayed", cluster)] = int(replayed)
+                totals[("skipped", cluster)] = int(skipped)
+                totals[("lost", cluster)] = int(lost)
+            return totals
+
+        return self._run("sum alert magnitudes", work)
+
     def save_state(self, cluster: str, body: str, format: int, at: float) -> None:
         """Replace ``cluster``'s saved detection state."""
         self._run(

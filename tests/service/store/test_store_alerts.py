@@ -159,3 +159,17 @@ def test_closed_alert_store_raises(settings: StoreSettings) -> None:
     alerts.close()
     with pytest.raises(StoreError):
         alerts.firing(C)
+
+
+def test_metric_counters_firing_incidents_and_magnitudes_summed(alerts: AlertStore) -> None:
+    _cycle(alerts, [rewind(at=1.0)], 10.0)
+    _cycle(alerts, [rewind(400, 100, at=5.0)], 20.0)
+    [a] = alerts.firing(C)
+    assert alerts.firing_counts() == {("offset_rewind", "critical", C): 1}
+    assert alerts.incident_totals() == {("offset_rewind", C): 2}
+    totals = alerts.magnitude_totals()
+    assert totals[("replayed", C)] == a.magnitude_total["messages_replayed"]
+    assert (totals[("skipped", C)], totals[("lost", C)]) == (0, 0)
+    alerts.ack(a.id, "alice", "", 30.0)
+    assert alerts.firing_counts() == {}
+    assert alerts.incident_totals() == {("offset_rewind", C): 2}
