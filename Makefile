@@ -8,7 +8,7 @@ JARS := deploy/sandbox/lib/.resolved
 CONFIG ?=
 PYTEST_ARGS ?=
 
-.PHONY: install run test check lint typecheck pytest bench clean
+.PHONY: install tools run test check lint typecheck pytest bench clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +20,11 @@ $(JARS): deploy/sandbox/pom.xml
 	mvn -q -B -f deploy/sandbox/pom.xml dependency:copy-dependencies
 	touch $@
 
-install: $(INSTALLED) $(JARS)
+# Real Prometheus (and promtool) from Debian's package, for the metrics/rules tests; a no-op when present.
+tools:
+	deploy/tools/install-prometheus.sh
+
+install: $(INSTALLED) $(JARS) tools
 
 # A real cluster instead of the sandbox: make run CONFIG=path/to/offsetguard.yaml
 run: install
