@@ -20,9 +20,10 @@ $(JARS): deploy/sandbox/pom.xml
 	mvn -q -B -f deploy/sandbox/pom.xml dependency:copy-dependencies
 	touch $@
 
-# Real Prometheus (and promtool) from Debian's package, for the metrics/rules tests; a no-op when present.
+# Real Prometheus, promtool and Alertmanager from Debian's packages for the tests; no-ops when present.
 tools:
 	deploy/tools/install-prometheus.sh
+	deploy/tools/install-alertmanager.sh
 
 install: $(INSTALLED) $(JARS) tools
 
