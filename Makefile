@@ -20,10 +20,12 @@ $(JARS): deploy/sandbox/pom.xml
 	mvn -q -B -f deploy/sandbox/pom.xml dependency:copy-dependencies
 	touch $@
 
-# Real Prometheus, promtool and Alertmanager from Debian's packages for the tests; no-ops when present.
+# Test tools: Prometheus, promtool, Alertmanager (Debian packages) and helm (built from the Go module
+# proxy into ~/.cache/offsetguard/tools); each is a no-op when already present.
 tools:
 	deploy/tools/install-prometheus.sh
 	deploy/tools/install-alertmanager.sh
+	deploy/tools/install-helm.sh
 
 install: $(INSTALLED) $(JARS) tools
 

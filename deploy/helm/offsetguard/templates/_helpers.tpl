@@ -1,0 +1,115 @@
+{{/* Chart name, truncated to the 63 characters of a DNS label. */}}
+{{- define "offsetguard.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Fully qualified app name: the release name, or release-chart when they differ. */}}
+{{- define "offsetguard.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "offsetguard.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "offsetguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "offsetguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "offsetguard.labels" -}}
+helm.sh/chart: {{ include "offsetguard.chart" . }}
+{{ include "offsetguard.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: offsetguard
+{{- end }}
+
+{{- define "offsetguard.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "offsetguard.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "offsetguard.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* Directory a cluster's TLS Secret is mounted at. */}}
+{{- define "offsetguard.tlsDir" -}}
+{{- printf "/etc/offsetguard-tls/%s" . }}
+{{- end }}
+
+{{/*
+offsetguard.yaml as rendered into the ConfigMap: clusters and API tokens with their secret references
+turned into {fromEnv: VAR} placeholders (filled in by the init container), merged over .Values.config.
+*/}}
+{{- define "offsetguard.config" -}}
+{{- $clusters := list }}
+{{- range $i, $c := .Values.clusters }}
+{{- $out := omit $c "sasl" "tls" }}
+{{- if $c.sasl }}
+{{- $sasl := omit $c.sasl "existingSecret" "passwordKey" }}
+{{- if $c.sasl.existingSecret }}
+{{- $_ := set $sasl "password" (dict "fromEnv" (printf "OG_SECRET_SASL_PASSWORD_%d" $i)) }}
+{{- end }}
+{{- $_ := set $out "sasl" $sasl }}
+{{- end }}
+{{- if $c.tls }}
+{{- $tls := omit $c.tls "existingSecret" "caKey" "certKey" "keyKey" }}
+{{- $dir := include "offsetguard.tlsDir" $c.name }}
+{{- if $c.tls.caKey }}{{ $_ := set $tls "cafile" (printf "%s/%s" $dir $c.tls.caKey) }}{{ end }}
+{{- if $c.tls.certKey }}{{ $_ := set $tls "certfile" (printf "%s/%s" $dir $c.tls.certKey) }}{{ end }}
+{{- if $c.tls.keyKey }}{{ $_ := set $tls "keyfile" (printf "%s/%s" $dir $c.tls.keyKey) }}{{ end }}
+{{- $_ := set $out "tls" $tls }}
+{{- end }}
+{{- $clusters = append $clusters $out }}
+{{- end }}
+{{- $tokens := list }}
+{{- range $i, $t := .Values.api.tokens }}
+{{- $token := omit $t "existingSecret" "key" }}
+{{- if $t.existingSecret }}
+{{- $_ := set $token "token" (dict "fromEnv" (printf "OG_SECRET_API_TOKEN_%d" $i)) }}
+{{- end }}
+{{- $tokens = append $tokens $token }}
+{{- end }}
+{{- $api := omit .Values.api "tokens" }}
+{{- $_ := set $api "tokens" $tokens }}
+{{- $config := deepCopy (default dict .Values.config) }}
+{{- $_ := set $config "clusters" $clusters }}
+{{- $_ := set $config "api" $api }}
+{{- toYaml $config }}
+{{- end }}
+
+{{/* secretKeyRef variables of the init container that renders the config. */}}
+{{- define "offsetguard.secretEnv" -}}
+{{- range $i, $c := .Values.clusters }}
+{{- if and $c.sasl $c.sasl.existingSecret }}
+- name: {{ printf "OG_SECRET_SASL_PASSWORD_%d" $i }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $c.sasl.existingSecret }}
+      key: {{ default "password" $c.sasl.passwordKey }}
+{{- end }}
+{{- end }}
+{{- range $i, $t := .Values.api.tokens }}
+{{- if $t.existingSecret }}
+- name: {{ printf "OG_SECRET_API_TOKEN_%d" $i }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $t.existingSecret }}
+      key: {{ default $t.name $t.key }}
+{{- end }}
+{{- end }}
+{{- end }}
