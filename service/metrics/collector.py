@@ -56,7 +56,7 @@ class OffsetguardCollector:
         yield from own_families(views)
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
-        yield from alert_families(inputs.alerts)
+        yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
         yield from kafka_exporter_families(views)
         yield from lag_exporter_families(views)
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from alerts.model import ALERT_KINDS
 from collectors.errors import OffsetguardError
 from service.metrics.sources import AlertCounts, StatusLike, TailFiguresLike
 
@@ -81,8 +82,12 @@ def tail_families(tails: Sequence[TailFiguresLike]) -> Iterator[Metric]:
     yield from (rate, lag, caught_up, records, unknown, decode, fetch)
 
 
-def alert_families(alerts: AlertCounts | None) -> Iterator[Metric]:
-    """Firing alerts, incident totals and messages replayed/skipped/lost; nothing without an alert store."""
+def alert_families(alerts: AlertCounts | None, clusters: Sequence[str] = ()) -> Iterator[Metric]:
+    """Firing alerts, incident totals and messages replayed/skipped/lost; nothing without an alert store.
+
+    The counters start at 0 for every configured cluster and kind, so ``increase()`` sees the first
+    incident instead of a series that appears already above zero.
+    """
     if alerts is None:
         return
     try:  # blocking store reads: this runs on the metrics thread
@@ -102,7 +107,8 @@ def alert_families(alerts: AlertCounts | None) -> Iterator[Metric]:
     incidents = CounterMetricFamily(
         "offsetguard_incidents_total", "Incidents opened, by kind.", labels=["cluster", "kind"]
     )
-    for (kind, cluster), n in sorted(incident_totals.items()):
+    zero_incidents = {(kind, cluster): 0 for cluster in clusters for kind in ALERT_KINDS}
+    for (kind, cluster), n in sorted({**zero_incidents, **incident_totals}.items()):
         incidents.add_metric([cluster, kind], n)
     magnitudes = {
         name: CounterMetricFamily(
@@ -110,7 +116,8 @@ def alert_families(alerts: AlertCounts | None) -> Iterator[Metric]:
         )
         for name in MAGNITUDES
     }
-    for (name, cluster), n in sorted(magnitude_totals.items()):
+    zero_magnitudes = {(name, cluster): 0 for cluster in clusters for name in MAGNITUDES}
+    for (name, cluster), n in sorted({**zero_magnitudes, **magnitude_totals}.items()):
         if name in magnitudes:
             magnitudes[name].add_metric([cluster], n)
     yield from (firing, incidents, *magnitudes.values())

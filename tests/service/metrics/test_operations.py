@@ -107,3 +107,17 @@ def test_alert_families_store_error_omitted_scrape_survives() -> None:
     r = _registry(ScrapeInputs(clusters=[b.cluster_inputs()], alerts=b.FakeAlerts(fail=StoreError("locked"))))
     assert samples(r, "offsetguard_alerts_firing") == {}
     assert samples(r, "kafka_brokers") == {labels(cluster="c1"): 3}
+
+
+def test_alert_families_configured_cluster_counters_start_at_zero() -> None:
+    from alerts.model import ALERT_KINDS
+    from service.metrics.sources import ClusterInputs
+
+    inputs = ScrapeInputs(clusters=[ClusterInputs(cluster="c2")], alerts=b.FakeAlerts())
+    r = _registry(inputs)
+    incidents = samples(r, "offsetguard_incidents_total")
+    assert incidents[labels(cluster="c1", kind="offset_rewind")] == 7
+    assert {k: v for k, v in incidents.items() if ("cluster", "c2") in k} == {
+        labels(cluster="c2", kind=kind): 0 for kind in ALERT_KINDS
+    }
+    assert samples(r, "offsetguard_messages_skipped_total") == {labels(cluster="c2"): 0}
