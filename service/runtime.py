@@ -12,11 +12,13 @@ from collectors.tail import OffsetsTail
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
+from service.notify.dispatcher import Dispatcher, build_dispatcher
 from service.scheduler import CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
 from service.store import Store
 from service.store.alerts import AlertStore
+from service.store.notifications import NotificationStore
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +37,8 @@ class Runtime:
         tails: Sequence[OffsetsTail] = (),
         detections: Sequence[DetectionLoop] = (),
         alerts: AlertStore | None = None,
+        notifications: NotificationStore | None = None,
+        notifier: Dispatcher | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
@@ -49,11 +53,15 @@ class Runtime:
         self.tails = list(tails)  # one __consumer_offsets tail per cluster (settings.tail.enabled)
         self.detections = list(detections)  # one detection loop per cluster (settings.detection.enabled)
         self.alerts = alerts
+        self.notifications = notifications  # the notification queue and silences (settings.notify.enabled)
+        self.notifier = notifier
 
     async def start(self) -> None:
         # Detection first: it loads its saved state before the first observation or tail event.
         for detection in self.detections:
             await detection.start()
+        if self.notifier is not None:
+            await self.notifier.start()
         self.scheduler.start()
         if self.tails:
             tune_gc()
@@ -67,11 +75,16 @@ class Runtime:
         await asyncio.gather(*(tail.stop() for tail in self.tails))
         # After the tails: their last batch is evaluated and the detection state saved.
         await asyncio.gather(*(detection.stop() for detection in self.detections))
+        # After detection: its last transitions are queued (and sent at the next start if not now).
+        if self.notifier is not None:
+            await self.notifier.stop()
         for close in self._closers:
             try:
                 await asyncio.to_thread(close)
             except Exception:  # closing must go on for the others
                 log.exception("error while closing a client")
+        if self.notifications is not None:
+            await asyncio.to_thread(self.notifications.close)
         if self.alerts is not None:
             await asyncio.to_thread(self.alerts.close)
         if self.store is not None:
@@ -101,6 +114,9 @@ def build_runtime(settings: Settings) -> Runtime:
 
     store = Store.open(settings.store)
     alerts = AlertStore.open(settings.store) if settings.detection.enabled else None
+    notifications = NotificationStore.open(settings.store) if settings.notify.enabled else None
+    notifier = build_dispatcher(settings, notifications) if notifications is not None else None
+    listeners = [notifier.on_alerts] if notifier is not None else []
     rate_limit = snapshot_rate_limit(settings)  # one hourly snapshot budget for all clusters
     latest = LatestObservations()
     jobs: list[CollectorJob] = []
@@ -114,7 +130,14 @@ def build_runtime(settings: Settings) -> Runtime:
         detection = tail_sink = None
         if alerts is not None:
             detection, tail_sink = build_detection(
-                cluster, settings, latest, store, cluster_jobs, alerts=alerts, rate_limit=rate_limit
+                cluster,
+                settings,
+                latest,
+                store,
+                cluster_jobs,
+                alerts=alerts,
+                rate_limit=rate_limit,
+                listeners=listeners,
             )
             detections.append(detection)
         if settings.tail.enabled:
@@ -132,6 +155,8 @@ def build_runtime(settings: Settings) -> Runtime:
         tails=tails,
         detections=detections,
         alerts=alerts,
+        notifications=notifications,
+        notifier=notifier,
     )
 
 

@@ -7,7 +7,7 @@ the environment at import time: call :func:`load_settings`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -176,6 +176,10 @@ class DetectionSettings(BaseModel):
     quiet_period_seconds: float = Field(default=3600.0, gt=0)
     # State-like alerts resolve after this many consecutive evaluations that saw their input and no finding.
     resolve_after_clean: int = Field(default=3, ge=1, le=1000)
+    # collector_failure fires only once part of the cluster has been unobservable (a collector failing or
+    # reporting partial failures) this long without a break: a rolling restart or a controller failover
+    # makes brokers unreachable for a while, and that is not worth waking anyone.
+    collector_failure_grace_seconds: float = Field(default=120.0, ge=0, le=3600)
     # Tail events are evaluated together once they stop arriving for this long (capped at 4x).
     debounce_seconds: float = Field(default=0.15, ge=0, le=5)
     state_save_seconds: float = Field(default=30.0, gt=0, le=3600)
@@ -200,6 +204,181 @@ class DetectionSettings(BaseModel):
         )
 
 
+Severity = Literal["info", "warning", "critical"]
+
+
+def _http_url(url: str) -> str:
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"{url!r} is not an http(s) URL")
+    return url
+
+
+class ReceiverFilters(BaseModel):
+    """Which alerts a receiver gets; an empty list accepts every value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
+    kinds: list[str] = Field(default_factory=list)
+    severities: list[Severity] = Field(default_factory=list)
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+
+    def accepts(self, kind: str, severity: str) -> bool:
+        return (not self.kinds or kind in self.kinds) and (not self.severities or severity in self.severities)
+
+
+class HttpReceiverSettings(ReceiverFilters):
+    """A receiver reached over HTTP; ``headers`` (e.g. a bearer secret) go with every request."""
+
+    url: str
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        return _http_url(value)
+
+
+class WebhookReceiverSettings(HttpReceiverSettings):
+    """POSTs one JSON document per notification to ``url``."""
+
+    type: Literal["webhook"] = "webhook"
+
+
+class AlertmanagerReceiverSettings(HttpReceiverSettings):
+    """POSTs alerts to ``<url>/api/v2/alerts``; firing ones are re-posted every ``resend_seconds``
+    (Alertmanager resolves an alert it has not heard of for its resolve timeout)."""
+
+    type: Literal["alertmanager"] = "alertmanager"
+    resend_seconds: float = Field(default=60.0, ge=1, le=3600)
+
+
+class RetrySettings(BaseModel):
+    """Delivery retries: exponential backoff with jitter, given up after ``give_up_after_seconds`` (or
+    ``max_attempts`` when set)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    initial_seconds: float = Field(default=1.0, gt=0, le=3600)
+    max_seconds: float = Field(default=300.0, gt=0, le=86_400)
+    multiplier: float = Field(default=2.0, ge=1, le=10)
+    jitter: float = Field(default=0.2, ge=0, le=1)  # each delay is reduced by up to this fraction
+    give_up_after_seconds: float = Field(default=86_400.0, gt=0)
+    max_attempts: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> RetrySettings:
+        if self.max_seconds < self.initial_seconds:
+            raise ValueError("max_seconds must be at least initial_seconds")
+        return self
+
+
+Receiver = Annotated[WebhookReceiverSettings | AlertmanagerReceiverSettings, Field(discriminator="type")]
+
+
+class NotifySettings(BaseModel):
+    """Notifications of fired/updated/resolved alerts, from a queue kept in the store."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    receivers: list[Receiver] = Field(default_factory=list)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    runbook_base_url: str | None = None  # runbook_url = <base>/<kind>.md; None: api.runbook_base_url
+    external_url: str | None = None  # offsetguard's own URL, for links (Alertmanager generatorURL)
+    poll_seconds: float = Field(default=2.0, gt=0, le=60)  # longest wait between queue checks
+    keep_delivered_hours: float = Field(default=72.0, gt=0)  # delivered/abandoned rows, then pruned
+
+    @field_validator("runbook_base_url", "external_url")
+    @classmethod
+    def _urls(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value).rstrip("/")
+
+    @field_validator("receivers")
+    @classmethod
+    def _unique_receivers(cls, receivers: list[Receiver]) -> list[Receiver]:
+        names = [r.name for r in receivers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"receiver names must be unique, repeated: {', '.join(dupes)}")
+        return receivers
+
+
+ApiScope = Literal["read", "write"]
+
+
+class ApiToken(BaseModel):
+    """One bearer token of the HTTP API. ``write`` (ack, silence, snapshot) includes ``read``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=100)  # who holds it: logged, and the default "who" of an ack
+    token: SecretStr
+    scopes: list[ApiScope] = Field(default_factory=lambda: list[ApiScope](["read"]), min_length=1)
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, token: SecretStr) -> SecretStr:
+        value = token.get_secret_value()
+        if len(value) < 16 or value != value.strip():
+            raise ValueError("an API token needs at least 16 characters and no surrounding blanks")
+        return token
+
+    def allows(self, scope: ApiScope) -> bool:
+        return scope in self.scopes or (scope == "read" and "write" in self.scopes)
+
+
+class ApiSettings(BaseModel):
+    """The on-call HTTP API: bearer tokens, whether reads need one, where alert runbooks live."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tokens: list[ApiToken] = Field(default_factory=list)
+    # Mutating endpoints always need a write token; reads need a read token only when this is set.
+    reads_require_auth: bool = False
+    # Alerts carry runbook_url = <runbook_base_url>/<kind>.md
+    runbook_base_url: str = Field(default="docs/runbooks", min_length=1)
+
+    @field_validator("runbook_base_url")
+    @classmethod
+    def _no_trailing_slash(cls, url: str) -> str:
+        return url.rstrip("/") or "/"
+
+    @model_validator(mode="after")
+    def _usable(self) -> ApiSettings:
+        names = [t.name for t in self.tokens]
+        if len(set(names)) != len(names):
+            raise ValueError("API token names must be unique")
+        if len({t.token.get_secret_value() for t in self.tokens}) != len(self.tokens):
+            raise ValueError("two API tokens have the same value")
+        if self.reads_require_auth and not self.tokens:
+            raise ValueError("reads_require_auth needs at least one token (else nothing can be read)")
+        return self
+
+
+class ArchiveSettings(BaseModel):
+    """The commit archive the live tail appends to (Parquet per cluster and hour, see pipeline.archive)."""
+
+    enabled: bool = False
+    directory: Path = Path("var/archive")
+    roll_seconds: float = Field(default=300.0, gt=0, le=3600)  # a file per cluster-hour at least this often
+    max_rows_per_file: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    retention_hours: float = Field(default=24.0 * 30, gt=0)
+    fsync: bool = True  # every tail batch is on disk before the tail checkpoints past it
+
+
+class PipelineSettings(BaseModel):
+    """Defaults of ``offsetguard pipeline history`` (Spark)."""
+
+    master: str = "local[*]"
+    shuffle_partitions: int = Field(default=8, ge=1, le=100_000)
+    driver_memory: str = Field(default="2g", pattern=r"^[0-9]+[kmgt]$")
+    kafka_jars: Path | None = None  # default: deploy/spark/lib, resolved with mvn when empty
+    top_incidents: int = Field(default=10, ge=1, le=1000)
+    incident_gap_seconds: float = Field(default=900.0, gt=0)
+    ui: bool = False
+
+
 class Settings(BaseSettings):
     """Everything offsetguard can be told. Env: ``OFFSETGUARD_<FIELD>``, nested with ``__``."""
 
@@ -212,7 +391,11 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     tail: TailSettings = Field(default_factory=TailSettings)
     snapshots: SnapshotSettings = Field(default_factory=SnapshotSettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    pipeline: PipelineSettings = Field(default_factory=PipelineSettings)
     detection: DetectionSettings = Field(default_factory=DetectionSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    notify: NotifySettings = Field(default_factory=NotifySettings)
     # A collector whose last success is older than this many intervals is reported stale.
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"

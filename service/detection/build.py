@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from collectors.snapshots.dump import dump_group
 from service.detection.inputs import CollectorHealth
-from service.detection.loop import DetectionLoop
+from service.detection.loop import DetectionLoop, Listener
 from service.detection.snapshots import DumpFunction, SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
 from service.scheduler import CollectorJob
@@ -33,6 +33,7 @@ def build_detection(
     alerts: AlertStore,
     rate_limit: SnapshotRateLimit | None = None,
     dump: DumpFunction | None = None,
+    listeners: Sequence[Listener] = (),
 ) -> tuple[DetectionLoop, DetectionTailSink]:
     """The detection loop of ``cluster`` and its tail sink.
 
@@ -62,6 +63,7 @@ def build_detection(
             name, topic, partition, offset
         ),
         snapshots=snapshots,
+        listeners=listeners,  # told of alerts once stored, e.g. the notification dispatcher
     )
     for job in jobs:
         job.sinks.append(loop.observe)

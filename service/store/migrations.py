@@ -182,11 +182,59 @@ _V4_ALERTS = sql(
     """,
 )
 
+_V5_NOTIFICATIONS = sql(
+    # The notification queue. Rows are fanned out from alert_transitions (the outbox: written in the same
+    # transaction as the alert) up to notify_progress.transition_seq, which advances in the same
+    # transaction as the rows it produced, so a transition is turned into notifications exactly once.
+    """
+    CREATE TABLE notifications (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        receiver TEXT NOT NULL,
+        alert_id TEXT NOT NULL,
+        event TEXT NOT NULL CHECK (event IN ('firing', 'updated', 'resolved')),
+        transition_seq INTEGER,              -- NULL: not from a transition (silence ended, new receiver)
+        payload TEXT NOT NULL,               -- JSON, as the receiver gets it
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'silenced', 'abandoned')),
+        silence_id TEXT,                     -- state 'silenced': the silence that held it back
+        created_at REAL NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at REAL,                -- pending rows only
+        delivered_at REAL,
+        last_error TEXT
+    )
+    """,
+    "CREATE INDEX notifications_due ON notifications (next_attempt_at) WHERE state = 'pending'",
+    "CREATE INDEX notifications_by_alert ON notifications (alert_id, receiver, event)",
+    """
+    CREATE TABLE notify_progress (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        transition_seq INTEGER NOT NULL      -- alert_transitions up to here are fanned out
+    )
+    """,
+    # An upgraded store starts after its existing history: alerts still firing are notified once by the
+    # catch-up pass instead of replaying every past transition.
+    "INSERT INTO notify_progress (id, transition_seq) SELECT 1, COALESCE(MAX(seq), 0) FROM alert_transitions",
+    """
+    CREATE TABLE silences (
+        id TEXT PRIMARY KEY,
+        matchers TEXT NOT NULL,              -- JSON [{"name", "op", "value"}]
+        starts_at REAL NOT NULL,
+        ends_at REAL NOT NULL,               -- DELETE expires a silence: ends_at = now
+        comment TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX silences_by_end ON silences (ends_at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
     Migration(3, "__consumer_offsets snapshot index", _V3_SNAPSHOTS),
     Migration(4, "alerts, their transitions and the detection state", _V4_ALERTS),
+    Migration(5, "notification queue and silences", _V5_NOTIFICATIONS),
 )
 
 

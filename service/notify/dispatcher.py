@@ -1,0 +1,309 @@
+"""The :class:`Dispatcher`: one asyncio task that fans alert transitions out into the persisted queue and
+delivers due rows, with backoff, to webhooks and Alertmanagers.
+
+Each round: (1) :meth:`NotificationStore.advance` until no transition is left (plus the catch-up of
+firing alerts never notified); (2) deliver the due rows, receivers in parallel, each receiver's rows in
+queue order, stopping at its first retryable failure and holding it until that row's next attempt (a down
+receiver gets one probe per backoff step, not one request per queued row); (3) re-post firing alerts to
+Alertmanagers every ``resend_seconds``; (4) prune old finished rows hourly. A row is marked delivered only
+after the receiver answered 2xx, so a crash in between sends it again (at least once; receivers can
+drop repeats by ``notification_id``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from service.notify.backoff import Backoff
+from service.notify.errors import DeliveryError
+from service.notify.fanout import FanOut, ReceiverSettings
+from service.notify.payloads import alertmanager_alert, rfc3339
+from service.notify.senders import send_alertmanager, send_webhook
+from service.notify.silencing import silenced_by
+from service.settings import AlertmanagerReceiverSettings, NotifySettings, Settings
+from service.store.alert_records import Alert
+from service.store.notification_records import (
+    ABANDONED,
+    DELIVERED,
+    FIRING_EVENT,
+    PENDING,
+    RESOLVED_EVENT,
+    Notification,
+    Outcome,
+)
+from service.store.notifications import NotificationStore
+
+log = logging.getLogger(__name__)
+
+BATCH = 200  # due rows per round
+PRUNE_SECONDS = 3600.0
+MIN_WAIT = 0.05
+# Alertmanager treats a firing alert as resolved at endsAt unless re-posted: allow a few missed re-posts.
+ENDS_AFTER_RESENDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """What one :meth:`Dispatcher.run_once` did."""
+
+    queued: int
+    delivered: int
+    failed: int
+    full: bool  # the due batch was full: go again at once
+
+
+def runbook_base(settings: Settings) -> str | None:
+    """``notify.runbook_base_url``, else the API's (alerts then link the same runbook everywhere)."""
+    if settings.notify.runbook_base_url is not None:
+        return settings.notify.runbook_base_url
+    api = getattr(settings, "api", None)
+    return getattr(api, "runbook_base_url", None)
+
+
+class Dispatcher:
+    """Start with :meth:`start` in a running loop, stop with :meth:`stop`; :meth:`wake` after a change."""
+
+    def __init__(
+        self,
+        settings: NotifySettings,
+        store: NotificationStore,
+        *,
+        runbook_base: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        clock: Callable[[], float] = time.time,
+        rng: random.Random | None = None,
+        stop_grace_seconds: float = 5.0,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._receivers: dict[str, ReceiverSettings] = {r.name: r for r in settings.receivers}
+        runbook = runbook_base if runbook_base is not None else settings.runbook_base_url
+        self._fanout = FanOut(tuple(settings.receivers), runbook, settings.external_url)
+        self._backoff = Backoff.from_settings(settings.retry)
+        self._transport = transport
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._grace = stop_grace_seconds
+        self._holds: dict[str, float] = {}  # receiver -> no request before (after a retryable failure)
+        self._resent: dict[str, float] = {}  # Alertmanager receiver -> last re-post
+        self._pruned = float("-inf")
+        self._client: httpx.AsyncClient | None = None
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        if self._task is None:
+            self._stopping = False
+            self._task = asyncio.get_running_loop().create_task(self._run(), name="notify")
+
+    async def stop(self) -> None:
+        """Let the round in hand finish (up to the grace period), fan out what is left, close the client.
+
+        A delivery cut short stays pending and is sent again at the next start."""
+        self._stopping = True
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), self._grace)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        try:
+            await self._queue(self._clock())
+        except Exception:
+            log.exception("notify: transitions not queued at stop (they are at the next start)")
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def wake(self) -> None:
+        """Check for new transitions and due rows now instead of at the next poll."""
+        self._wake.set()
+
+    async def on_alerts(self, alerts: Sequence[Alert]) -> None:
+        """Detection listener: the alerts are stored (with their transitions) already; just wake up."""
+        self.wake()
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            self._wake.clear()
+            wait = self._settings.poll_seconds
+            try:
+                done = await self.run_once()
+                wait = 0.0 if done.full else await self._wait_seconds()
+            except Exception:  # a store hiccup or a bug must not end notifications
+                log.exception("notify: round failed")
+            if self._stopping:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def _wait_seconds(self) -> float:
+        now = self._clock()
+        candidates = [self._settings.poll_seconds]
+        holds = [h - now for h in self._holds.values() if h > now]
+        candidates.extend(holds)
+        next_due = await asyncio.to_thread(self._store.next_due)
+        if next_due is not None:
+            if next_due > now:
+                candidates.append(next_due - now)
+            elif not holds:
+                candidates.append(MIN_WAIT)
+        for r in self._alertmanagers():
+            candidates.append(self._resent.get(r.name, now) + r.resend_seconds - now)
+        return max(min(candidates), MIN_WAIT)
+
+    # ------------------------------------------------------------------ one round
+
+    async def run_once(self) -> Round:
+        """Queue new transitions, deliver what is due, re-post to Alertmanagers, prune."""
+        now = self._clock()
+        queued = await self._queue(now)
+        due = await asyncio.to_thread(self._store.due, now, BATCH)
+        by_receiver: dict[str, list[Notification]] = {}
+        for n in due:
+            if self._holds.get(n.receiver, float("-inf")) <= now:
+                by_receiver.setdefault(n.receiver, []).append(n)
+        results = await asyncio.gather(
+            *(self._deliver(name, rows, now) for name, rows in by_receiver.items())
+        )
+        outcomes = [o for batch in results for o in batch]
+        await asyncio.to_thread(self._store.record, outcomes)
+        await self._resend(now)
+        if now - self._pruned >= PRUNE_SECONDS:
+            self._pruned = now
+            before = now - self._settings.keep_delivered_hours * 3600
+            pruned = await asyncio.to_thread(self._store.prune, before)
+            if pruned:
+                log.info("notify: pruned %d finished notifications", pruned)
+        delivered = sum(o.state == DELIVERED for o in outcomes)
+        return Round(queued, delivered, len(outcomes) - delivered, len(due) == BATCH)
+
+    async def _queue(self, now: float) -> int:
+        oldest = now - self._backoff.give_up_after_seconds
+        added = 0
+        while True:
+            step = await asyncio.to_thread(self._store.advance, self._fanout, now, oldest=oldest)
+            added += step.added
+            if not step.more:
+                return added
+
+    async def _deliver(self, name: str, rows: list[Notification], now: float) -> list[Outcome]:
+        receiver = self._receivers.get(name)
+        if receiver is None:
+            return [
+                Outcome(n.id, ABANDONED, now, error=f"receiver {name!r} is no longer configured")
+                for n in rows
+            ]
+        if isinstance(receiver, AlertmanagerReceiverSettings):
+            return await self._deliver_alertmanager(receiver, rows, now)
+        outcomes: list[Outcome] = []
+        for n in rows:
+            try:
+                await send_webhook(self._http(), receiver, n)
+            except DeliveryError as exc:
+                outcomes.append(self._failed(n, exc, now))
+                if exc.retryable:
+                    break  # the rest waits: same receiver, likely the same fate, and order matters
+                continue
+            outcomes.append(Outcome(n.id, DELIVERED, self._clock()))
+        return outcomes
+
+    async def _deliver_alertmanager(
+        self, receiver: AlertmanagerReceiverSettings, rows: list[Notification], now: float
+    ) -> list[Outcome]:
+        # Alertmanager keeps state, not events: only each alert's newest row needs sending.
+        latest: dict[str, Notification] = {}
+        for n in rows:
+            latest[n.alert_id] = n
+        body = [self._am_body(receiver, n.payload, n.event, now) for n in latest.values()]
+        try:
+            await send_alertmanager(self._http(), receiver, body)
+        except DeliveryError as exc:
+            return [self._failed(n, exc, now) for n in rows]
+        # The alerts just posted are fresh; the others' endsAt leaves room for a re-post one period later.
+        self._resent[receiver.name] = now
+        at = self._clock()
+        return [Outcome(n.id, DELIVERED, at) for n in rows]
+
+    def _am_body(
+        self, receiver: AlertmanagerReceiverSettings, payload: Any, event: str, now: float
+    ) -> dict[str, Any]:
+        body = dict(payload)
+        if event != RESOLVED_EVENT:
+            body["endsAt"] = rfc3339(now + ENDS_AFTER_RESENDS * receiver.resend_seconds)
+        return body
+
+    def _failed(self, n: Notification, exc: DeliveryError, now: float) -> Outcome:
+        attempts = n.attempts + 1
+        if not exc.retryable or self._backoff.give_up(attempts, n.created_at, now):
+            log.error("notify: %s %s of alert %s abandoned after %d attempt(s): %s",
+                      n.receiver, n.event, n.alert_id, attempts, exc)  # fmt: skip
+            return Outcome(n.id, ABANDONED, now, error=str(exc))
+        delay = self._backoff.delay(attempts, self._rng)
+        if exc.retry_after is not None:
+            delay = max(delay, min(exc.retry_after, self._backoff.max_seconds))
+        retry_at = now + delay
+        self._holds[n.receiver] = max(self._holds.get(n.receiver, retry_at), retry_at)
+        log.warning("notify: %s %s of alert %s failed (attempt %d, retry in %.1f s): %s",
+                    n.receiver, n.event, n.alert_id, attempts, delay, exc)  # fmt: skip
+        return Outcome(n.id, PENDING, now, next_attempt_at=retry_at, error=str(exc))
+
+    # ------------------------------------------------------------------ Alertmanager re-posts
+
+    def _alertmanagers(self) -> list[AlertmanagerReceiverSettings]:
+        return [r for r in self._receivers.values() if isinstance(r, AlertmanagerReceiverSettings)]
+
+    async def _resend(self, now: float) -> None:
+        """Re-post firing alerts an Alertmanager was told about; best effort (the next re-post retries)."""
+        for receiver in self._alertmanagers():
+            if now - self._resent.get(receiver.name, float("-inf")) < receiver.resend_seconds:
+                continue
+            if self._holds.get(receiver.name, float("-inf")) > now:
+                continue
+            self._resent[receiver.name] = now
+            alerts = await asyncio.to_thread(self._store.delivered_firing, receiver.name)
+            silences = await asyncio.to_thread(self._store.silences, ending_after=now)
+            body = [
+                self._am_body(receiver, self._am_firing(a), FIRING_EVENT, now)
+                for a in alerts
+                if receiver.accepts(a.kind, a.severity) and silenced_by(silences, a, now) is None
+            ]
+            if not body:
+                continue
+            try:
+                await send_alertmanager(self._http(), receiver, body)
+            except DeliveryError as exc:
+                log.warning(
+                    "notify: re-post of %d firing alert(s) to %s failed: %s", len(body), receiver.name, exc
+                )
+
+    def _am_firing(self, alert: Alert) -> dict[str, Any]:
+        f = self._fanout
+        return alertmanager_alert(
+            alert, FIRING_EVENT, runbook_base=f.runbook_base, external_url=f.external_url
+        )
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:  # made on first use, closed by stop()
+            self._client = httpx.AsyncClient(transport=self._transport)
+        return self._client
+
+
+def build_dispatcher(settings: Settings, store: NotificationStore) -> Dispatcher:
+    """The real dispatcher of ``settings.notify`` over ``store``."""
+    return Dispatcher(settings.notify, store, runbook_base=runbook_base(settings))

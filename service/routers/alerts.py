@@ -1,0 +1,87 @@
+"""``/api/v1/alerts``: list (filters, newest first, cursor pages), one alert with its history, ack."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from service.api.deps import AlertsDep, NowDep, ReadAccess, SettingsDep, WriteAccess
+from service.api.errors import READ_ERRORS, WRITE_ERRORS, NotFound
+from service.api.paths import unescape
+from service.api.schemas.alerts import AckRequest, AlertDetail, AlertOut, AlertPageOut, TransitionOut
+from service.api.times import TIME_HELP, parse_time
+from service.store.alerts import MAX_PAGE
+
+router = APIRouter(prefix="/api/v1/alerts", tags=["alerts"])
+
+
+async def since_param(
+    since: Annotated[
+        str | None, Query(description=f"Alerts updated at or after this time: {TIME_HELP}")
+    ] = None,
+) -> float | None:
+    return None if since is None else parse_time(since, "since")
+
+
+@router.get("", response_model=AlertPageOut, responses=READ_ERRORS)
+def list_alerts(
+    _: ReadAccess,
+    alerts: AlertsDep,
+    settings: SettingsDep,
+    since: Annotated[float | None, Depends(since_param)],
+    status: Literal["firing", "resolved"] | None = None,
+    kind: Annotated[str | None, Query(max_length=200)] = None,
+    severity: Literal["info", "warning", "critical"] | None = None,
+    cluster: Annotated[str | None, Query(max_length=200)] = None,
+    group: Annotated[str | None, Query(max_length=1000)] = None,
+    topic: Annotated[str | None, Query(max_length=300)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+    cursor: Annotated[
+        str | None, Query(pattern=r"^[0-9]{1,18}$", description="next_cursor of a page")
+    ] = None,
+) -> AlertPageOut:
+    """Alerts matching every given filter, newest first."""
+    page = alerts.list(
+        status=status,
+        kind=kind,
+        severity=severity,
+        cluster=cluster,
+        group=group,
+        topic=topic,
+        since=since,
+        limit=limit,
+        cursor=cursor,
+    )
+    base = settings.api.runbook_base_url
+    return AlertPageOut(alerts=[AlertOut.of(a, base) for a in page.alerts], next_cursor=page.next_cursor)
+
+
+@router.get("/{alert_id}", response_model=AlertDetail, responses=READ_ERRORS)
+def get_alert(_: ReadAccess, alerts: AlertsDep, settings: SettingsDep, alert_id: str) -> AlertDetail:
+    """One alert with its history (fired, repeated, acked, resolved, ...), oldest first."""
+    alert_id = unescape(alert_id)
+    alert = alerts.get(alert_id)
+    if alert is None:
+        raise NotFound(f"no alert {alert_id!r}", code="alert_not_found")
+    out = AlertOut.of(alert, settings.api.runbook_base_url)
+    transitions = [TransitionOut.of(t) for t in alerts.transitions(alert_id)]
+    return AlertDetail(**out.model_dump(), transitions=transitions)
+
+
+@router.post("/{alert_id}/ack", response_model=AlertOut, responses=WRITE_ERRORS)
+def ack_alert(
+    principal: WriteAccess,
+    alerts: AlertsDep,
+    settings: SettingsDep,
+    now: NowDep,
+    alert_id: str,
+    body: AckRequest,
+) -> AlertOut:
+    """Acknowledge: an event-like alert (rewind, skip, ...) resolves; a state-like one fires until clear."""
+    who = body.who or principal.name or "unknown"
+    alert_id = unescape(alert_id)
+    alert = alerts.ack(alert_id, who, body.comment, now)
+    if alert is None:
+        raise NotFound(f"no alert {alert_id!r}", code="alert_not_found")
+    return AlertOut.of(alert, settings.api.runbook_base_url)

@@ -1,0 +1,34 @@
+"""``/api/v1/clusters``: the watched clusters, and each one's configuration audit."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from collectors.model import CommittedObservation, ConfigsObservation
+from service.api import clusters as views
+from service.api.deps import ClusterName, ReadAccess, RuntimeDep, SettingsDep
+from service.api.errors import READ_ERRORS
+from service.api.schemas.clusters import Audit, ClusterList
+
+router = APIRouter(prefix="/api/v1/clusters", tags=["clusters"])
+
+
+@router.get("", response_model=ClusterList, responses=READ_ERRORS)
+def list_clusters(_: ReadAccess, runtime: RuntimeDep, settings: SettingsDep) -> ClusterList:
+    """Configured clusters, then clusters only the store still holds history of."""
+    alerts = runtime.alerts
+    return ClusterList(
+        clusters=[
+            views.cluster_out(
+                name, settings, runtime.latest, None if alerts is None else len(alerts.firing(name))
+            )
+            for name in views.cluster_names(settings, runtime.store)
+        ]
+    )
+
+
+@router.get("/{cluster}/audit", response_model=Audit, responses=READ_ERRORS)
+async def audit(_: ReadAccess, cluster: ClusterName, runtime: RuntimeDep) -> Audit:
+    """Topics configured so committed offsets can be lost or rewound (unclean election, RF < 3, ...)."""
+    configs = runtime.latest.get(cluster, ConfigsObservation)
+    return views.audit(cluster, configs, runtime.latest.get(cluster, CommittedObservation))

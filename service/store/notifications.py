@@ -1,0 +1,163 @@
+"""The :class:`NotificationStore`: the notification queue and the silences, in the store's SQLite file.
+
+Like :class:`~service.store.alerts.AlertStore` it has its own writer connection on the same database.
+``alert_transitions`` is the outbox: the detection loop writes a transition in the same transaction as
+the alert, and :meth:`NotificationStore.advance` turns transitions into queue rows in one transaction
+that also moves ``notify_progress`` past them. A crash between the two leaves the transitions unconsumed,
+so they are fanned out at the next start: nothing is lost and nothing is fanned out twice. Every method
+blocks (call it from a worker thread in async code); failures raise :class:`collectors.errors.StoreError`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from types import TracebackType
+from typing import NamedTuple, TypeVar
+
+from collectors.errors import StoreError
+from service.settings import StoreSettings
+from service.store import notify_rows
+from service.store.alert_records import Alert
+from service.store.db import connect, transaction, translated
+from service.store.migrations import migrate
+from service.store.notification_records import Change, NewNotification, Notification, Outcome, Silence
+
+T = TypeVar("T")
+
+# (changes oldest first, firing alerts for the catch-up, told pairs, silences, now) -> rows to add
+Planner = Callable[
+    [Sequence[Change], Sequence[Alert], set[tuple[str, str]], Sequence[Silence], float],
+    Sequence[NewNotification],
+]
+
+
+class Advanced(NamedTuple):
+    """One :meth:`NotificationStore.advance`: rows added, transitions consumed, whether more are left."""
+
+    added: int
+    consumed: int
+    more: bool
+
+
+class NotificationStore:
+    """Queue and silences persistence. Build with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @classmethod
+    def open(cls, settings: StoreSettings) -> NotificationStore:
+        """Open (creating and migrating as needed) the database at ``settings.path``."""
+        path = settings.path
+        with translated(f"open notification store {path}"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(path)
+        try:
+            with translated(f"migrate store {path}"):
+                migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn)
+
+    def close(self) -> None:
+        """Idempotent; later calls raise :class:`StoreError`."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> NotificationStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+        with self._lock, translated(action):
+            if self._closed:
+                raise StoreError(f"{action} failed: the notification store is closed")
+            if not write:
+                return work(self._conn)
+            with transaction(self._conn) as conn:
+                return work(conn)
+
+    # ------------------------------------------------------------------ queue
+
+    def advance(
+        self, plan: Planner, now: float, *, oldest: float | None = None, batch: int = 500
+    ) -> Advanced:
+        """Fan out up to ``batch`` transitions not yet fanned out, in one transaction.
+
+        Transitions older than ``oldest`` are consumed without notifications (a backlog past the retry
+        give-up age would be abandoned anyway). When no transitions are left after this batch, ``plan``
+        also gets the firing alerts for its catch-up, read under the same write lock, so a transition
+        cannot slip in between.
+        """
+
+        def work(conn: sqlite3.Connection) -> Advanced:
+            changes = notify_rows.changes_after(conn, notify_rows.progress(conn), batch)
+            more = len(changes) == batch
+            firing = [] if more else notify_rows.firing_alerts(conn)
+            wanted = [c for c in changes if oldest is None or c.at >= oldest]
+            told = notify_rows.told(conn, [c.alert.id for c in wanted] + [a.id for a in firing])
+            silences = notify_rows.silences(conn, ending_after=now)
+            added = notify_rows.insert(conn, plan(wanted, firing, told, silences, now), now)
+            if changes:
+                notify_rows.set_progress(conn, changes[-1].seq)
+            return Advanced(added, len(changes), more)
+
+        return self._run("queue notifications", work, write=True)
+
+    def due(self, now: float, limit: int = 200) -> list[Notification]:
+        """Pending rows due at ``now``, oldest first (see :func:`notify_rows.due` for the ordering)."""
+        return self._run("read due notifications", lambda c: notify_rows.due(c, now, limit))
+
+    def record(self, outcomes: Iterable[Outcome]) -> None:
+        """Store delivery outcomes (one transaction); rows no longer pending are left alone."""
+        done = list(outcomes)
+        if done:
+            self._run("record deliveries", lambda c: notify_rows.record(c, done), write=True)
+
+    def next_due(self) -> float | None:
+        """When the earliest pending row is due; None if nothing is pending."""
+        return self._run("read next notification", notify_rows.next_due)
+
+    def delivered_firing(self, receiver: str) -> list[Alert]:
+        """Firing alerts ``receiver`` was told about, with nothing pending for it (Alertmanager re-posts)."""
+        return self._run("read notified alerts", lambda c: notify_rows.delivered_firing(c, receiver))
+
+    def prune(self, before: float) -> int:
+        """Delete delivered, silenced and abandoned rows older than ``before``; how many went."""
+        return self._run("prune notifications", lambda c: notify_rows.prune(c, before), write=True)
+
+    def notifications(
+        self, *, alert_id: str | None = None, receiver: str | None = None, state: str | None = None
+    ) -> list[Notification]:
+        """Queue rows matching every given filter, oldest first."""
+        return self._run("list notifications", lambda c: notify_rows.select(c, alert_id, receiver, state))
+
+    # ------------------------------------------------------------------ silences
+
+    def add_silence(self, silence: Silence) -> Silence:
+        self._run("add silence", lambda c: notify_rows.insert_silence(c, silence), write=True)
+        return silence
+
+    def silence(self, silence_id: str) -> Silence | None:
+        return self._run("read silence", lambda c: notify_rows.silence(c, silence_id))
+
+    def silences(self, *, ending_after: float | None = None) -> list[Silence]:
+        """Every silence (or those ending after ``ending_after``), newest first."""
+        return self._run("list silences", lambda c: notify_rows.silences(c, ending_after=ending_after))
+
+    def expire_silence(self, silence_id: str, now: float) -> Silence | None:
+        """End a silence now (already ended: unchanged); None if there is no such silence."""
+        return self._run(
+            "expire silence", lambda c: notify_rows.expire_silence(c, silence_id, now), write=True
+        )
