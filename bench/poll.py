@@ -29,6 +29,7 @@ from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
+from collectors.kafka_seam import KafkaPythonSeam
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 from service.scheduler import CollectorJob
 from service.settings import Settings
@@ -44,7 +45,7 @@ def populate(cluster: SandboxCluster, topics: int, partitions: int, groups: int,
     t0 = time.perf_counter()
     for i in range(0, topics, 20):
         admin.create_topics([NewTopic(n, partitions, 1) for n in names[i : i + 20]], timeout_ms=120_000)
-    _wait_for_leaders(admin, names, topics * partitions)
+    _wait_for_leaders(cluster, set(names), topics * partitions)
     print(f"created {topics * partitions} partitions in {time.perf_counter() - t0:.1f} s", flush=True)
 
     t0 = time.perf_counter()
@@ -72,18 +73,22 @@ def populate(cluster: SandboxCluster, topics: int, partitions: int, groups: int,
     admin.close()
 
 
-def _wait_for_leaders(admin: KafkaAdminClient, names: list[str], want: int, timeout: float = 300) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        described = admin.describe_topics(names)
-        led = sum(1 for t in described for p in t["partitions"] if p["leader"] >= 0)
-        if led >= want:
-            return
-        time.sleep(1)
+def _wait_for_leaders(cluster: SandboxCluster, names: set[str], want: int, timeout: float = 300) -> None:
+    seam = KafkaPythonSeam(cluster.cluster_settings("bench"))
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            topics = seam.metadata().topics
+            led = sum(1 for t in topics if t.name in names for p in t.partitions if p.leader is not None)
+            if led >= want:
+                return
+            time.sleep(1)
+    finally:
+        seam.close()
     raise RuntimeError(f"partitions without leaders after {timeout} s")
 
 
-async def one_cycle(jobs: list[CollectorJob]) -> dict[str, float]:
+async def one_cycle(jobs: list[CollectorJob]) -> dict[str, Any]:
     """One full cycle as the scheduler runs it: fresh metadata, then every other collector concurrently."""
     wall0, cpu0 = time.perf_counter(), time.process_time()
     ok = await jobs[0].run_once()
@@ -92,16 +97,35 @@ async def one_cycle(jobs: list[CollectorJob]) -> dict[str, float]:
     failed = [j.job_id for j, r in zip(jobs, [ok, *results], strict=True) if not r]
     if failed:
         raise RuntimeError(f"collectors failed during the benchmark: {failed}")
-    return {"wall_s": wall, "cpu_s": cpu}
+    per_collector = {j.collector.name: round(j.status.last_duration or 0.0, 4) for j in jobs}
+    return {"wall_s": wall, "cpu_s": cpu, "per_collector_s": per_collector}
 
 
-async def measure_offsetguard(cluster: SandboxCluster, cycles: int) -> dict[str, Any]:
+async def profile_cycle(jobs: list[CollectorJob]) -> None:
+    """cProfile one full cycle; the top functions by own time go to bench/results/poll-profile.txt."""
+    import cProfile
+    import io
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    await one_cycle(jobs)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(40)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "poll-profile.txt").write_text(out.getvalue())
+
+
+async def measure_offsetguard(cluster: SandboxCluster, cycles: int, profile: bool = False) -> dict[str, Any]:
     settings = Settings(clusters=[cluster.cluster_settings("bench")])
     latest = LatestObservations()
     jobs, close = build_cluster_jobs(settings.clusters[0], settings, latest, store=None)
     try:
         await one_cycle(jobs)  # warm-up: connections, metadata caches
         runs = [await one_cycle(jobs) for _ in range(cycles)]
+        if profile:
+            await profile_cycle(jobs)
         from collectors.model import CommittedObservation, GroupsObservation, OffsetsObservation
 
         committed = latest.get("bench", CommittedObservation)
@@ -154,20 +178,31 @@ def main() -> None:
     parser.add_argument("--per-group", type=int, default=25)
     parser.add_argument("--cycles", type=int, default=5)
     parser.add_argument("--dir", type=Path, help="sandbox directory (default: a temporary one)")
+    parser.add_argument("--profile", action="store_true", help="also cProfile one cycle")
+    parser.add_argument("--keep", action="store_true", help="leave the populated sandbox running in --dir")
+    parser.add_argument("--attach", action="store_true", help="reuse the populated sandbox running in --dir")
+    parser.add_argument("--skip-kafka-tool", action="store_true", help="do not time kafka-consumer-groups")
     args = parser.parse_args()
 
     directory = args.dir or Path(tempfile.mkdtemp(prefix="og-bench-poll-"))
     t0 = time.perf_counter()
-    cluster = start_sandbox(directory, brokers=3, broker_heap="1g", timeout=300)
+    if args.attach:
+        cluster = SandboxCluster.load(directory)
+    else:
+        cluster = start_sandbox(directory, brokers=3, broker_heap="1g", timeout=300, daemon=args.keep)
     print(f"sandbox up in {time.perf_counter() - t0:.1f} s at {cluster.bootstrap_servers}", flush=True)
     try:
-        populate(cluster, args.topics, args.partitions, args.groups, args.per_group)
-        ours = asyncio.run(measure_offsetguard(cluster, args.cycles))
+        if not args.attach:
+            populate(cluster, args.topics, args.partitions, args.groups, args.per_group)
+        ours = asyncio.run(measure_offsetguard(cluster, args.cycles, args.profile))
         print(f"offsetguard full cycle: {json.dumps(ours)}", flush=True)
+        if args.skip_kafka_tool:
+            return
         theirs = measure_kafka_tool(cluster)
         print(f"kafka-consumer-groups --describe --all-groups: {json.dumps(theirs)}", flush=True)
     finally:
-        cluster.down()
+        if not (args.keep or args.attach):
+            cluster.down()
     result = {
         "benchmark": "poll",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

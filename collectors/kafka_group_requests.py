@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
-from kafka.protocol.consumer import OffsetFetchRequest
+from kafka.protocol.consumer import OffsetFetchRequest, OffsetFetchResponse
 from kafka.protocol.metadata import FindCoordinatorRequest
 
+from collectors import kafka_fast_fallback as fallback
+from collectors import kafka_fast_offsets as fast_offsets
 from collectors.errors import KafkaError, KafkaUnavailableError
 from collectors.kafka_errors import response_error
+from collectors.kafka_fast_cache import WireCache
+from collectors.kafka_fast_io import RawRequest, RawResponse, decode
 from collectors.kafka_protocol import ConsumerGroupDescribeRequest, classic_group, consumer_group, group_type
 from collectors.kafka_requests import send
 from collectors.model import CommittedOffset, GroupInfo
@@ -77,7 +82,7 @@ async def describe_consumer(
 
 
 async def fetch_offsets(
-    manager: Any, cluster: str, coordinator_id: int, group_ids: Sequence[str]
+    manager: Any, cluster: str, coordinator_id: int, group_ids: Sequence[str], cache: WireCache
 ) -> dict[str, list[CommittedOffset] | KafkaError]:
     """One OffsetFetch v8 (KIP-709) for many groups; a group or partition error fails only that group."""
     request = OffsetFetchRequest(
@@ -86,40 +91,28 @@ async def fetch_offsets(
         min_version=8,
         max_version=8,  # v10 names topics by id only
     )
-    response = await send(manager, request, coordinator_id)
-    result: dict[str, list[CommittedOffset] | KafkaError] = {}
-    for g in response.groups:
-        if g.error_code:
-            result[g.group_id] = response_error(g.error_code, cluster=cluster, group=g.group_id)
-            continue
-        offsets: list[CommittedOffset] = []
-        failed: KafkaError | None = None
-        for t in g.topics:
-            for p in t.partitions:
-                if p.error_code:
-                    failed = response_error(
-                        p.error_code,
-                        cluster=cluster,
-                        group=g.group_id,
-                        topic=t.name,
-                        partition=p.partition_index,
-                    )
-                elif p.committed_offset >= 0:
-                    epoch = p.committed_leader_epoch
-                    offsets.append(
-                        CommittedOffset(
-                            g.group_id,
-                            t.name,
-                            p.partition_index,
-                            p.committed_offset,
-                            epoch if epoch >= 0 else None,
-                            p.metadata or "",
-                        )
-                    )
-        result[g.group_id] = failed if failed is not None else offsets
+    raw = await send(manager, RawRequest.wrap(request, OffsetFetchResponse), coordinator_id)
+
+    def fast(raw: RawResponse) -> dict[str, list[CommittedOffset] | KafkaError]:
+        decoded, groups = fast_offsets.offset_fetch(raw.body, cache.groups(coordinator_id))
+        cache.keep_groups(coordinator_id, groups, whole=len(group_ids) > 1)
+        return {
+            g: _fetch_error(got, g, cluster) if isinstance(got, fast_offsets.FetchError) else got
+            for g, got in decoded.items()
+        }
+
+    result = decode(
+        raw, fast, partial(fallback.offset_fetch, cluster=cluster), fast_offsets.OFFSET_FETCH_VERSIONS
+    )
     for g in group_ids:
         if g not in result:
             result[g] = KafkaUnavailableError(
                 "coordinator did not answer for the group", cluster=cluster, group=g
             )
     return result
+
+
+def _fetch_error(error: fast_offsets.FetchError, group: str, cluster: str) -> KafkaError:
+    return response_error(
+        error.error_code, cluster=cluster, group=group, topic=error.topic, partition=error.partition
+    )

@@ -4,33 +4,41 @@ Each function runs on kafka-python's I/O thread (via ``manager.run``), builds pr
 of them before awaiting any (so they are in flight together) and turns responses into seam values.
 Per-item broker error codes become typed errors in the result; a failed request raises and is translated
 by the seam.
+
+The three answers that grow with the cluster (Metadata, ListOffsets, OffsetFetch) come back undecoded
+(:mod:`collectors.kafka_fast_io`) and are read by hand-written decoders, with kafka-python's decoder as
+the fallback (:mod:`collectors.kafka_fast_fallback`); the seam's :class:`WireCache` keeps what did not
+change since the previous cycle.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from kafka.future import Future
 from kafka.protocol.admin import DescribeConfigsRequest
-from kafka.protocol.consumer import ListOffsetsRequest, OffsetFetchRequest
-from kafka.protocol.metadata import MetadataRequest
+from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+from collectors import kafka_fast_fallback as fallback
+from collectors import kafka_fast_metadata as fast_metadata
+from collectors import kafka_fast_offsets as fast_offsets
 from collectors.errors import KafkaError, KafkaUnavailableError
 from collectors.kafka_errors import response_error, translate
-from collectors.kafka_protocol import (
-    CONFIG_SOURCES,
-)
-from collectors.model import Broker, PartitionInfo, TopicInfo, TopicPartition
+from collectors.kafka_fast_cache import WireCache
+from collectors.kafka_fast_fallback import ListedOffsets
+from collectors.kafka_fast_io import RawRequest, RawResponse, decode
+from collectors.kafka_protocol import CONFIG_SOURCES
+from collectors.model import TopicPartition
 from collectors.seam import ConfigValue, MetadataSnapshot, OffsetRange, OffsetsResult
 
 _EARLIEST, _LATEST = -2, -1
 _TOPIC, _BROKER = 2, 4  # DescribeConfigs resource types
-_NULL_UUID = "00000000-0000-0000-0000-000000000000"
 _LOTopic = ListOffsetsRequest.ListOffsetsTopic
 _LOPartition = _LOTopic.ListOffsetsPartition
-_OFGroup = OffsetFetchRequest.OffsetFetchRequestGroup
 _DCResource = DescribeConfigsRequest.DescribeConfigsResource
 
 
@@ -50,108 +58,98 @@ async def _settle(future: Any) -> Any:
         return exc
 
 
-def _error_name(code: int, cluster: str) -> str:
-    err = response_error(code, cluster=cluster)
-    return str(getattr(err, "error_name", type(err).__name__))
-
-
 # ---------------------------------------------------------------- metadata
 
 
-async def metadata(manager: Any, cluster: str) -> MetadataSnapshot:
-    """All brokers and topics, asking up to three nodes in turn if one does not answer."""
+async def metadata(manager: Any, cluster: str, cache: WireCache | None = None) -> MetadataSnapshot:
+    """All brokers and topics, asking up to three nodes in turn if one does not answer.
+
+    ``cache`` (the seam's) lets topics whose bytes did not change keep their previous :class:`TopicInfo`.
+    """
+    cache = WireCache() if cache is None else cache
     last: BaseException | None = None
     for _ in range(3):
         request = MetadataRequest(topics=MetadataRequest.ALL_TOPICS, allow_auto_topic_creation=False)
-        response = await _settle(send(manager, request, manager.least_loaded_node()))
-        if isinstance(response, BaseException):
-            last = response
+        raw = await _settle(
+            send(manager, RawRequest.wrap(request, MetadataResponse), manager.least_loaded_node())
+        )
+        if isinstance(raw, BaseException):
+            last = raw
             continue
-        _sync_brokers(manager, response)
-        return _snapshot(response, cluster)
+        return decode(
+            raw,
+            partial(_fast_snapshot, manager, cluster, cache),
+            partial(_slow_snapshot, manager, cluster),
+            fast_metadata.METADATA_VERSIONS,
+        )
     raise last if last is not None else KafkaUnavailableError("no broker to ask", cluster=cluster)
 
 
-def _sync_brokers(manager: Any, response: Any) -> None:
-    """Teach kafka-python's own broker map about added/moved brokers (rare: compare before updating)."""
-    known = {(b.node_id, b.host, b.port) for b in manager.cluster.brokers()}
-    if known != {(b.node_id, b.host, b.port) for b in response.brokers}:
+def _fast_snapshot(manager: Any, cluster: str, cache: WireCache, raw: RawResponse) -> MetadataSnapshot:
+    snapshot, cache.topics = fast_metadata.metadata(raw.body, raw.version, cluster, cache.topics)
+    if _brokers_moved(manager, snapshot.brokers):  # kafka-python's broker map wants its own object
+        manager.cluster.update_metadata(raw.response_class.decode(raw.body))
+    return snapshot
+
+
+def _slow_snapshot(manager: Any, cluster: str, response: Any) -> MetadataSnapshot:
+    if _brokers_moved(manager, response.brokers):
         manager.cluster.update_metadata(response)
+    return fallback.snapshot(response, cluster)
 
 
-def _snapshot(response: Any, cluster: str) -> MetadataSnapshot:
-    topics = []
-    for t in response.topics:
-        if t.error_code != 0 and not t.partitions:
-            continue
-        partitions = tuple(
-            PartitionInfo(
-                topic=t.name,
-                partition=p.partition_index,
-                leader=p.leader_id if p.leader_id >= 0 else None,
-                leader_epoch=p.leader_epoch,
-                replicas=tuple(p.replica_nodes),
-                isr=tuple(p.isr_nodes),
-                offline_replicas=tuple(p.offline_replicas or ()),
-                error=_error_name(p.error_code, cluster) if p.error_code else None,
-            )
-            for p in sorted(t.partitions, key=lambda p: p.partition_index)
-        )
-        topic_id = str(t.topic_id) if t.topic_id is not None else None
-        topics.append(
-            TopicInfo(t.name, bool(t.is_internal), partitions, None if topic_id == _NULL_UUID else topic_id)
-        )
-    controller = response.controller_id
-    return MetadataSnapshot(
-        cluster_id=response.cluster_id,
-        controller_id=controller if controller is not None and controller >= 0 else None,
-        brokers=tuple(
-            sorted((Broker(b.node_id, b.host, b.port, b.rack) for b in response.brokers), key=_node)
-        ),
-        topics=tuple(sorted(topics, key=lambda t: t.name)),
-    )
-
-
-def _node(broker: Broker) -> int:
-    return broker.node_id
+def _brokers_moved(manager: Any, brokers: Any) -> bool:
+    """Whether kafka-python's own broker map lacks added/moved brokers (rare: compare before updating)."""
+    known = {(b.node_id, b.host, b.port) for b in manager.cluster.brokers()}
+    return known != {(b.node_id, b.host, b.port) for b in brokers}
 
 
 # ---------------------------------------------------------------- log offsets
 
 
 async def list_offsets(
-    manager: Any, cluster: str, leader_id: int, partitions: Sequence[TopicPartition], timeout_ms: int
+    manager: Any,
+    cluster: str,
+    leader_id: int,
+    partitions: Sequence[TopicPartition],
+    timeout_ms: int,
+    cache: WireCache | None = None,
 ) -> OffsetsResult:
     """EARLIEST and LATEST (read_uncommitted = high watermark) in two concurrent requests to one leader.
 
-    One request cannot carry both: the broker refuses a partition listed twice.
+    One request cannot carry both: the broker refuses a partition listed twice. The bodies are encoded
+    once per partition set and version (see :class:`WireCache`), the answers decoded by hand.
     """
-    by_topic: dict[str, list[int]] = defaultdict(list)
-    for topic, partition in partitions:
-        by_topic[topic].append(partition)
+    key = tuple(partitions)
+    wire = WireCache() if cache is None else cache
 
-    def request(timestamp: int) -> Any:
-        topics = [
-            _LOTopic(
-                name=name, partitions=[_LOPartition(partition_index=p, timestamp=timestamp) for p in parts]
+    def request(timestamp: int) -> RawRequest:
+        def body(version: int) -> bytes:
+            return wire.list_offsets_body(
+                leader_id,
+                timestamp,
+                key,
+                timeout_ms,
+                version,
+                lambda: _list_offsets_body(key, timestamp, timeout_ms, version),
             )
-            for name, parts in by_topic.items()
-        ]
-        return ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics, timeout_ms=timeout_ms)
+
+        return RawRequest(ListOffsetsRequest, ListOffsetsResponse, body)
 
     sent = [send(manager, request(ts), leader_id) for ts in (_EARLIEST, _LATEST)]
     earliest, latest = [await _settle(f) for f in sent]
     for response in (earliest, latest):
         if isinstance(response, BaseException):
             raise response
-    starts, errors = _offsets_by_partition(earliest, cluster)
-    ends, end_errors = _offsets_by_partition(latest, cluster)
+    starts, errors = _offsets(earliest, cluster)
+    ends, end_errors = _offsets(latest, cluster)
     errors.update(end_errors)
     ranges: dict[TopicPartition, OffsetRange] = {}
-    for tp in partitions:
-        if tp in errors:
+    for tp in key:
+        if errors and tp in errors:
             continue
-        if tp not in starts or tp not in ends:
+        start, end = starts.get(tp), ends.get(tp)
+        if start is None or end is None:
             errors[tp] = KafkaUnavailableError(
                 "leader did not answer for the partition",
                 cluster=cluster,
@@ -159,26 +157,45 @@ async def list_offsets(
                 partition=tp.partition,
             )
             continue
-        (start, _), (end, epoch) = starts[tp], ends[tp]
-        ranges[tp] = OffsetRange(start, end, epoch if epoch >= 0 else None)
+        epoch = end[1]
+        ranges[tp] = OffsetRange(start[0], end[0], epoch if epoch >= 0 else None)
     return ranges, errors
 
 
-def _offsets_by_partition(
-    response: Any, cluster: str
-) -> tuple[dict[TopicPartition, tuple[int, int]], dict[TopicPartition, KafkaError]]:
-    found: dict[TopicPartition, tuple[int, int]] = {}
-    errors: dict[TopicPartition, KafkaError] = {}
-    for t in response.topics:
-        for p in t.partitions:
-            tp = TopicPartition(t.name, p.partition_index)
-            if p.error_code:
-                errors[tp] = response_error(
-                    p.error_code, cluster=cluster, topic=t.name, partition=tp.partition
-                )
-            else:
-                found[tp] = (p.offset, p.leader_epoch)
-    return found, errors
+def _list_offsets_body(
+    partitions: Sequence[TopicPartition], timestamp: int, timeout_ms: int, version: int
+) -> bytes:
+    by_topic: dict[str, list[int]] = defaultdict(list)
+    for topic, partition in partitions:
+        by_topic[topic].append(partition)
+    if version in fast_offsets.LIST_OFFSETS_VERSIONS:
+        return fast_offsets.list_offsets_request(by_topic, timestamp, timeout_ms, version)
+    topics = [
+        _LOTopic(name=name, partitions=[_LOPartition(partition_index=p, timestamp=timestamp) for p in parts])
+        for name, parts in by_topic.items()
+    ]
+    request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics, timeout_ms=timeout_ms)
+    return bytes(request.encode(version=version))
+
+
+def _offsets(raw: RawResponse, cluster: str) -> ListedOffsets:
+    """``{(topic, partition): (offset, leader_epoch)}`` and the per-partition errors of one answer."""
+
+    def fast(raw: RawResponse) -> ListedOffsets:
+        found, failed = fast_offsets.list_offsets(raw.body)
+        errors: dict[TopicPartition, KafkaError] = {}
+        for topic, partition, code in failed:
+            errors[TopicPartition(topic, partition)] = response_error(
+                code, cluster=cluster, topic=topic, partition=partition
+            )
+        return found, errors
+
+    return decode(
+        raw,
+        fast,
+        partial(fallback.list_offsets, cluster=cluster),
+        fast_offsets.LIST_OFFSETS_VERSIONS,
+    )
 
 
 # ---------------------------------------------------------------- configs

@@ -23,6 +23,7 @@ from collectors import kafka_group_requests as grq
 from collectors import kafka_requests as rq
 from collectors.errors import KafkaError
 from collectors.kafka_errors import translate
+from collectors.kafka_fast_cache import WireCache
 from collectors.model import CommittedOffset, GroupInfo, TopicPartition
 from collectors.seam import ConfigValue, ListedGroup, MetadataSnapshot, OffsetsResult
 from service.settings import ClusterSettings
@@ -85,6 +86,7 @@ class KafkaPythonSeam:
         self._admin: Any = None
         self._lock = threading.Lock()
         self._closed = False
+        self._wire = WireCache()  # requests and answers of the previous cycle, reused where unchanged
 
     # ---------------------------------------------------------------- plumbing
 
@@ -111,13 +113,13 @@ class KafkaPythonSeam:
 
     def metadata(self) -> MetadataSnapshot:
         """See :meth:`collectors.seam.KafkaSeam.metadata`."""
-        return self._run(lambda m: rq.metadata(m, self._cluster), "Metadata")
+        return self._run(lambda m: rq.metadata(m, self._cluster, self._wire), "Metadata")
 
     def list_offsets(self, leader_id: int, partitions: Sequence[TopicPartition]) -> OffsetsResult:
         """See :meth:`collectors.seam.KafkaSeam.list_offsets`."""
         timeout = self._settings.request_timeout_ms
         return self._run(
-            lambda m: rq.list_offsets(m, self._cluster, leader_id, partitions, timeout),
+            lambda m: rq.list_offsets(m, self._cluster, leader_id, partitions, timeout, self._wire),
             f"ListOffsets to {leader_id}",
         )
 
@@ -161,7 +163,7 @@ class KafkaPythonSeam:
             return {}
         group = group_ids[0] if len(group_ids) == 1 else None
         return self._run(
-            lambda m: grq.fetch_offsets(m, self._cluster, coordinator_id, group_ids),
+            lambda m: grq.fetch_offsets(m, self._cluster, coordinator_id, group_ids, self._wire),
             f"OffsetFetch to {coordinator_id}",
             group=group,
         )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import defaultdict
+from collections.abc import Callable
+from operator import attrgetter
 
 from collectors.errors import KafkaError
 from collectors.model import (
@@ -14,7 +17,9 @@ from collectors.model import (
     PartitionOffsets,
     TopicPartition,
 )
-from collectors.seam import SeamCollector, failure
+from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
+
+_by_partition = attrgetter("topic", "partition")
 
 
 class OffsetsCollector(SeamCollector):
@@ -26,6 +31,19 @@ class OffsetsCollector(SeamCollector):
     """
 
     name = "offsets"
+
+    def __init__(
+        self,
+        seam: KafkaSeam,
+        cluster: str,
+        metadata: MetadataSource,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(seam, cluster, metadata, clock)
+        # Per leader: the partitions asked last time and their TopicPartitions. Metadata reuses unchanged
+        # PartitionInfo objects, so an unchanged leader compares by identity and gets the same tuple
+        # again, which the seam recognises cheaply (it caches the encoded request per partition set).
+        self._asked: dict[int, tuple[tuple[PartitionInfo, ...], tuple[TopicPartition, ...]]] = {}
 
     async def collect(self) -> OffsetsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
@@ -47,13 +65,13 @@ class OffsetsCollector(SeamCollector):
         for found, lost in rounds:
             partitions.extend(found)
             failures.extend(lost)
-        partitions.sort(key=lambda o: (o.topic, o.partition))
+        partitions.sort(key=_by_partition)
         return OffsetsObservation(self.cluster, observed_at, tuple(partitions), tuple(failures))
 
     async def _ask_leader(
         self, meta: ClusterMetadata, leader: int, infos: list[PartitionInfo]
     ) -> tuple[list[PartitionOffsets], list[Failure]]:
-        tps = [TopicPartition(p.topic, p.partition) for p in infos]
+        tps = self._partitions(leader, tuple(infos))
         try:
             ranges, errors = await asyncio.to_thread(self._seam.list_offsets, leader, tps)
         except KafkaError as exc:
@@ -71,3 +89,11 @@ class OffsetsCollector(SeamCollector):
                 err = errors.get(tp) or KafkaError("no offsets returned", cluster=self.cluster)
                 lost.append(failure("partition", f"{tp.topic}/{tp.partition}", err))
         return found, lost
+
+    def _partitions(self, leader: int, infos: tuple[PartitionInfo, ...]) -> tuple[TopicPartition, ...]:
+        last = self._asked.get(leader)
+        if last is not None and last[0] == infos:
+            return last[1]
+        tps = tuple(TopicPartition(p.topic, p.partition) for p in infos)
+        self._asked[leader] = (infos, tps)
+        return tps

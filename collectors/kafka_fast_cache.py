@@ -1,0 +1,56 @@
+"""What one seam remembers between cycles so that unchanged requests and answers are not redone.
+
+* ListOffsets request bodies per (leader, timestamp), kept while the leader's partition set, the version
+  and the timeout stay the same; a leadership change changes the set and so re-encodes.
+* Metadata: each topic's bytes with its decoded (immutable) :class:`TopicInfo`.
+* OffsetFetch: per coordinator, each error-free group's bytes with its decoded offsets.
+
+Each entry is replaced, not grown, by the next answer of the same kind, so memory stays about one cycle's
+answers. Values are immutable or copied out, and entries are swapped whole, so concurrent seam calls can
+at worst lose an update (a cache miss next time), never see half of one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from collectors.kafka_fast_metadata import TopicCache
+from collectors.kafka_fast_offsets import GroupCache
+from collectors.model import TopicPartition
+
+_Body = tuple[tuple[TopicPartition, ...], int, int, bytes]  # partitions, timeout_ms, version, body
+
+
+class WireCache:
+    """Encoded requests and decoded answers of the previous cycle (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._bodies: dict[tuple[int, int], _Body] = {}
+        self.topics: TopicCache = {}
+        self._groups: dict[int, GroupCache] = {}
+
+    def list_offsets_body(
+        self,
+        leader: int,
+        timestamp: int,
+        partitions: tuple[TopicPartition, ...],
+        timeout_ms: int,
+        version: int,
+        encode: Callable[[], bytes],
+    ) -> bytes:
+        """The cached body for this leader and timestamp if made for the same request, else ``encode()``."""
+        got = self._bodies.get((leader, timestamp))
+        if got is not None and got[1] == timeout_ms and got[2] == version and got[0] == partitions:
+            return got[3]
+        body = encode()
+        self._bodies[leader, timestamp] = (partitions, timeout_ms, version, body)
+        return body
+
+    def groups(self, coordinator: int) -> GroupCache:
+        """The groups last decoded from ``coordinator``'s answers."""
+        return self._groups.get(coordinator, {})
+
+    def keep_groups(self, coordinator: int, groups: GroupCache, whole: bool) -> None:
+        """Remember ``groups``: replacing all of the coordinator's if ``whole`` (the answer to its batch
+        of every group it coordinates), else adding them (a per-group retry must not evict the batch)."""
+        self._groups[coordinator] = groups if whole else {**self.groups(coordinator), **groups}
