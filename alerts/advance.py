@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from alerts.commits import replay
 from alerts.counters import counter_values
-from alerts.current import current_partitions
+from alerts.current import current_partitions, observed_retention_seconds
 from alerts.rewind import rewind_outcomes
 from alerts.state import CycleInputs, DetectionState, OffsetSample, RangeSample
 from alerts.thresholds import Thresholds
@@ -22,9 +20,12 @@ def advance(
     ranges = dict(previous.ranges)
     for key, cur in current_partitions(inputs).items():
         old = partitions.get(key)
-        if cur.log_end is None and old is not None:
-            # Metadata only: the leader and ISR are new, the log range is the last one observed.
-            cur = replace(cur, log_start=old.log_start, log_end=old.log_end, observed_at=old.observed_at)
+        if cur.log_end is None and old is not None and (old.log_end is not None or cur.leader is None):
+            # Metadata only (or the partition offline): keep the leader and ISR observed with the last log
+            # range, so a leader change is judged together with the log end it brings (the next offsets
+            # observation), and an offline spell (no in-sync replica left: what precedes an unclean
+            # election) does not erase who led and who was in sync before it.
+            cur = old
         partitions[key] = cur
         observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
         if observed and cur.log_start is not None and cur.log_end is not None:
@@ -51,4 +52,5 @@ def advance(
         committed_polled_at=inputs.committed.observed_at
         if inputs.committed
         else previous.committed_polled_at,
+        offsets_retention_seconds=observed_retention_seconds(inputs) or previous.offsets_retention_seconds,
     )

@@ -59,15 +59,26 @@ def current_groups(inputs: CycleInputs) -> dict[str, GroupInfo]:
     return {} if inputs.groups is None else {g.group_id: g for g in inputs.groups.groups}
 
 
-def offsets_retention_seconds(inputs: CycleInputs, thresholds: Thresholds) -> float:
-    """``offsets.retention.minutes`` as the broker reports it, else the configured fallback."""
+def observed_retention_seconds(inputs: CycleInputs) -> float | None:
+    """``offsets.retention.minutes`` (in seconds) if this cycle's configs observation reports it."""
     if inputs.configs is not None:
         for name, value in inputs.configs.broker:
             if name == RETENTION_KEY:
                 try:
                     return int(value) * 60.0
                 except ValueError:
-                    break
+                    return None
+    return None
+
+
+def offsets_retention_seconds(previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds) -> float:
+    """``offsets.retention.minutes`` as the broker last reported it (this cycle or an earlier one: configs
+    are polled rarely), else the configured fallback."""
+    observed = observed_retention_seconds(inputs)
+    if observed is not None:
+        return observed
+    if previous.offsets_retention_seconds is not None:
+        return previous.offsets_retention_seconds
     return thresholds.offsets_retention_minutes * 60.0
 
 

@@ -29,7 +29,7 @@ def detect_offsets_expiry_risk(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
     rp = replay(previous, inputs)
-    retention = offsets_retention_seconds(inputs, thresholds)
+    retention = offsets_retention_seconds(previous, inputs, thresholds)
     due: dict[str, list[tuple[float, str, str, int]]] = {}
     for key, point in rp.commits.items():
         horizon = thresholds.limits(key.group, key.topic).expiry_risk_seconds

@@ -2,7 +2,8 @@
 
 Below the log start, retention deleted messages the group never read (``messages_lost``). Beyond the log
 end (strictly: equal is a caught-up group), the log was truncated or the topic re-created under the
-group. A commit newer than the range observation is not compared with it: the log may have grown since.
+group. A committed offset newer than the range observation is not compared with it: the log may have grown
+since (re-commits of the same offset do not make it newer).
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def detect_committed_outside_log(
                     evidence=evidence,
                 )
             )
-        elif point.offset > r.log_end and point.at <= r.observed_at:
+        elif point.offset > r.log_end and point.moved_at <= r.observed_at:
             beyond = point.offset - r.log_end
             findings.append(
                 Finding(

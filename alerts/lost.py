@@ -20,7 +20,7 @@ def detect_offsets_lost(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
     rp = replay(previous, inputs)
-    retention = offsets_retention_seconds(inputs, thresholds)
+    retention = offsets_retention_seconds(previous, inputs, thresholds)
     topics = _existing_topics(inputs)
     deleted = set(rp.deleted_groups)
     if inputs.groups is not None and not inputs.groups.failures:

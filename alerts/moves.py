@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import pairwise
+from math import ceil
 
 from alerts.commits import CommitMove
 from alerts.current import bracket, near, out_of_range_reason, samples
@@ -21,12 +23,21 @@ def history_for(
 def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
     """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None."""
     slack = thresholds.observation_skew_seconds if move.new.source == "poll" else 0.0
-    return out_of_range_reason(move.old.offset, move.old.at, move.moved_after + slack, history)
+    # Since moved_at: re-commits of the same offset (auto-commit) do not hide a truncation seen before them.
+    return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after + slack, history)
+
+
+PROJECTION_SAMPLES = 5  # samples the growth rate of an unobserved range is estimated from
+PROJECTION_MARGIN = 2.0  # growth is uneven: allow twice the rate
 
 
 def landing(move: CommitMove, history: list[RangeSample]) -> str | None:
     """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it."""
     before, after = bracket(history, move.new.at)
+    if after is None and before is not None:
+        # Evaluated before the range was observed again (a tail-seen reset, at once): while retention or
+        # producers move the range, the reset landed past the last sample. Project it to the commit.
+        after = _projected(history, move.new.at)
     starts = (before.log_start if before else None, after.log_start if after else None)
     ends = (before.log_end if before else None, after.log_end if after else None)
     if near(move.new.offset, *starts):
@@ -34,6 +45,26 @@ def landing(move: CommitMove, history: list[RangeSample]) -> str | None:
     if near(move.new.offset, *ends):
         return "log_end"
     return None
+
+
+def _projected(history: list[RangeSample], at: float) -> RangeSample | None:
+    """The range at ``at`` extrapolated (generously) from the last few samples: the growth rate over them
+    times the margin, and at least their largest single step (retention deletes whole segments)."""
+    recent = history[-PROJECTION_SAMPLES:]
+    if len(recent) < 2 or recent[-1].at <= recent[0].at:
+        return None
+    first, last = recent[0], recent[-1]
+    span = (at - last.at) * PROJECTION_MARGIN / (last.at - first.at)
+
+    def grown(value: int, start: int, steps: list[int]) -> int:
+        return value + max(ceil((value - start) * span), *steps, 0)
+
+    pairs = list(pairwise(recent))
+    return RangeSample(
+        at,
+        grown(last.log_start, first.log_start, [b.log_start - a.log_start for a, b in pairs]),
+        grown(last.log_end, first.log_end, [b.log_end - a.log_end for a, b in pairs]),
+    )
 
 
 def move_evidence(move: CommitMove, history: list[RangeSample]) -> dict[str, EvidenceValue]:

@@ -117,6 +117,7 @@ class DetectionState:
     pending_rewinds: tuple[PendingRewind, ...] = ()
     tail_positions: Mapping[int, int] = field(default_factory=dict)  # source partition -> last offset seen
     committed_polled_at: float | None = None  # observed_at of the last committed-offsets poll
+    offsets_retention_seconds: float | None = None  # the broker's offsets.retention.minutes, last observed
 
 
 @dataclass(frozen=True)

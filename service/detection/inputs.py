@@ -111,6 +111,10 @@ class CollectorHealth:
         self._stale_after = stale_after_intervals
         self._since: dict[str, float] = {}
 
+    def degraded(self, now: float) -> bool:
+        """Part of the cluster is unobservable now: a collector is down, or its last run was partial."""
+        return any(s.partial_failures > 0 for s in self._statuses()) or any(not s.ok for s in self(now))
+
     def __call__(self, now: float) -> tuple[CollectorStatus, ...]:
         out = []
         for s in self._statuses():
@@ -134,6 +138,32 @@ class CollectorHealth:
                 )
             )
         return tuple(out)
+
+
+class FailureGrace:
+    """Holds back ``collector_failure`` until the cluster has been degraded for ``seconds`` in a row.
+
+    :meth:`update` is told each evaluation whether the cluster is degraded (from the scheduler's statuses,
+    which persist between observations, unlike the partial failures a single cycle's inputs carry).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.since: float | None = None
+
+    def update(self, degraded: bool, now: float) -> None:
+        if not degraded:
+            self.since = None
+        elif self.since is None:
+            self.since = now
+
+    def holding(self, now: float) -> bool:
+        """A new collector_failure alert must wait (degraded for less than the grace period)."""
+        return self.since is not None and now - self.since < self.seconds
+
+    def covered(self, covered: frozenset[str]) -> frozenset[str]:
+        """While degraded, a cycle without the finding (no failing observation in it) is not clean."""
+        return covered - {COLLECTOR_FAILURE} if self.since is not None else covered
 
 
 def thin_commit_history(new: DetectionState, spacing: float) -> DetectionState:

@@ -34,8 +34,20 @@ from service.store.alert_records import (
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 # Evidence that may differ between two reports of the same occurrence (the latest range observation,
 # the undoing commit of a re-classified rewind).
+# An unclean election seen in metadata before its log end is observed is reported again (critical) when
+# the log end goes back: the same occurrence.
 VOLATILE_EVIDENCE = frozenset(
-    {"undone_by_offset", "undone_at", "log_start", "log_end", "range_observed_at", "group_state"}
+    {
+        "undone_by_offset",
+        "undone_at",
+        "log_start",
+        "log_end",
+        "range_observed_at",
+        "group_state",
+        "new_isr",
+        "new_log_end",
+        "log_end_went_back",
+    }
 )
 
 

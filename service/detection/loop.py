@@ -23,12 +23,17 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from alerts.engine import evaluate
-from alerts.model import CommitEvent, GroupEvent
+from alerts.model import COLLECTOR_FAILURE, CommitEvent, GroupEvent
 from alerts.state import CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError
 from service.detection import state_codec
-from service.detection.inputs import CollectorHealth, FreshObservations, thin_commit_history
+from service.detection.inputs import (
+    CollectorHealth,
+    FailureGrace,
+    FreshObservations,
+    thin_commit_history,
+)
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.snapshots import SnapshotTrigger
 from service.settings import DetectionSettings
@@ -77,6 +82,7 @@ class DetectionLoop:
         self._tick = tick_seconds
         self.state = DetectionState()
         self._streaks: dict[Fingerprint, int] = {}
+        self._grace = FailureGrace(settings.collector_failure_grace_seconds)
         self._pending: list[Event] = []
         self._due: float | None = None  # monotonic time of the next evaluation
         self._wake = asyncio.Event()
@@ -86,6 +92,10 @@ class DetectionLoop:
         self._task: asyncio.Task[None] | None = None
         self._last_save = time.monotonic()
         self.evaluations = 0
+
+    def add_listener(self, listener: Listener) -> None:
+        """Also tell ``listener`` of every evaluation's alerts, once they are stored."""
+        self._listeners.append(listener)
 
     # ------------------------------------------------------------------ feeding
 
@@ -199,13 +209,23 @@ class DetectionLoop:
             log_end_reached_at=self._log_end,
         )
         findings, state = evaluate(self.state, inputs, now, self._thresholds)
-        covered = fresh.covered()
+        # Degraded: this cycle found a failure, or the scheduler's statuses (which outlive the observation
+        # that carried a partial failure) say so.
+        failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
+        self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
+        covered = self._grace.covered(fresh.covered())
+        holding = self._grace.holding(now)
         planned: list[Plan] = []
 
         def planner(
             firing: Mapping[Fingerprint, Alert], resolved: frozenset[tuple[Fingerprint, str]]
         ) -> Sequence[AlertWrite]:
-            p = plan(firing, findings, covered, self._streaks, now, self._rules, resolved=resolved)
+            kept = [
+                f
+                for f in findings
+                if not (holding and f.kind == COLLECTOR_FAILURE and f.fingerprint not in firing)
+            ]
+            p = plan(firing, kept, covered, self._streaks, now, self._rules, resolved=resolved)
             planned.append(p)
             return p.writes
 

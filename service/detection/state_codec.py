@@ -41,6 +41,7 @@ def dumps(state: DetectionState) -> str:
         ],
         "tail_positions": {str(k): v for k, v in state.tail_positions.items()},
         "committed_polled_at": state.committed_polled_at,
+        "offsets_retention_seconds": state.offsets_retention_seconds,
     }
     return json.dumps(body, separators=(",", ":"))
 
@@ -66,6 +67,7 @@ def loads(text: str) -> DetectionState:
         ),
         tail_positions={int(k): v for k, v in b["tail_positions"].items()},
         committed_polled_at=b["committed_polled_at"],
+        offsets_retention_seconds=b.get("offsets_retention_seconds"),  # absent in states saved before it
     )
 
 

@@ -67,3 +67,13 @@ def test_expiry_at_explicit_expire_timestamp_wins() -> None:
 def test_expiry_at_active_group_never() -> None:
     point = CommitPoint(5, None, at=100, moved_at=100, source="tail")
     assert expiry_at(point, GroupPoint("Stable", 0, "classic", "consumer"), RET) == (None, "group_active")
+
+
+def test_detect_offsets_expiry_risk_still_reported_in_cycles_without_configs() -> None:
+    from tests.alerts.builders import commit, group_event
+
+    minute = ConfigsObservation("c", 100, (), broker=(("offsets.retention.minutes", "1"),))
+    events = (group_event("Empty", 100, 1), commit(40, 100, 2))
+    s = run(DetectionState(), inputs(commit_events=events, configs=minute, tail_live=True), 100)
+    [f] = detect_offsets_expiry_risk(s, inputs(tail_live=True), 130, TH)  # no configs this cycle
+    assert f.evidence["retention_seconds"] == 60 and f.magnitude["seconds_to_expiry"] == 30

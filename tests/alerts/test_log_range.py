@@ -47,3 +47,17 @@ def test_detect_committed_outside_log_commit_newer_than_range_not_compared() -> 
 def test_detect_committed_outside_log_unknown_range_nothing() -> None:
     inp = inputs(offsets=offsets(10, {(T, 1): (0, 10)}), committed=committed(9, {G: 150}))
     assert detect_committed_outside_log(DetectionState(), inp, 10, TH) == ()
+
+
+def test_detect_committed_outside_log_beyond_end_recommitted_after_observation_still_reported() -> None:
+    from alerts.state import DetectionState as State
+    from tests.alerts.builders import run
+
+    prev = run(
+        State(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 150)}), commit_events=(commit(150, 10, 1),), tail_live=True),
+        10,
+    )
+    inp = inputs(offsets=offsets(20, {(T, 0): (0, 100)}), commit_events=(commit(150, 25, 2),), tail_live=True)
+    [f] = detect_committed_outside_log(prev, inp, 26, TH)
+    assert (f.kind, f.magnitude["beyond"]) == (COMMITTED_BEYOND_LOG_END, 50)

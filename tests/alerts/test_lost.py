@@ -91,3 +91,16 @@ def test_detect_offsets_lost_topic_deleted_nothing() -> None:
         tail_live=True,
     )
     assert detect_offsets_lost(s, inp, 200, TH) == ()
+
+
+def test_detect_offsets_lost_expiry_judged_by_retention_observed_in_an_earlier_cycle() -> None:
+    from collectors.model import ConfigsObservation
+
+    minute = ConfigsObservation("c", 100, (), broker=(("offsets.retention.minutes", "1"),))
+    events = (group_event("Empty", 100, 1), commit(40, 100, 2))
+    s = run(DetectionState(), inputs(commit_events=events, configs=minute, tail_live=True), 100)
+    # a tail-only cycle 61 s later: the offset and then the group are tombstoned by the expiry
+    inp = inputs(commit_events=(commit(None, 161, 3), group_event("Dead", 161, 4)), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 161, TH)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)
+    assert f.evidence["retention_seconds"] == 60

@@ -161,3 +161,18 @@ def test_detect_offset_rewinds_tail_record_older_than_poll_seed_ignored() -> Non
     s = run(DetectionState(), inputs(committed=committed(50, {G: 500}), tail_live=True), 50)
     late = inputs(commit_events=(commit(300, 40, 7),), tail_live=True)
     assert detect_offset_rewinds(s, late, 60, TH) == ()
+
+
+def test_detect_offset_rewinds_recommitted_after_truncation_seen_still_auto_reset_earliest() -> None:
+    # 150 committed at 10; the log end falls to 100 (seen at 20); an auto-commit re-commits 150 at 25;
+    # the consumer then resets to the log start.
+    prev = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 150)}), commit_events=(commit(150, 10, 1),), tail_live=True),
+        10,
+    )
+    prev = run(prev, inputs(offsets=offsets(20, {(T, 0): (0, 100)}), tail_live=True), 20)
+    prev = run(prev, inputs(commit_events=(commit(150, 25, 2),), tail_live=True), 25)
+    inp = inputs(commit_events=(commit(0, 30, 3),), tail_live=True)
+    [f] = detect_offset_rewinds(prev, inp, 30, TH)
+    assert (f.cause, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", 150)

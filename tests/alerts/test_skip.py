@@ -78,3 +78,25 @@ def test_detect_offset_skips_retention_passed_old_only_after_the_move_nothing() 
     )
     inp = inputs(offsets=offsets(40, {(T, 0): (120, 200)}), committed=committed(40, {G: 200}))
     assert detect_offset_skips(s, inp, 40, TH) == ()
+
+
+def test_detect_offset_skips_reset_past_last_sample_while_retention_moves_auto_reset_earliest() -> None:
+    from tests.alerts.builders import commit
+
+    s = run(DetectionState(), inputs(commit_events=(commit(100, 1, 1),), tail_live=True), 1)
+    for t, start in ((2, 90), (3, 95), (4, 100), (5, 105)):  # retention deletes ~5 messages a second
+        s = run(s, inputs(offsets=offsets(t, {(T, 0): (start, 400)}), tail_live=True), t)
+    # the consumer's fetch at 100 fails, it resets to the log start (now 108) and commits, before the
+    # next range observation
+    [f] = detect_offset_skips(s, inputs(commit_events=(commit(108, 5.5, 2),), tail_live=True), 5.5, TH)
+    assert (f.cause, f.magnitude["messages_skipped"]) == ("auto_reset_earliest", 8)
+
+
+def test_detect_offset_skips_reset_past_last_sample_segment_sized_jump_auto_reset_earliest() -> None:
+    from tests.alerts.builders import commit
+
+    s = run(DetectionState(), inputs(commit_events=(commit(100, 1, 1),), tail_live=True), 1)
+    for t, start in ((2, 90), (3, 90), (4, 100), (5, 100), (6, 110)):  # whole 10-message segments go
+        s = run(s, inputs(offsets=offsets(t, {(T, 0): (start, 400)}), tail_live=True), t)
+    [f] = detect_offset_skips(s, inputs(commit_events=(commit(120, 6.2, 2),), tail_live=True), 6.2, TH)
+    assert (f.cause, f.magnitude["messages_skipped"]) == ("auto_reset_earliest", 20)

@@ -75,3 +75,13 @@ def test_detect_epoch_divergence_undefined_answer_nothing() -> None:
 def test_detect_epoch_divergence_commit_without_epoch_nothing() -> None:
     ends = (EpochEnd(T, 0, 3, 3, 100),)
     assert detect_epoch_divergence(_committed_epoch(None), inputs(epoch_ends=ends), 5, TH) == ()
+
+
+def test_detect_log_truncations_leader_seen_by_metadata_first_still_unclean_cause() -> None:
+    prev = run(_before(), inputs(metadata=metadata(15, {(T, 0): (2, 5, (2,))}, topic_id="A")), 15)
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (2, 5, (2,))}, topic_id="A"), offsets=offsets(20, {(T, 0): (0, 100)})
+    )
+    [f] = detect_log_truncations(prev, inp, 20, TH)
+    assert (f.cause, f.evidence["old_leader"], f.evidence["new_leader"]) == ("unclean_leader_election", 1, 2)
+    assert f.magnitude["messages_truncated"] == 50

@@ -69,3 +69,48 @@ def test_detect_unclean_elections_counter_reset_by_restart_counts_new_value() ->
     inp = inputs(metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 2}}))
     [f] = detect_unclean_elections(_before(7), inp, 20, TH)
     assert f.magnitude["elections"] == 2
+
+
+def _offline(previous: DetectionState, at: float) -> DetectionState:
+    """A metadata poll (and a failed offsets poll) while t[0] has no leader and an empty ISR (ELR)."""
+    return run(previous, inputs(metadata=metadata(at, {(T, 0): (None, 5, ()), (T, 1): (2, 7, (2, 3))})), at)
+
+
+def test_detect_unclean_elections_offline_spell_then_outsider_leads_critical_partition() -> None:
+    inp = inputs(
+        metadata=metadata(30, {(T, 0): (3, 6, (3,)), (T, 1): (2, 7, (2, 3))}),
+        offsets=offsets(30, {(T, 0): (0, 100), (T, 1): (0, 10)}),
+        metrics=metrics(30, {1: {UNCLEAN_ELECTIONS: 1}}),
+    )
+    part, cluster = detect_unclean_elections(_offline(_before(), 20), inp, 30, TH)
+    assert (part.severity, part.topic, part.partition) == ("critical", T, 0)
+    assert (part.evidence["old_leader"], part.evidence["old_isr"], part.evidence["new_leader"]) == (
+        1,
+        (1, 2),
+        3,
+    )
+    assert cluster.evidence["partitions"] == ("t[0]",)
+
+
+def test_detect_unclean_elections_offline_spell_then_isr_member_leads_nothing() -> None:
+    inp = inputs(metadata=metadata(30, {(T, 0): (2, 6, (2,)), (T, 1): (2, 7, (2, 3))}))
+    assert detect_unclean_elections(_offline(_before(), 20), inp, 30, TH) == ()
+
+
+def test_detect_unclean_elections_leader_seen_before_log_end_reported_again_critical_same_occurrence() -> (
+    None
+):
+    from service.detection.lifecycle import occurrence_identity
+
+    meta_only = inputs(metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}))
+    prev = _before()
+    [first] = detect_unclean_elections(prev, meta_only, 20, TH)
+    prev = run(prev, meta_only, 20)
+    with_range = inputs(
+        metadata=metadata(21, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
+        offsets=offsets(21, {(T, 0): (0, 100), (T, 1): (0, 10)}),
+    )
+    [second] = detect_unclean_elections(prev, with_range, 21, TH)
+    assert (first.severity, second.severity) == ("warning", "critical")
+    assert second.evidence["old_isr"] == (1, 2) and second.evidence["log_end_went_back"] is True
+    assert occurrence_identity(first) == occurrence_identity(second)

@@ -143,3 +143,76 @@ async def test_detection_loop_store_closed_events_kept_for_retry(tmp_path: Path)
     alerts.close()
     assert await loop.evaluate_now() == ()
     assert len(loop._pending) == 2 and loop.state.commits == {}
+
+
+def _degraded_loop(
+    alerts: AlertStore, latest: LatestObservations, clock: list[float], job: object
+) -> DetectionLoop:
+    from service.detection.inputs import CollectorHealth
+
+    settings = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, collector_failure_grace_seconds=120
+    )
+    health = CollectorHealth(lambda: [job], stale_after_intervals=3)  # type: ignore[list-item]
+    return DetectionLoop(C, settings, latest=latest, alerts=alerts, health=health, clock=lambda: clock[0])
+
+
+async def _partial_offsets(latest: LatestObservations, at: float) -> None:
+    from collectors.model import Failure, OffsetsObservation
+
+    failure = Failure("broker", "2", "KafkaUnavailableError", "broker 2 unreachable")
+    await latest.put(OffsetsObservation(C, at, (), (failure,)))
+
+
+async def test_detection_loop_partial_failures_shorter_than_grace_no_collector_failure(
+    alerts: AlertStore,
+) -> None:
+    from service.scheduler import CollectorStatus as JobStatus
+
+    latest, clock = LatestObservations(), [1000.0]
+    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1)
+    loop = _degraded_loop(alerts, latest, clock, job)
+    for t in (1000.0, 1060.0, 1119.0):  # degraded for 119 s
+        clock[0] = job.last_success_at = t
+        await _partial_offsets(latest, t)
+        await loop.evaluate_now()
+    job.partial_failures = 0  # the broker is back: the spell ends
+    clock[0] = job.last_success_at = 1125.0
+    await loop.evaluate_now()
+    clock[0] = job.last_success_at = 1200.0
+    job.partial_failures = 1  # another broker restarts: a new spell, counted from here
+    await _partial_offsets(latest, 1200.0)
+    await loop.evaluate_now()
+    assert not alerts.list(kind="collector_failure").alerts
+
+
+async def test_detection_loop_partial_failures_past_grace_collector_failure_fires(alerts: AlertStore) -> None:
+    from service.scheduler import CollectorStatus as JobStatus
+
+    latest, clock = LatestObservations(), [1000.0]
+    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1)
+    loop = _degraded_loop(alerts, latest, clock, job)
+    for t in (1000.0, 1060.0, 1121.0):
+        clock[0] = job.last_success_at = t
+        await _partial_offsets(latest, t)
+        await loop.evaluate_now()
+    [alert] = alerts.list(kind="collector_failure").alerts
+    assert (alert.severity, alert.started_at) == ("warning", 1121.0)
+    for t in (1122.0, 1123.0, 1124.0):  # evaluations without a failing observation: still degraded
+        clock[0] = t
+        await loop.evaluate_now()
+    assert alerts.get(alert.id).status == "firing"  # type: ignore[union-attr]
+
+
+async def test_detection_loop_partial_observation_before_status_updated_still_held(
+    alerts: AlertStore,
+) -> None:
+    from service.scheduler import CollectorStatus as JobStatus
+
+    latest, clock = LatestObservations(), [1000.0]
+    # the scheduler sets partial_failures after its sinks ran: detection may see the observation first
+    job = JobStatus("offsets", C, 1.0, last_success_at=990.0, partial_failures=0)
+    loop = _degraded_loop(alerts, latest, clock, job)
+    await _partial_offsets(latest, 1000.0)
+    await loop.evaluate_now()
+    assert not alerts.list(kind="collector_failure").alerts

@@ -1,0 +1,230 @@
+"""Incidents that need time to pass, on a dedicated 1-node sandbox whose retention checks run every second
+and whose committed offsets expire after one minute; both scenarios run concurrently.
+
+* Retention: a topic keeps 80 s of data (1 s segments) under a steady producer; a member of a group reads
+  to ~100, commits and stops processing (paused, still in the group). The runtime first projects the loss
+  (``retention_risk``), then sees the log start pass the committed offset (``committed_below_log_start``);
+  the member resumes, its fetch is out of range, ``auto.offset.reset=earliest`` moves it to the log start
+  and it commits there (``offset_skip`` over the deleted messages).
+* Expiry: a standalone ``assign()`` consumer commits two partitions and goes away; a minute later the
+  coordinator expires them (tombstones) -> ``offsets_lost``.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+from tests.e2e.consumers import group_consumer, join
+from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
+
+pytestmark = pytest.mark.integration
+RETENTION_MS = 80_000
+BROKER = {
+    "offsets.retention.minutes": 1,
+    "offsets.retention.check.interval.ms": 1000,
+    "log.retention.check.interval.ms": 1000,
+}
+
+
+class SteadyProducer(threading.Thread):
+    """About 5 messages a second to ``topic[0]`` until :meth:`halt`."""
+
+    def __init__(self, kafka: SandboxCluster, topic: str) -> None:
+        super().__init__(daemon=True, name="e2e-steady-producer")
+        self.producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers, acks="all")
+        self.topic = topic
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        n = 0
+        while not self._halt.wait(0.2):
+            self.producer.send(self.topic, b"m%d" % n, partition=0)
+            n += 1
+        self.producer.close()
+
+    def halt(self) -> None:
+        self._halt.set()
+        self.join(30)
+
+
+@dataclass(eq=False)
+class StuckMember(threading.Thread):
+    """A group member that reads to ``upto``, commits and pauses (keeps polling: it stays in the group);
+    once resumed it commits where its next batch starts, i.e. where the reset put it."""
+
+    kafka: SandboxCluster
+    group: str
+    topic: str
+    upto: int
+    committed: int | None = None
+    reset_to: int | None = None
+    error: BaseException | None = None
+    resume: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        super().__init__(daemon=True, name="e2e-stuck-member")
+
+    def run(self) -> None:
+        consumer = group_consumer(self.kafka, self.group, "earliest")
+        tp = TopicPartition(self.topic, 0)
+        try:
+            join(consumer, self.topic)
+            while not consumer.assignment() or consumer.position(tp) < self.upto:
+                consumer.poll(timeout_ms=200, max_records=10)
+            self.committed = consumer.position(tp)
+            consumer.commit({tp: OffsetAndMetadata(self.committed, "", -1)})
+            consumer.pause(tp)
+            while not self.resume.is_set():
+                consumer.poll(timeout_ms=200)
+            consumer.resume(tp)
+            while self.reset_to is None:
+                batch = consumer.poll(timeout_ms=200).get(tp, [])
+                if batch:
+                    self.reset_to = batch[0].offset
+                    consumer.commit({tp: OffsetAndMetadata(self.reset_to, "", -1)})
+        except BaseException as exc:  # reported by the test
+            self.error = exc
+        finally:
+            self.done.set()
+            consumer.close(autocommit=False)
+
+
+@dataclass
+class TimeBased:
+    kafka: SandboxCluster
+    runtime: RuntimeThread
+    retention_topic: str
+    member: StuckMember
+    expiry_group: str
+    expiry_topic: str
+    expired: dict[int, int]
+
+
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
+    root: Path = tmp_path_factory.mktemp("e2e-timed")
+    kafka = start_sandbox(root / "kafka", brokers=1, broker_properties=BROKER)
+    producer: SteadyProducer | None = None
+    member: StuckMember | None = None
+    runtime: RuntimeThread | None = None
+    try:
+        settings = e2e_settings(
+            kafka,
+            root,
+            detection={
+                "debounce_seconds": 0.05,
+                "snapshot_group_interval_seconds": 0,
+                "snapshot_max_per_hour": 1000,
+                "recent_commit_seconds": 30,  # a commit older than this is from an idle consumer
+            },
+        )
+        runtime = RuntimeThread(settings)
+        runtime.wait_caught_up()
+        suffix = uuid.uuid4().hex[:6]
+        retention_topic = f"e2e-retention-{suffix}"
+        expiry_topic, expiry_group = f"e2e-expiry-{suffix}", f"e2e-standalone-{suffix}"
+        create_topics(
+            kafka,
+            [
+                NewTopic(
+                    retention_topic,
+                    1,
+                    1,
+                    topic_configs={"segment.ms": "1000", "retention.ms": str(RETENTION_MS)},
+                ),
+                NewTopic(expiry_topic, 2, 1),
+            ],
+        )
+        producer = SteadyProducer(kafka, retention_topic)
+        producer.start()
+
+        expired = {0: 5, 1: 7}
+        for p in expired:
+            produce(kafka, expiry_topic, 10, partition=p)
+        standalone = KafkaConsumer(bootstrap_servers=kafka.bootstrap_servers, group_id=expiry_group)
+        try:
+            standalone.assign([TopicPartition(expiry_topic, p) for p in expired])
+            standalone.commit(
+                {TopicPartition(expiry_topic, p): OffsetAndMetadata(o, "", -1) for p, o in expired.items()}
+            )
+        finally:
+            standalone.close(autocommit=False)
+
+        member = StuckMember(kafka, f"e2e-stuck-{suffix}", retention_topic, upto=100)
+        member.start()
+        wait_for(lambda: member.committed is not None or member.done.is_set(), 90, "member committed")
+        assert member.error is None, member.error
+        yield TimeBased(kafka, runtime, retention_topic, member, expiry_group, expiry_topic, expired)
+    finally:
+        if member is not None:
+            member.resume.set()
+            member.join(30)
+        if producer is not None:
+            producer.halt()
+        if runtime is not None:
+            runtime.stop()
+        kafka.down()
+
+
+def test_standalone_consumer_offsets_expire_offsets_lost(timed: TimeBased) -> None:
+    [alert] = timed.runtime.wait_alerts(
+        "offsets_lost after expiry", 150, kind="offsets_lost", group=timed.expiry_group
+    )
+    assert (alert.severity, alert.cause, alert.topic, alert.partition) == ("warning", "expired", None, None)
+    assert alert.magnitude["offsets_lost"] == 2
+    assert sorted(alert.evidence["offsets"]) == [
+        f"{timed.expiry_topic}[{p}]={o}" for p, o in timed.expired.items()
+    ]
+    assert alert.evidence["retention_seconds"] == 60
+
+
+def test_retention_passes_stopped_member_risk_then_loss_then_skip(timed: TimeBased) -> None:
+    group, topic, runtime = timed.member.group, timed.retention_topic, timed.runtime
+    committed = timed.member.committed
+    assert committed is not None and committed >= 100
+
+    [risk] = runtime.wait_alerts("retention_risk", 150, kind="retention_risk", group=group)
+    assert (risk.topic, risk.partition, risk.severity) == (topic, 0, "warning")
+    assert risk.evidence["committed"] == committed and risk.evidence["consume_rate_per_s"] == 0
+    seconds_to_loss = risk.magnitude["seconds_to_loss"]
+    assert seconds_to_loss is not None and 0 < seconds_to_loss < 6 * 3600
+
+    [lost] = runtime.wait_alerts(
+        "committed_below_log_start", 90, kind="committed_below_log_start", group=group
+    )
+    assert (lost.topic, lost.partition, lost.severity, lost.cause) == (topic, 0, "critical", "retention")
+    assert lost.evidence["committed"] == committed
+    assert lost.magnitude["messages_lost"] == lost.evidence["log_start"] - committed > 0
+    # the loss is now certain: the projection resolves
+    wait_for(
+        lambda: (runtime.alerts.get(risk.id) or risk).status == "resolved", 30, "retention_risk resolved"
+    )
+
+    timed.member.resume.set()
+    wait_for(timed.member.done.is_set, 60, "member reset and committed")
+    assert timed.member.error is None, timed.member.error
+    reset_to = timed.member.reset_to
+    assert reset_to is not None and reset_to > committed
+    [skip] = runtime.wait_alerts("offset_skip", 30, kind="offset_skip", group=group)
+    assert (skip.topic, skip.partition, skip.severity, skip.cause) == (
+        topic,
+        0,
+        "critical",
+        "auto_reset_earliest",
+    )
+    assert skip.magnitude["messages_skipped"] == reset_to - committed
+    assert skip.magnitude["messages_deleted_unread"] == reset_to - committed
+    assert (skip.evidence["old_offset"], skip.evidence["new_offset"]) == (committed, reset_to)
+    assert skip.evidence["old_offset_was"] == "below_log_start"
+    wait_for(lambda: (runtime.alerts.get(skip.id) or skip).snapshot_id, 90, "skip snapshot")
