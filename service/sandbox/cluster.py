@@ -113,6 +113,18 @@ class SandboxCluster:
         """SIGKILL: no controlled shutdown, the controller notices by the session timeout."""
         self._stop(self._broker(node_id), signal.SIGKILL, 10.0)
 
+    def restart_controller(self, timeout: float = 120.0) -> None:
+        """SIGTERM the controller node, start it again on the same ports and wait until it is up.
+
+        With ``--brokers 3`` the controller is a node of its own, so this exercises a controller failover
+        without touching any broker; with ``--brokers 1`` it restarts the only node.
+        """
+        node = self.controller
+        self._stop(node, signal.SIGTERM, 30.0)
+        self._start(node)
+        self.save()
+        self._wait_ready([node], timeout)
+
     def down(self, timeout: float = 60.0) -> None:
         """Stop every node (brokers first, then the controller). Data stays in ``dir``."""
         for node in sorted(self.nodes.values(), key=lambda n: n.spec.is_controller):

@@ -8,7 +8,6 @@ baseline and not counted.
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
 import uuid
@@ -120,13 +119,7 @@ def _recent(runtime: RuntimeThread) -> list[JobStatus]:
 
 
 def _restart_controller(kafka: SandboxCluster) -> None:
-    # SandboxCluster has no public stop/start for the controller-only node (stop_broker refuses it): use
-    # the same internals start_broker/stop_broker use.
-    node = kafka.controller
-    kafka._stop(node, signal.SIGTERM, 30.0)
-    kafka._start(node)
-    kafka.save()
-    kafka._wait_ready([node], 120.0)
+    kafka.restart_controller()
 
 
 def _new_alarms(runtime: RuntimeThread, baseline: set[str]) -> list[Alert]:
