@@ -5,6 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 JARS := deploy/sandbox/lib/.resolved
+SPARK_JARS := deploy/spark/lib/.resolved
 CONFIG ?=
 PYTEST_ARGS ?=
 
@@ -27,7 +28,12 @@ tools:
 	deploy/tools/install-alertmanager.sh
 	deploy/tools/install-helm.sh
 
-install: $(INSTALLED) $(JARS) tools
+# spark-sql-kafka-0-10 (matching pyspark) for `offsetguard pipeline history --source kafka`.
+$(SPARK_JARS): deploy/spark/pom.xml
+	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
+	touch $@
+
+install: $(INSTALLED) $(JARS) $(SPARK_JARS) tools
 
 # A real cluster instead of the sandbox: make run CONFIG=path/to/offsetguard.yaml
 run: install
@@ -51,8 +57,10 @@ typecheck: $(INSTALLED)
 pytest: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Every benchmark (each prints its figures and writes bench/results/<name>.json); one: make bench BENCH=poll
+BENCH ?= codec store_write poll decode detect api api_metrics pipeline
 bench: install
-	$(PY) -m bench.poll
+	set -e; for b in $(BENCH); do echo "== bench/$$b"; $(PY) -m bench.$$b; done
 
 clean:
-	rm -rf $(VENV) deploy/sandbox/lib .sandbox var
+	rm -rf $(VENV) deploy/sandbox/lib deploy/spark/lib .sandbox var

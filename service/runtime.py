@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from collectors.tail import OffsetsTail
+from collectors.tail_model import TailSink
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
@@ -141,7 +142,15 @@ def build_runtime(settings: Settings) -> Runtime:
             )
             detections.append(detection)
         if settings.tail.enabled:
-            sink = FanOutSink(RecentEvents(), tail_sink) if tail_sink is not None else None
+            sink: TailSink = (
+                FanOutSink(RecentEvents(), tail_sink) if tail_sink is not None else RecentEvents()
+            )
+            if settings.archive.enabled:
+                from pipeline.archive import ArchiveSink  # pyarrow: only needed when archiving
+
+                archive = ArchiveSink(settings.archive, sink)
+                closers.append(archive.close)  # run after the tails stopped: publishes the open files
+                sink = archive
             tail = build_cluster_tail(cluster, settings, store, sink=sink)
             tails.append(tail)
             if detection is not None:

@@ -1,0 +1,199 @@
+"""bench/pipeline: records/s of the Spark history job on local[2], against the Python codec and Kafka's own
+OffsetsMessageFormatter on the same raw records.
+
+In one run:
+
+* archive: a synthetic archive of ``--commits`` commits over ``--groups`` groups (:mod:`bench.gen_archive`,
+  or an existing one with ``--archive``), then the whole job (commits, anomalies, blast radius, report);
+* kafka: a fresh 1-node sandbox gets >= ``--kafka-records`` offset commits; then Spark reads
+  ``__consumer_offsets`` and decodes it in SQL (decode only, then the whole job), the Python raw reader
+  reads the same records, the Python codec decodes them in a loop, and the console consumer with
+  ``OffsetsMessageFormatter`` prints them (JVM start included).
+
+    .venv/bin/python -m bench.pipeline [--commits 50000000] [--groups 5000] [--kafka-records 1000000]
+
+Prints the figures and writes bench/results/pipeline.json. Target: >= 1,000,000 records/s for the
+Spark decode + analysis on this 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.gen_archive import generate
+from collectors.codec import decode
+from collectors.offsets_topic import read_offsets_topic
+from pipeline.decode import decode_history
+from pipeline.job import run_history
+from pipeline.options import HistoryOptions
+from pipeline.session import build_session, ensure_kafka_jars
+from pipeline.sources import read_kafka
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGET = 1_000_000
+
+
+def populate(cluster: SandboxCluster, records: int) -> dict[str, Any]:
+    from bench.pipeline_kafka import commit_offsets
+
+    return commit_offsets(cluster.bootstrap_servers, records)
+
+
+def measure_kafka_formatter(cluster: SandboxCluster, records: int) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    proc = cluster.run_tool(
+        "org.apache.kafka.tools.consumer.ConsoleConsumer",
+        "--bootstrap-server", cluster.bootstrap_servers,
+        "--topic", "__consumer_offsets",
+        "--from-beginning",
+        "--formatter", "org.apache.kafka.tools.consumer.OffsetsMessageFormatter",
+        "--max-messages", str(records),
+        "--consumer-property", "exclude.internal.topics=false",
+        "--timeout-ms", "30000",
+        timeout=1800,
+    )  # fmt: skip
+    wall = time.perf_counter() - t0
+    processed = re.search(r"Processed a total of (\d+) messages", proc.stderr)
+    count = int(processed.group(1)) if processed else proc.stdout.count('{"key":')
+    return {
+        "records": count,
+        "wall_s": wall,
+        "records_per_s": count / wall if wall else None,
+        "exit_code": proc.returncode,
+        "note": "console consumer, JVM start included, output to a pipe",
+    }
+
+
+def kafka_part(spark: Any, work: Path, records: int) -> dict[str, Any]:
+    cluster = start_sandbox(work / "sandbox", brokers=1)
+    try:
+        written = populate(cluster, records)
+        t0 = time.perf_counter()
+        snap = read_offsets_topic(cluster.bootstrap_servers, timeout_s=900)
+        raw_read = time.perf_counter() - t0
+        raw = [(r.key, r.value) for r in snap.records]
+        n = len(raw)
+        best = float("inf")
+        for _ in range(2):
+            t0 = time.perf_counter()
+            for key, value in raw:
+                decode(key, value)
+            best = min(best, time.perf_counter() - t0)
+        del raw, snap
+        codec = {"records": n, "best_wall_s": best, "records_per_s": n / best}
+        print(f"python codec loop          {codec['records_per_s']:>12,.0f} records/s", flush=True)
+
+        t0 = time.perf_counter()
+        decode_history(read_kafka(spark, cluster.bootstrap_servers, cluster="bench")).write.format(
+            "noop"
+        ).mode("overwrite").save()
+        wall = time.perf_counter() - t0
+        spark_decode = {"records": n, "wall_s": wall, "records_per_s": n / wall}
+        print(f"spark kafka read + decode  {spark_decode['records_per_s']:>12,.0f} records/s", flush=True)
+
+        out = work / "kafka-out"
+        t0 = time.perf_counter()
+        facts = run_history(
+            spark,
+            HistoryOptions(
+                source="kafka", out=out, bootstrap_servers=cluster.bootstrap_servers, cluster="bench"
+            ),
+        )
+        wall = time.perf_counter() - t0
+        spark_job = {"records": n, "wall_s": wall, "records_per_s": n / wall, "facts": facts}
+        print(f"spark kafka whole job      {spark_job['records_per_s']:>12,.0f} records/s", flush=True)
+        formatter = measure_kafka_formatter(cluster, n)
+        print(f"kafka OffsetsMessageFormatter {formatter['records_per_s']:>9,.0f} records/s", flush=True)
+    finally:
+        cluster.down()
+    return {
+        "written": written,
+        "python_raw_reader": {"records": n, "wall_s": raw_read, "records_per_s": n / raw_read},
+        "python_codec": codec,
+        "spark_decode": spark_decode,
+        "spark_job": spark_job,
+        "kafka_offsets_formatter": formatter,
+    }
+
+
+def archive_part(spark: Any, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    archive = args.archive
+    generated = None
+    if archive is None:
+        archive = work / "archive"
+        generated = generate(
+            archive,
+            commits=args.commits,
+            groups=args.groups,
+            partitions=4,
+            hours=24,
+            rewind_every=100_000,
+            tombstone_every=1_000_000,
+        )
+        print(f"generated {generated['commits']:,} commits in {generated['wall_s']:.0f} s", flush=True)
+    rows = spark.read.parquet(str(archive)).count()
+    out = work / "archive-out"
+    t0 = time.perf_counter()
+    facts = run_history(spark, HistoryOptions(source="archive", out=out, archive=archive))
+    wall = time.perf_counter() - t0
+    job = {"records": rows, "wall_s": wall, "records_per_s": rows / wall, "facts": facts}
+    print(f"spark archive whole job    {job['records_per_s']:>12,.0f} records/s ({rows:,} rows)", flush=True)
+    return {"generated": generated, "spark_job": job}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--commits", type=int, default=50_000_000)
+    parser.add_argument("--groups", type=int, default=5000)
+    parser.add_argument("--archive", type=Path, help="use this archive instead of generating one")
+    parser.add_argument("--kafka-records", type=int, default=1_000_000)
+    parser.add_argument("--skip-kafka", action="store_true")
+    parser.add_argument("--skip-archive", action="store_true")
+    parser.add_argument("--work", type=Path, help="working directory (default: a temporary one)")
+    args = parser.parse_args()
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = build_session(
+        master="local[2]",
+        app_name="offsetguard-bench",
+        shuffle_partitions=8,
+        kafka_jars=ensure_kafka_jars(),
+        conf={"spark.driver.memory": "6g"},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    work = args.work or Path(tempfile.mkdtemp(prefix="og-bench-pipeline-"))
+    result: dict[str, Any] = {}
+    try:
+        if not args.skip_archive:
+            result["archive"] = archive_part(spark, work, args)
+        if not args.skip_kafka:
+            result["kafka"] = kafka_part(spark, work, args.kafka_records)
+    finally:
+        spark.stop()
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+    result["machine"] = {
+        "cpus": os.cpu_count(),
+        "load_average_at_end": os.getloadavg(),  # other engineers' work on the shared cores skews wall time
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "spark_master": "local[2]",
+    }
+    result["target_records_per_s"] = TARGET
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "pipeline.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
+    print(f"written to {RESULTS / 'pipeline.json'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""``offsetguard pipeline history``: the Spark job over the archive, snapshots or ``__consumer_offsets``.
+
+Arguments are the job's own (:func:`pipeline.job.add_arguments`) plus the session (``--master``) and
+``--config``/``--cluster`` to take paths, bootstrap servers and security from the settings. PySpark is
+an optional dependency (``pip install 'offsetguard[spark]'``): it is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from collectors.errors import ConfigError
+from service.settings import ClusterSettings, Settings, load_settings
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "pipeline", help="Spark jobs over the offset-commit history"
+    )
+    jobs = parser.add_subparsers(dest="job", required=True, metavar="JOB")
+    history = jobs.add_parser(
+        "history", help="commits, anomalies and incident blast radius as Parquet + report"
+    )
+    from pipeline.options import add_arguments
+
+    add_arguments(history)
+    history.add_argument("--master", help="Spark master (default: pipeline.master, local[*])")
+    history.add_argument("--config", type=Path, help="YAML settings file")
+    history.add_argument("--cluster", help="a cluster of --config to read with --source kafka")
+    history.add_argument("--json", action="store_true", help="print the run's figures as JSON")
+    history.set_defaults(func=run_history)
+
+
+def kafka_options(cluster: ClusterSettings) -> dict[str, str]:
+    """Kafka source options for ``cluster``'s security settings."""
+    out: dict[str, str] = {"kafka.security.protocol": cluster.security_protocol}
+    if cluster.sasl is not None:
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if cluster.sasl.mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
+        password = cluster.sasl.password.get_secret_value().replace('"', '\\"')
+        out["kafka.sasl.mechanism"] = cluster.sasl.mechanism
+        out["kafka.sasl.jaas.config"] = (
+            f'{module} required username="{cluster.sasl.username}" password="{password}";'
+        )
+    if cluster.tls is not None and cluster.tls.cafile is not None:
+        out["kafka.ssl.truststore.type"] = "PEM"
+        out["kafka.ssl.truststore.location"] = str(cluster.tls.cafile)
+    return out
+
+
+def _overrides(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "archive": args.archive or settings.archive.directory,
+        "snapshots": args.snapshots or settings.snapshots.directory,
+    }
+    if args.cluster:
+        cluster = settings.cluster(args.cluster)
+        if cluster is None:
+            raise ConfigError(f"no cluster named {args.cluster!r} in the configuration", field="cluster")
+        out["bootstrap_servers"] = ",".join(cluster.bootstrap_servers)
+        out["cluster"] = cluster.name
+        out["kafka_options"] = {**kafka_options(cluster), **out.get("kafka_options", {})}
+    return out
+
+
+def run_history(args: argparse.Namespace) -> int:
+    from pipeline.job import run_history as run
+    from pipeline.options import options_from
+    from pipeline.progress import Progress
+    from pipeline.session import build_session, ensure_kafka_jars
+
+    settings = load_settings(args.config)
+    conf = settings.pipeline
+    options = options_from(args, **_overrides(args, settings))
+    jars = ensure_kafka_jars(conf.kafka_jars) if options.source == "kafka" else None
+    spark = build_session(
+        master=args.master or conf.master,
+        shuffle_partitions=conf.shuffle_partitions,
+        ui=conf.ui,
+        kafka_jars=jars,
+        conf={"spark.driver.memory": conf.driver_memory},
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    progress = Progress(spark.sparkContext, quiet=args.quiet)
+    try:
+        facts = run(spark, options, progress)
+    finally:
+        progress.close()
+        spark.stop()
+    if args.json:
+        print(json.dumps(facts, indent=2, default=str))
+    else:
+        print(f"{facts['commits']} commits, {facts['anomalies']} anomalies, {facts['incidents']} incidents")
+        print(f"tables and report in {options.out}")
+    return 0

@@ -1,0 +1,115 @@
+"""One replayed history with every incident kind, as tail events, log-range samples and cycle times.
+
+The same events go through the online detectors (:func:`alerts.engine.evaluate`, cycle by cycle, as the
+service would see them) and through the archive and the Spark pipeline, so the two can be compared.
+Times are seconds after ``T0``; each cycle says which events it delivers and which ranges it observed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from collectors.codec import (
+    GroupMetadata,
+    GroupTombstone,
+    MemberMetadata,
+    OffsetCommit,
+    OffsetCommitTombstone,
+)
+from collectors.codec.records import Record
+from collectors.tail_model import TailEvent
+
+CLUSTER = "c"
+T0 = 1_700_000_000
+
+
+def commit(group: str, topic: str, partition: int, offset: int, at: float) -> OffsetCommit:
+    return OffsetCommit(1, group, topic, partition, 3, offset, None, "", int((T0 + at) * 1000), None, None)
+
+
+def group_state(group: str, members: int) -> GroupMetadata:
+    member = MemberMetadata("m-1", None, "client", "/127.0.0.1", 300000, 45000, b"", b"")
+    return GroupMetadata(group, 3, "consumer", 1, "range", "m-1", None, (member,) * members)
+
+
+@dataclass
+class Cycle:
+    now: float  # seconds after T0
+    records: list[tuple[float, Record]] = field(default_factory=list)  # (record time, record)
+    ranges: dict[tuple[str, int], tuple[int, int]] | None = None  # observed at ``now``
+    redeliver: int = 0  # the tail hands the last N events of the previous cycle again (at least once)
+
+
+CYCLES = [
+    Cycle(
+        10,
+        [
+            (0, group_state("g1", 1)),
+            (1, commit("g1", "t", 0, 100, 1)),
+            (2, group_state("g2", 1)),
+            (2, commit("g2", "t", 1, 50, 2)),
+            (3, commit("g3", "t", 2, 10, 3)),
+            (5, commit("g1", "t", 0, 150, 5)),
+            (5, commit("g4", "u", 0, 10, 5)),
+        ],
+    ),
+    Cycle(30, [(20, commit("g5", "v", 0, 500, 20))], ranges={("u", 0): (0, 20), ("v", 0): (0, 400)}),
+    Cycle(50, [], ranges={("u", 0): (40, 100), ("v", 0): (0, 400)}),
+    Cycle(
+        100,
+        [
+            (60, OffsetCommitTombstone(1, "g2", "t", 1)),  # g2 is Stable: lost while consuming
+            (80, commit("g4", "u", 0, 100, 80)),  # from 10, below log start 40: skip of 90
+            (90, commit("g1", "t", 0, 120, 90)),  # rewind of 30
+        ],
+        ranges={("u", 0): (40, 100), ("v", 0): (0, 400)},
+    ),
+    Cycle(200, [(190, commit("g1", "t", 0, 300, 190))], redeliver=2),
+    Cycle(
+        2100,
+        [
+            (2000, OffsetCommitTombstone(1, "g3", "t", 2)),  # idle standalone group: not "while consuming"
+            (2010, group_state("g6", 0)),
+            (2011, commit("g6", "w", 0, 5, 2011)),
+            (2050, OffsetCommitTombstone(1, "g6", "w", 0)),  # DeleteGroups of an Empty group
+            (2051, GroupTombstone(2, "g6")),
+            (2060, commit("g7", "t", 3, 70, 2060)),
+            (2070, commit("g7", "t", 3, 20, 2070)),  # rewind of 50 ...
+            (2075, commit("g7", "t", 3, 70, 2075)),  # ... undone 5 s later: a stale member's recommit
+        ],
+    ),
+    Cycle(2200, []),  # lets pending rewinds age past the recommit window
+]
+
+# What the online detectors and the pipeline must both find: (kind, group, topic, partition, magnitude).
+EXPECTED = {
+    ("offset_rewind", "g1", "t", 0, 30),
+    ("offset_rewind", "g7", "t", 3, 50),
+    ("offset_skip", "g4", "u", 0, 90),
+    ("offsets_lost", "g2", "t", 1, 1),
+    ("committed_below_log_start", "g4", "u", 0, 30),
+    ("committed_beyond_log_end", "g5", "v", 0, 100),
+}
+
+
+def tail_batches() -> list[list[TailEvent]]:
+    """The events of each cycle, in log order of one ``__consumer_offsets`` partition (0)."""
+    batches: list[list[TailEvent]] = []
+    source_offset = 0
+    for cycle in CYCLES:
+        events = batches[-1][-cycle.redeliver :] if cycle.redeliver and batches else []
+        for at, record in cycle.records:
+            events.append(TailEvent(CLUSTER, 0, source_offset, int((T0 + at) * 1000), record))
+            source_offset += 1
+        batches.append(events)
+    return batches
+
+
+def range_samples() -> list[tuple[str, str, int, int, int, int]]:
+    """(cluster, topic, partition, at ms, log_start, log_end) of every cycle's range observation."""
+    return [
+        (CLUSTER, topic, partition, int((T0 + c.now) * 1000), start, end)
+        for c in CYCLES
+        if c.ranges
+        for (topic, partition), (start, end) in c.ranges.items()
+    ]
