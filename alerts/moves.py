@@ -27,6 +27,26 @@ def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: T
     return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after + slack, history)
 
 
+def reset_to_truncated_end(
+    move: CommitMove, history: list[RangeSample], thresholds: Thresholds
+) -> int | None:
+    """The log end right after the truncation, when ``move`` is a reset (auto.offset.reset=latest) from an
+    old offset left beyond the log end (truncation / re-creation) back to the log end at reset time.
+
+    Such a move re-reads nothing: the offsets between the new and the old one will hold new messages (the
+    old ones were lost by the truncation, reported by ``log_truncation``), so it is an ``offset_skip`` of
+    what was written between the truncation and the reset, not an ``offset_rewind``.
+    """
+    if move.new.offset >= move.old.offset or old_out_of_range(move, history, thresholds) != "beyond_log_end":
+        return None
+    if landing(move, history) != "log_end":
+        return None
+    # The first sample (after the old commit) showing the old offset beyond the log end: right after the
+    # truncation (the log end only grows from there).
+    ends = [s.log_end for s in history if s.at >= move.old.moved_at and move.old.offset > s.log_end]
+    return ends[0] if ends else None
+
+
 PROJECTION_SAMPLES = 5  # samples the growth rate of an unobserved range is estimated from
 PROJECTION_MARGIN = 2.0  # growth is uneven: allow twice the rate
 

@@ -1,7 +1,8 @@
 """``offset_rewind``: a committed offset moved backwards, at any lag; the messages in between are re-read.
 
-Causes, first match wins: ``auto_reset_earliest`` / ``auto_reset_latest`` (the old offset had become
-unfetchable, beyond a truncated log end, and the new one is the log start / end), ``admin_reset`` (the
+Causes, first match wins: ``auto_reset_earliest`` (the old offset had become unfetchable, beyond a
+truncated log end, and the new one is the log start; ``auto_reset_latest``, the log end, is a skip: see
+below), ``admin_reset`` (the
 group was Empty; not for standalone groups, which are always Empty), ``rebalance_recommit`` (a stale
 member's commit: an older generation / member epoch, or a rewind undone by a newer commit within
 ``recommit_window_seconds``), else ``unknown``.
@@ -10,6 +11,10 @@ A tail-seen rewind with no cause yet is reported at once as ``unknown`` (critica
 would only delay the alert) and held in ``DetectionState.pending_rewinds`` for the window: if a newer
 commit undoes it in time it is reported again, same fingerprint and same commits, as
 ``rebalance_recommit``; if the window passes it is dropped without a second report.
+
+Not a rewind: a move from an offset beyond a truncated log end back to the log end at reset time
+(auto.offset.reset=latest). Nothing below the new log end is re-read, the old messages in between were
+lost by the truncation; :mod:`alerts.skip` reports it as an ``offset_skip``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from __future__ import annotations
 from alerts.commits import EMPTY, CommitMove, replay
 from alerts.current import current_partitions
 from alerts.model import OFFSET_REWIND, Finding, Severity
-from alerts.moves import history_for, landing, move_evidence, old_out_of_range
+from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
 from alerts.state import CycleInputs, DetectionState, PendingRewind, RangeSample
 from alerts.thresholds import Thresholds
 
@@ -53,6 +58,8 @@ def rewind_outcomes(
         if m.new.offset >= m.old.offset:
             continue
         history = history_for(previous, m, partitions)
+        if reset_to_truncated_end(m, history, thresholds) is not None:
+            continue  # an offset_skip (auto_reset_latest from beyond the log end), see alerts.skip
         cause = _cause(m, history, thresholds)
         undo = None
         if cause is None:

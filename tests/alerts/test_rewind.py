@@ -78,11 +78,26 @@ def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_start_auto_re
     assert (f.cause, f.severity, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", "critical", 150)
 
 
-def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_end_auto_reset_latest() -> None:
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_end_not_a_rewind() -> None:
+    # auto.offset.reset=latest from beyond the truncated log end: nothing re-read, an offset_skip instead
     prev = _truncated()
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 100}))
+    assert detect_offset_rewinds(prev, inp, 30, TH) == ()
+    findings, pending = rewind_outcomes(prev, inp, 30, TH)
+    assert (findings, pending) == ((), ())
+
+
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_grown_log_end_not_a_rewind() -> None:
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 120)}), committed=committed(30, {G: 120}))
+    assert detect_offset_rewinds(prev, inp, 30, TH) == ()
+
+
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_between_start_and_end_still_rewind() -> None:
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 60}))
     [f] = detect_offset_rewinds(prev, inp, 30, TH)
-    assert f.cause == "auto_reset_latest"
+    assert (f.kind, f.cause, f.magnitude["messages_replayed"]) == (OFFSET_REWIND, "unknown", 90)
 
 
 def test_detect_offset_rewinds_older_generation_commit_rebalance_recommit() -> None:

@@ -1,7 +1,8 @@
-from alerts.model import OFFSET_SKIP
+from alerts.engine import evaluate
+from alerts.model import OFFSET_REWIND, OFFSET_SKIP
 from alerts.skip import detect_offset_skips
 from alerts.state import DetectionState
-from tests.alerts.builders import TH, T, committed, groups, inputs, offsets, run
+from tests.alerts.builders import TH, T, commit, committed, groups, inputs, kinds, offsets, run
 
 G = ("g", T, 0)
 
@@ -100,3 +101,86 @@ def test_detect_offset_skips_reset_past_last_sample_segment_sized_jump_auto_rese
         s = run(s, inputs(offsets=offsets(t, {(T, 0): (start, 400)}), tail_live=True), t)
     [f] = detect_offset_skips(s, inputs(commit_events=(commit(120, 6.2, 2),), tail_live=True), 6.2, TH)
     assert (f.cause, f.magnitude["messages_skipped"]) == ("auto_reset_earliest", 20)
+
+
+def _truncated(state: str = "Stable") -> DetectionState:
+    # 150 committed; an unclean election truncates the log end from 150 to 100 under the group
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 150)}),
+            committed=committed(10, {G: 150}),
+            groups=groups(10, {"g": state}),
+        ),
+        10,
+    )
+    return run(
+        s,
+        inputs(
+            offsets=offsets(20, {(T, 0): (0, 100)}),
+            committed=committed(20, {G: 150}),
+            groups=groups(20, {"g": state}),
+        ),
+        20,
+    )
+
+
+def test_detect_offset_skips_reset_latest_from_beyond_truncated_end_nothing_produced_warning() -> None:
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 100}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "warning", "auto_reset_latest")
+    assert f.magnitude["messages_skipped"] == 0
+    assert (f.evidence["old_offset"], f.evidence["new_offset"]) == (150, 100)
+    assert f.evidence["log_end_after_truncation"] == 100
+    assert f.evidence["note"] == "committed offset was beyond the log end"
+    assert f.evidence["old_offset_was"] == "beyond_log_end"
+
+
+def test_detect_offset_skips_reset_latest_from_beyond_truncated_end_after_produce_critical() -> None:
+    # 20 messages written between the truncation (log end 100) and the reset to the log end 120
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 120)}), committed=committed(30, {G: 120}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "critical", "auto_reset_latest")
+    assert f.magnitude["messages_skipped"] == 20
+    assert (f.evidence["old_offset"], f.evidence["new_offset"]) == (150, 120)
+    assert f.evidence["log_end_after_truncation"] == 100
+
+
+def test_detect_offset_skips_reset_latest_from_beyond_tail_seen_before_next_range_sample() -> None:
+    prev = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 150)}), commit_events=(commit(150, 10, 1),), tail_live=True),
+        10,
+    )
+    prev = run(prev, inputs(offsets=offsets(20, {(T, 0): (0, 100)}), tail_live=True), 20)
+    prev = run(prev, inputs(commit_events=(commit(150, 25, 2),), tail_live=True), 25)  # auto-commit
+    [f] = detect_offset_skips(prev, inputs(commit_events=(commit(100, 30, 3),), tail_live=True), 30, TH)
+    assert (f.cause, f.severity, f.magnitude["messages_skipped"]) == ("auto_reset_latest", "warning", 0)
+
+
+def test_evaluate_reset_latest_from_beyond_truncated_end_skip_and_no_rewind() -> None:
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 100}))
+    findings, _ = evaluate(_truncated(), inp, 30, TH)
+    moves = [f for f in findings if f.group == "g" and f.kind in (OFFSET_SKIP, OFFSET_REWIND)]
+    assert kinds(tuple(moves)) == [OFFSET_SKIP]
+
+
+def test_detect_offset_skips_reset_latest_from_beyond_group_empty_still_auto_reset_latest() -> None:
+    inp = inputs(
+        offsets=offsets(30, {(T, 0): (0, 100)}),
+        committed=committed(30, {G: 100}),
+        groups=groups(30, {"g": "Empty"}),
+    )
+    [f] = detect_offset_skips(_truncated("Empty"), inp, 30, TH)
+    assert (f.cause, f.severity) == ("auto_reset_latest", "warning")
+
+
+def test_detect_offset_skips_reset_earliest_from_beyond_truncated_end_not_a_skip() -> None:
+    # the same situation reset to the log start stays an offset_rewind (auto_reset_earliest)
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 0}))
+    assert detect_offset_skips(_truncated(), inp, 30, TH) == ()
+
+
+def test_detect_offset_skips_move_back_below_truncated_end_not_at_log_end_not_a_skip() -> None:
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 60}))
+    assert detect_offset_skips(_truncated(), inp, 30, TH) == ()
