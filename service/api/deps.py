@@ -2,7 +2,8 @@
 
 Everything comes from ``request.app.state`` (settings, clock, runtime), which :func:`service.app.create_app`
 fills; nothing here is global. Blocking work never happens here: routes that read the store are plain
-``def`` functions and run in the thread pool.
+``def`` functions and run in the thread pool, except the hot reads (alert list, group detail), which do
+a few indexed reads on WAL reader connections on the event loop because the hop costs more.
 """
 
 from __future__ import annotations

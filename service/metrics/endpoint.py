@@ -1,4 +1,13 @@
-"""What ``/metrics`` needs, built once by the app factory: registry, snapshot source, render thread."""
+"""What ``/metrics`` needs, built once by the app factory: registry, snapshot source, render thread.
+
+A render of 100,000+ series holds the GIL for seconds, which every other request on the process
+competes with. So a finished render answers later scrapes (same ``Accept`` / ``Accept-Encoding``) for
+:data:`CACHE_TTL_S`, or for ``RENDER_SHARE_DIVISOR - 1`` times as long as it took if that is longer,
+and scrapes arriving while a render is under way share it: back-to-back scrapers (several Prometheus
+replicas, a debugging loop) keep the render thread busy at most ``1 / RENDER_SHARE_DIVISOR`` of the
+time. Prometheus scrapes every 15 s or more, so it only ever gets fresh renders; a back-to-back scraper
+gets figures at most one TTL plus one render older than the snapshot.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +25,11 @@ from service.metrics.exposition import Rendered, render
 from service.metrics.sources import ScrapeInputs
 
 Renderer = Callable[..., Rendered]  # signature of service.metrics.exposition.render
+CacheKey = tuple[str | None, str | None]  # (Accept, Accept-Encoding)
+
+CACHE_TTL_S = 1.0  # how long a finished render answers later scrapes, at least; 0 renders every scrape
+RENDER_SHARE_DIVISOR = 4  # a render of d seconds is served for (4 - 1) * d: rendering <= 1/4 of the time
+_MAX_CACHED = 8  # distinct (Accept, Accept-Encoding) pairs kept; headers are client-controlled
 
 
 @dataclass(slots=True)
@@ -26,19 +40,53 @@ class MetricsEndpoint:
     registry: CollectorRegistry
     source: Source
     render: Renderer = render
+    cache_ttl_s: float = CACHE_TTL_S
+    monotonic: Callable[[], float] = time.monotonic
     _executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
     )
+    _cached: dict[CacheKey, tuple[float, Rendered]] = field(default_factory=dict)
+    _pending: dict[CacheKey, asyncio.Future[Rendered]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, source: Source, *, clock: Callable[[], float] = time.time) -> MetricsEndpoint:
-        return cls(build_registry(source, clock=clock), source)
+    def build(
+        cls, source: Source, *, clock: Callable[[], float] = time.time, cache_ttl_s: float = CACHE_TTL_S
+    ) -> MetricsEndpoint:
+        return cls(build_registry(source, clock=clock), source, cache_ttl_s=cache_ttl_s)
 
     async def scrape(self, accept: str | None, accept_encoding: str | None) -> Rendered:
-        """Snapshot on the calling (event-loop) thread, render on the metrics thread."""
+        """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
+        the metrics thread."""
+        key = (accept, accept_encoding)
+        if self.cache_ttl_s > 0:
+            hit = self._cached.get(key)
+            if hit is not None and self.monotonic() < hit[0]:
+                return hit[1]
+            pending = self._pending.get(key)
+            # a render for this key is under way (on this loop: a test client may have closed another)
+            if pending is not None and pending.get_loop() is asyncio.get_running_loop():
+                return await asyncio.shield(pending)
         inputs: ScrapeInputs = self.source()
         job = partial(self.render, self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
-        return await asyncio.get_running_loop().run_in_executor(self._executor, job)
+        if self.cache_ttl_s <= 0:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, job)
+        started = self.monotonic()
+        future = asyncio.get_running_loop().run_in_executor(self._executor, job)
+        self._pending[key] = future
+        future.add_done_callback(partial(self._finished, key, started))
+        # shield: a scraper that disconnects must not cancel the render others are waiting for
+        return await asyncio.shield(future)
+
+    def _finished(self, key: CacheKey, started: float, future: asyncio.Future[Rendered]) -> None:
+        """On the event loop, when a render ends: cache it (the TTL runs from now) unless it failed."""
+        self._pending.pop(key, None)
+        if future.cancelled() or future.exception() is not None:
+            return
+        if len(self._cached) >= _MAX_CACHED:
+            self._cached.clear()
+        now = self.monotonic()
+        ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
+        self._cached[key] = (now + ttl, future.result())
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)

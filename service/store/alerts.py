@@ -12,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, TypeVar
 
@@ -33,6 +34,7 @@ from service.store.migrations import migrate
 
 T = TypeVar("T")
 MAX_PAGE = 1000
+_CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the next commit)
 
 # (firing alerts by fingerprint, (fingerprint, occurrence) of alerts resolved lately) -> changes
 Planner = Callable[[Mapping[Fingerprint, Alert], frozenset[tuple[Fingerprint, str]]], Sequence[AlertWrite]]
@@ -47,10 +49,16 @@ class SavedState(NamedTuple):
 class AlertStore:
     """Alert lifecycle persistence. Build with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
         self._conn = conn
-        self._lock = threading.Lock()  # one connection for reads and writes; calls are short
+        self._lock = threading.Lock()  # the writer connection; also serves reads when there is no path
         self._closed = False
+        # Reads (the API's) use one read-only connection per thread, as Store does: in WAL mode they
+        # never wait for the write lock, which a cycle's update_firing holds for a whole transaction.
+        self._path = path
+        self._readers_lock = threading.Lock()
+        self._readers: list[sqlite3.Connection] = []
+        self._local = threading.local()
 
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
@@ -65,14 +73,16 @@ class AlertStore:
         except BaseException:
             conn.close()
             raise
-        return cls(conn)
+        return cls(conn, path)
 
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""
-        with self._lock:
+        with self._lock, self._readers_lock:
             if not self._closed:
                 self._closed = True
-                self._conn.close()
+                for conn in (*self._readers, self._conn):
+                    conn.close()
+                self._readers.clear()
 
     def __enter__(self) -> AlertStore:
         return self
@@ -90,6 +100,25 @@ class AlertStore:
                 return work(self._conn)
             with transaction(self._conn) as conn:
                 return work(conn)
+
+    def _read(self, action: str, work: Callable[[sqlite3.Connection], T]) -> T:
+        if self._path is None:
+            return self._run(action, work)
+        with translated(action):
+            return work(self._reader(action))
+
+    def _reader(self, action: str) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and not self._closed:
+            return conn
+        assert self._path is not None
+        with self._readers_lock:
+            if self._closed:
+                raise StoreError(f"{action} failed: the alert store is closed")
+            conn = connect(self._path, readonly=True)
+            self._readers.append(conn)
+        self._local.conn = conn
+        return conn
 
     # ------------------------------------------------------------------ lifecycle writes
 
@@ -161,14 +190,14 @@ class AlertStore:
 
     def firing(self, cluster: str) -> tuple[Alert, ...]:
         """Every firing alert of ``cluster``, oldest first."""
-        return self._run("read firing alerts", lambda c: alert_rows.firing(c, cluster))
+        return self._read("read firing alerts", lambda c: alert_rows.firing(c, cluster))
 
     def get(self, alert_id: str) -> Alert | None:
-        return self._run("read alert", lambda c: alert_rows.one(c, alert_id))
+        return self._read("read alert", lambda c: alert_rows.one(c, alert_id))
 
     def transitions(self, alert_id: str) -> tuple[Transition, ...]:
         """The alert's history, oldest first."""
-        return self._run("read alert history", lambda c: alert_rows.transitions(c, alert_id))
+        return self._read("read alert history", lambda c: alert_rows.transitions(c, alert_id))
 
     def list(
         self,
@@ -187,7 +216,33 @@ class AlertStore:
         if not 1 <= limit <= MAX_PAGE:
             raise StoreError(f"alert page limit must be 1..{MAX_PAGE}, not {limit}")
         filters = Filters(status, kind, severity, cluster, group, topic, since)
-        return self._run("list alerts", lambda c: alert_rows.page(c, filters, limit, cursor))
+        if self._path is None:
+            return self._run("list alerts", lambda c: alert_rows.page(c, filters, limit, cursor))
+        return self._read("list alerts", lambda c: self._cached_page(c, filters, limit, cursor))
+
+    def _cached_page(
+        self, conn: sqlite3.Connection, filters: Filters, limit: int, cursor: str | None
+    ) -> AlertPage:
+        """The page this thread read last for the same query, while nobody has committed since.
+
+        ``PRAGMA data_version`` on a reader changes whenever another connection commits; it is read
+        before the page, so a commit in between can only make the next call read again, never keep a
+        stale page. Dashboards poll the same first page, and decoding its rows was most of its cost.
+        """
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        pages: dict[tuple[Filters, int, str | None], tuple[int, AlertPage]] | None
+        pages = getattr(self._local, "pages", None)
+        if pages is None:
+            pages = self._local.pages = {}
+        key = (filters, limit, cursor)
+        hit = pages.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        page = alert_rows.page(conn, filters, limit, cursor)
+        if len(pages) >= _CACHED_PAGES:
+            pages.clear()
+        pages[key] = (version, page)
+        return page
 
     # ------------------------------------------------------------------ detection state
 

@@ -106,15 +106,20 @@ def partition_history(
 def latest_partitions(
     conn: sqlite3.Connection, cluster: str, topic: str | None
 ) -> tuple[LatestPartition, ...]:
-    rows = conn.execute(
-        """
-        SELECT topic, partition, log_start, log_end, leader, leader_epoch, changed_at, last_seen_at
-        FROM latest_partition_offsets
-        WHERE cluster = ? AND (? IS NULL OR topic = ?)
-        ORDER BY topic, partition
-        """,
-        (cluster, topic, topic),
-    )
+    # Two statements, not "(? IS NULL OR topic = ?)": that form keeps SQLite from searching the
+    # (cluster, topic, partition) key on topic, so reading one topic scanned the whole cluster.
+    columns = "topic, partition, log_start, log_end, leader, leader_epoch, changed_at, last_seen_at"
+    if topic is None:
+        rows = conn.execute(
+            f"SELECT {columns} FROM latest_partition_offsets WHERE cluster = ? ORDER BY topic, partition",
+            (cluster,),
+        )
+    else:
+        rows = conn.execute(
+            f"SELECT {columns} FROM latest_partition_offsets WHERE cluster = ? AND topic = ?"
+            " ORDER BY partition",
+            (cluster, topic),
+        )
     return tuple(LatestPartition(cluster, *row) for row in rows)
 
 

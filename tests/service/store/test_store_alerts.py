@@ -173,3 +173,11 @@ def test_metric_counters_firing_incidents_and_magnitudes_summed(alerts: AlertSto
     alerts.ack(a.id, "alice", "", 30.0)
     assert alerts.firing_counts() == {}
     assert alerts.incident_totals() == {("offset_rewind", C): 2}
+
+
+def test_list_cached_page_reflects_ack_committed_since(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [rewind()], 10.0)
+    assert [x.status for x in alerts.list(cluster=C).alerts] == ["firing"]
+    assert [x.status for x in alerts.list(cluster=C).alerts] == ["firing"]  # served again, maybe cached
+    alerts.ack(a.id, "alice", "", 30.0)
+    assert [x.status for x in alerts.list(cluster=C).alerts] == ["resolved"]
