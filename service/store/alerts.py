@@ -29,8 +29,7 @@ from service.store.alert_records import (
     is_event_like,
 )
 from service.store.alert_rows import Filters
-from service.store.db import connect, transaction, translated
-from service.store.migrations import migrate
+from service.store.db import connect, open_migrated, transaction, translated
 
 T = TypeVar("T")
 MAX_PAGE = 1000
@@ -63,17 +62,8 @@ class AlertStore:
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        path = settings.path
-        with translated(f"open alert store {path}"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(path)
-        try:
-            with translated(f"migrate store {path}"):
-                migrate(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return cls(conn, path)
+        conn = open_migrated(settings.path, "alert store")
+        return cls(conn, settings.path)
 
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""

@@ -20,8 +20,7 @@ from collectors.errors import StoreError
 from service.settings import StoreSettings
 from service.store import notify_rows
 from service.store.alert_records import Alert
-from service.store.db import connect, transaction, translated
-from service.store.migrations import migrate
+from service.store.db import open_migrated, transaction, translated
 from service.store.notification_records import Change, NewNotification, Notification, Outcome, Silence
 
 T = TypeVar("T")
@@ -52,16 +51,7 @@ class NotificationStore:
     @classmethod
     def open(cls, settings: StoreSettings) -> NotificationStore:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        path = settings.path
-        with translated(f"open notification store {path}"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(path)
-        try:
-            with translated(f"migrate store {path}"):
-                migrate(conn)
-        except BaseException:
-            conn.close()
-            raise
+        conn = open_migrated(settings.path, "notification store")
         return cls(conn)
 
     def close(self) -> None:

@@ -21,9 +21,8 @@ from service.settings import StoreSettings
 from service.store import queries, retention
 from service.store import snapshots as snapshot_index
 from service.store.committed import CommittedWriter
-from service.store.db import connect, transaction, translated
+from service.store.db import connect, open_migrated, transaction, translated
 from service.store.log_end_times import Wanted, log_end_reached_at_many
-from service.store.migrations import migrate
 from service.store.partitions import PartitionPlan, PartitionWriter
 from service.store.records import (
     CommittedPoint,
@@ -56,13 +55,8 @@ class Store:
     @classmethod
     def open(cls, settings: StoreSettings) -> Store:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        path = settings.path
-        with translated(f"open store {path}"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(path)
+        conn = open_migrated(settings.path, "store")
         try:
-            with translated(f"migrate store {path}"):
-                migrate(conn)
             return cls(settings, conn)
         except BaseException:
             conn.close()
