@@ -20,7 +20,11 @@ from typing import Any
 
 from kafka.future import Future
 from kafka.protocol.admin import DescribeConfigsRequest
-from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse
+from kafka.protocol.consumer import (
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    OffsetForLeaderEpochRequest,
+)
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
 from collectors import kafka_fast_fallback as fallback
@@ -33,13 +37,15 @@ from collectors.kafka_fast_fallback import ListedOffsets
 from collectors.kafka_fast_io import RawRequest, RawResponse, decode
 from collectors.kafka_protocol import CONFIG_SOURCES
 from collectors.model import TopicPartition
-from collectors.seam import ConfigValue, MetadataSnapshot, OffsetRange, OffsetsResult
+from collectors.seam import ConfigValue, EpochEndResult, MetadataSnapshot, OffsetRange, OffsetsResult
 
 _EARLIEST, _LATEST = -2, -1
 _TOPIC, _BROKER = 2, 4  # DescribeConfigs resource types
 _LOTopic = ListOffsetsRequest.ListOffsetsTopic
 _LOPartition = _LOTopic.ListOffsetsPartition
 _DCResource = DescribeConfigsRequest.DescribeConfigsResource
+_OFLTopic = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+_OFLPartition = _OFLTopic.OffsetForLeaderPartition
 
 
 def send(manager: Any, request: Any, node_id: int | None) -> Any:
@@ -196,6 +202,44 @@ def _offsets(raw: RawResponse, cluster: str) -> ListedOffsets:
         partial(fallback.list_offsets, cluster=cluster),
         fast_offsets.LIST_OFFSETS_VERSIONS,
     )
+
+
+# ---------------------------------------------------------------- leader epochs
+
+
+async def offsets_for_leader_epoch(
+    manager: Any, cluster: str, leader_id: int, requests: Sequence[tuple[TopicPartition, int]]
+) -> EpochEndResult:
+    """KIP-320: where each requested leader epoch ends on ``leader_id``, in one OffsetForLeaderEpoch.
+
+    Sent as a consumer (replica id -1) without fencing (current leader epoch -1): the answer is the
+    largest epoch <= the requested one the leader knows and the end offset of it (-1/-1 when unknown).
+    """
+    by_topic: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for (topic, partition), epoch in requests:
+        by_topic[topic].append((partition, epoch))
+    topics = [
+        _OFLTopic(
+            topic=name,
+            partitions=[
+                _OFLPartition(partition=p, current_leader_epoch=-1, leader_epoch=e) for p, e in parts
+            ],
+        )
+        for name, parts in by_topic.items()
+    ]
+    request = OffsetForLeaderEpochRequest(replica_id=-1, topics=topics)
+    response = await send(manager, request, leader_id)
+    found: EpochEndResult = {}
+    for t in response.topics:
+        for r in t.partitions:
+            tp = TopicPartition(t.topic, r.partition)
+            if r.error_code:
+                found[tp] = response_error(
+                    r.error_code, cluster=cluster, topic=t.topic, partition=r.partition
+                )
+            else:
+                found[tp] = (r.leader_epoch, r.end_offset)
+    return found
 
 
 # ---------------------------------------------------------------- configs

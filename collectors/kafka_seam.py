@@ -25,7 +25,7 @@ from collectors.errors import KafkaError
 from collectors.kafka_errors import translate
 from collectors.kafka_fast_cache import WireCache
 from collectors.model import CommittedOffset, GroupInfo, TopicPartition
-from collectors.seam import ConfigValue, ListedGroup, MetadataSnapshot, OffsetsResult
+from collectors.seam import ConfigValue, EpochEndResult, ListedGroup, MetadataSnapshot, OffsetsResult
 from service.settings import ClusterSettings
 
 T = TypeVar("T")
@@ -121,6 +121,17 @@ class KafkaPythonSeam:
         return self._run(
             lambda m: rq.list_offsets(m, self._cluster, leader_id, partitions, timeout, self._wire),
             f"ListOffsets to {leader_id}",
+        )
+
+    def offsets_for_leader_epoch(
+        self, leader_id: int, requests: Sequence[tuple[TopicPartition, int]]
+    ) -> EpochEndResult:
+        """See :meth:`collectors.seam.KafkaSeam.offsets_for_leader_epoch`."""
+        if not requests:
+            return {}
+        return self._run(
+            lambda m: rq.offsets_for_leader_epoch(m, self._cluster, leader_id, requests),
+            f"OffsetForLeaderEpoch to {leader_id}",
         )
 
     def list_groups(self, broker_id: int) -> list[ListedGroup]:

@@ -69,6 +69,8 @@ class ConfigValue(NamedTuple):
 
 
 OffsetsResult = tuple[dict[TopicPartition, OffsetRange], dict[TopicPartition, KafkaError]]
+# (leader_epoch, end_offset) per partition as the leader answered OffsetForLeaderEpoch, or its error.
+EpochEndResult = dict[TopicPartition, tuple[int, int] | KafkaError]
 
 
 class KafkaSeam(Protocol):
@@ -80,6 +82,13 @@ class KafkaSeam(Protocol):
 
     def list_offsets(self, leader_id: int, partitions: Sequence[TopicPartition]) -> OffsetsResult:
         """Earliest and latest (read_uncommitted) offsets of ``partitions``, all led by ``leader_id``."""
+        ...
+
+    def offsets_for_leader_epoch(
+        self, leader_id: int, requests: Sequence[tuple[TopicPartition, int]]
+    ) -> EpochEndResult:
+        """KIP-320 OffsetForLeaderEpoch to ``leader_id``: ``(leader_epoch, end_offset)`` of each
+        ``(partition, requested_epoch)`` (the largest epoch <= the requested one, -1/-1 if unknown)."""
         ...
 
     def list_groups(self, broker_id: int) -> list[ListedGroup]:

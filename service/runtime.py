@@ -111,6 +111,7 @@ class Runtime:
 
 def build_runtime(settings: Settings) -> Runtime:
     """The real runtime: SQLite store, kafka-python seams and every collector of every cluster."""
+    from collectors.kafka_seam import KafkaPythonSeam
     from service.wiring import build_cluster_jobs, build_cluster_tail
 
     store = Store.open(settings.store)
@@ -125,7 +126,8 @@ def build_runtime(settings: Settings) -> Runtime:
     tails: list[OffsetsTail] = []
     detections: list[DetectionLoop] = []
     for cluster in settings.clusters:
-        cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store)
+        seam = KafkaPythonSeam(cluster)  # shared: detection asks it for KIP-320 epoch ends
+        cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store, seam=seam)
         jobs.extend(cluster_jobs)
         closers.append(close)
         detection = tail_sink = None
@@ -139,6 +141,7 @@ def build_runtime(settings: Settings) -> Runtime:
                 alerts=alerts,
                 rate_limit=rate_limit,
                 listeners=listeners,
+                epoch_ends=seam.offsets_for_leader_epoch,
             )
             detections.append(detection)
         if settings.tail.enabled:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from collectors.snapshots.dump import dump_group
+from service.detection.epochs import EpochEnds, EpochEndSource
 from service.detection.inputs import CollectorHealth
 from service.detection.loop import DetectionLoop, Listener
 from service.detection.snapshots import DumpFunction, SnapshotRateLimit, SnapshotTrigger
@@ -34,6 +35,7 @@ def build_detection(
     rate_limit: SnapshotRateLimit | None = None,
     dump: DumpFunction | None = None,
     listeners: Sequence[Listener] = (),
+    epoch_ends: EpochEndSource | None = None,
 ) -> tuple[DetectionLoop, DetectionTailSink]:
     """The detection loop of ``cluster`` and its tail sink.
 
@@ -64,6 +66,8 @@ def build_detection(
         ),
         snapshots=snapshots,
         listeners=listeners,  # told of alerts once stored, e.g. the notification dispatcher
+        # KIP-320 checks for epoch_divergence: the cluster seam's offsets_for_leader_epoch
+        epoch_ends=EpochEnds(name, epoch_ends) if epoch_ends is not None else None,
     )
     for job in jobs:
         job.sinks.append(loop.observe)

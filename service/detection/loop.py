@@ -20,14 +20,18 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
+from alerts.commits import replay
 from alerts.engine import evaluate
-from alerts.model import COLLECTOR_FAILURE, CommitEvent, GroupEvent
+from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
 from alerts.state import CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError
+from collectors.model import ClusterMetadata
 from service.detection import state_codec
+from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
     CollectorHealth,
     FailureGrace,
@@ -64,6 +68,7 @@ class DetectionLoop:
         tail_live: Callable[[], bool] = lambda: False,
         snapshots: SnapshotTrigger | None = None,
         listeners: Sequence[Listener] = (),
+        epoch_ends: EpochEnds | None = None,
         clock: Callable[[], float] = time.time,
         tick_seconds: float = 10.0,
     ) -> None:
@@ -72,6 +77,8 @@ class DetectionLoop:
         self._thresholds: Thresholds = settings.thresholds()
         self._rules = LifecycleRules(settings.quiet_period_seconds, settings.resolve_after_clean)
         self._fresh = FreshObservations(cluster, latest)
+        self._latest = latest
+        self._epoch_ends = epoch_ends  # KIP-320 answers for epoch_divergence (asks Kafka: blocking)
         self._alerts = alerts
         self._health = health
         self._log_end = log_end_reached_at
@@ -208,6 +215,8 @@ class DetectionLoop:
             collectors=self._health(now) if self._health is not None else (),
             log_end_reached_at=self._log_end,
         )
+        if self._epoch_ends is not None:
+            inputs = replace(inputs, epoch_ends=self._ask_epoch_ends(inputs))
         findings, state = evaluate(self.state, inputs, now, self._thresholds)
         # Degraded: this cycle found a failure, or the scheduler's statuses (which outlive the observation
         # that carried a partial failure) say so.
@@ -235,6 +244,16 @@ class DetectionLoop:
         self.state = thin_commit_history(state, self._settings.history_sample_seconds)
         self._fresh.taken(fresh)
         return [(a, w.transition) for a, w in zip(stored, planned[-1].writes, strict=True)]
+
+    def _ask_epoch_ends(self, inputs: CycleInputs) -> tuple[EpochEnd, ...]:
+        """Blocking: where the epochs of older-epoch commits end on their leaders; () if that fails."""
+        assert self._epoch_ends is not None
+        meta = inputs.metadata or self._latest.get(self.cluster, ClusterMetadata)
+        try:
+            return self._epoch_ends(replay(self.state, inputs).commits, meta)
+        except Exception:  # a bug here must not cost the other detectors their evaluation
+            log.exception("detection %s: epoch ends not asked", self.cluster)
+            return ()
 
     async def _report(self, written: Sequence[tuple[Alert, str | None]]) -> None:
         for a, transition in written:

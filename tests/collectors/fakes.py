@@ -23,6 +23,7 @@ from collectors.model import (
 )
 from collectors.seam import (
     ConfigValue,
+    EpochEndResult,
     ListedGroup,
     MetadataSnapshot,
     MetadataSource,
@@ -89,6 +90,8 @@ class FakeSeam:
     coordinators: dict[str, int | KafkaError] = field(default_factory=dict)
     topic_configs: dict[str, dict[str, ConfigValue] | KafkaError] = field(default_factory=dict)
     broker_configs: dict[int, dict[str, ConfigValue]] = field(default_factory=dict)
+    # OffsetForLeaderEpoch answers per (partition, requested epoch); unknown ones answer (-1, -1)
+    epoch_ends: dict[tuple[TopicPartition, int], tuple[int, int] | KafkaError] = field(default_factory=dict)
     down: set[int] = field(default_factory=set)
     barrier: threading.Barrier | None = None  # list_offsets waits here: proves leaders are asked together
     calls: list[tuple[Any, ...]] = field(default_factory=list)
@@ -111,6 +114,12 @@ class FakeSeam:
         errors = {tp: self.partition_errors[tp] for tp in partitions if tp in self.partition_errors}
         ranges = {tp: self.offsets[tp] for tp in partitions if tp in self.offsets and tp not in errors}
         return ranges, errors
+
+    def offsets_for_leader_epoch(
+        self, leader_id: int, requests: Sequence[tuple[TopicPartition, int]]
+    ) -> EpochEndResult:
+        self._to(leader_id, ("offsets_for_leader_epoch", leader_id, tuple(requests)))
+        return {tp: self.epoch_ends.get((tp, epoch), (-1, -1)) for tp, epoch in requests}
 
     def list_groups(self, broker_id: int) -> list[ListedGroup]:
         self._to(broker_id, ("list_groups", broker_id))

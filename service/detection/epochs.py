@@ -1,0 +1,135 @@
+"""Live input of the ``epoch_divergence`` detector: KIP-320 OffsetsForLeaderEpoch answers.
+
+For every committed offset whose leader epoch is known and older than its partition's current leader
+epoch (from the latest cluster metadata), the current leader is asked where that epoch ends. An answer
+for an epoch that has ended never changes, so it is cached per (topic, partition, requested epoch);
+questions that failed or got no defined answer are asked again only after :data:`RETRY_SECONDS`. At most
+``max_per_cycle`` partitions are asked per evaluation. A failure is logged and yields no answer (so no
+finding); it never raises.
+
+Runs inside the detection loop's worker thread: the source (the cluster seam's
+``offsets_for_leader_epoch``) is blocking.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+
+from alerts.model import EpochEnd
+from alerts.state import CommitKey, CommitPoint
+from collectors.errors import KafkaError
+from collectors.model import ClusterMetadata, TopicPartition
+from collectors.seam import EpochEndResult
+
+log = logging.getLogger(__name__)
+
+# What the detection loop asks: the cluster seam's ``offsets_for_leader_epoch`` (leader id, questions).
+EpochEndSource = Callable[[int, Sequence[tuple[TopicPartition, int]]], EpochEndResult]
+EpochKey = tuple[str, int, int]  # topic, partition, requested epoch
+
+MAX_PER_CYCLE = 1_000
+MAX_CACHED = 200_000
+RETRY_SECONDS = 60.0
+
+
+class EpochEnds:
+    """Call with the cycle's committed offsets and the latest metadata; returns the known epoch ends."""
+
+    def __init__(
+        self,
+        cluster: str,
+        source: EpochEndSource,
+        *,
+        max_per_cycle: int = MAX_PER_CYCLE,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cluster = cluster
+        self._source = source
+        self._max = max_per_cycle
+        self._clock = clock
+        self._cache: dict[EpochKey, EpochEnd] = {}
+        self._retry_at: dict[EpochKey, float] = {}
+
+    def __call__(
+        self, commits: Mapping[CommitKey, CommitPoint], metadata: ClusterMetadata | None
+    ) -> tuple[EpochEnd, ...]:
+        if metadata is None:
+            return ()
+        current = {(p.topic, p.partition): p for t in metadata.topics for p in t.partitions}
+        now = self._clock()
+        known: dict[EpochKey, EpochEnd] = {}
+        wanted: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
+        asked: set[EpochKey] = set()
+        for key, point in commits.items():
+            epoch = point.leader_epoch
+            p = current.get((key.topic, key.partition))
+            if epoch is None or epoch < 0 or p is None or epoch >= p.leader_epoch:
+                continue
+            ek = (key.topic, key.partition, epoch)
+            if ek in known or ek in asked:
+                continue
+            cached = self._cache.get(ek)
+            if cached is not None:
+                known[ek] = cached
+            elif p.leader is not None and self._retry_at.get(ek, 0.0) <= now and len(asked) < self._max:
+                asked.add(ek)
+                wanted[p.leader].append((TopicPartition(key.topic, key.partition), epoch))
+        for leader, questions in sorted(wanted.items()):
+            for batch in _rounds(questions):
+                known.update(self._ask(leader, batch, now))
+        return tuple(known[k] for k in sorted(known))
+
+    def _ask(
+        self, leader: int, questions: Sequence[tuple[TopicPartition, int]], now: float
+    ) -> dict[EpochKey, EpochEnd]:
+        retry = now + RETRY_SECONDS
+        try:
+            answers = self._source(leader, questions)
+        except Exception as exc:  # KafkaError, or a bug: never stop the evaluation
+            log.warning(
+                "detection %s: OffsetForLeaderEpoch to broker %s failed (%d partitions): %s",
+                self.cluster,
+                leader,
+                len(questions),
+                exc,
+            )
+            for tp, epoch in questions:
+                self._retry_at[(tp.topic, tp.partition, epoch)] = retry
+            return {}
+        found: dict[EpochKey, EpochEnd] = {}
+        for tp, epoch in questions:
+            ek = (tp.topic, tp.partition, epoch)
+            answer = answers.get(tp)
+            if isinstance(answer, KafkaError) or answer is None:
+                log.debug("detection %s: no epoch end of %s: %s", self.cluster, ek, answer)
+                self._retry_at[ek] = retry
+                continue
+            leader_epoch, end_offset = answer
+            end = EpochEnd(tp.topic, tp.partition, epoch, leader_epoch, end_offset)
+            found[ek] = end
+            if leader_epoch < 0 or end_offset < 0:
+                self._retry_at[ek] = retry  # undefined: maybe not yet known, ask again later
+                continue
+            self._retry_at.pop(ek, None)
+            if len(self._cache) >= MAX_CACHED:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[ek] = end
+        if len(self._retry_at) > MAX_CACHED:
+            self._retry_at = {k: t for k, t in self._retry_at.items() if t > now}
+        return found
+
+
+def _rounds(questions: Sequence[tuple[TopicPartition, int]]) -> list[list[tuple[TopicPartition, int]]]:
+    """Split so no request names a partition twice (groups may have committed under different epochs)."""
+    rounds: list[list[tuple[TopicPartition, int]]] = []
+    seen: dict[TopicPartition, int] = {}
+    for tp, epoch in questions:
+        i = seen.get(tp, 0)
+        seen[tp] = i + 1
+        if i == len(rounds):
+            rounds.append([])
+        rounds[i].append((tp, epoch))
+    return rounds

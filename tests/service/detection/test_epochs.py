@@ -1,0 +1,118 @@
+"""Which committed offsets detection asks OffsetsForLeaderEpoch about, the cache and failure handling."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from alerts.model import EPOCH_DIVERGENCE, EpochEnd
+from alerts.state import CommitKey, CommitPoint
+from collectors.errors import KafkaUnavailableError
+from collectors.model import CommittedObservation, CommittedOffset, TopicPartition
+from collectors.seam import EpochEndResult
+from service.detection.epochs import RETRY_SECONDS, EpochEnds
+from service.detection.loop import DetectionLoop
+from service.settings import DetectionSettings, StoreSettings
+from service.state import LatestObservations
+from service.store.alerts import AlertStore
+from tests.alerts import builders as b
+from tests.collectors.fakes import FakeSeam, metadata, partition
+
+T = "t"
+
+
+def _point(offset: int, epoch: int | None) -> CommitPoint:
+    return CommitPoint(offset, epoch, at=1.0, moved_at=1.0, source="poll")
+
+
+META = metadata(
+    [1, 2],
+    {T: [partition(T, 0, leader=1, epoch=5), partition(T, 1, leader=2, epoch=3), partition(T, 2, None, 9)]},
+)
+TP0, TP1 = TopicPartition(T, 0), TopicPartition(T, 1)
+
+
+def test_asks_only_older_epochs_of_their_current_leader_and_caches() -> None:
+    fake = FakeSeam(epoch_ends={(TP0, 4): (4, 10), (TP1, 1): (1, 7)})
+    now = [0.0]
+    ends = EpochEnds("c", fake.offsets_for_leader_epoch, clock=lambda: now[0])
+    commits = {
+        CommitKey("g1", T, 0): _point(15, 4),  # older epoch: asked of leader 1
+        CommitKey("g2", T, 0): _point(20, 5),  # current epoch: not asked
+        CommitKey("g3", T, 0): _point(3, None),  # epoch unknown: not asked
+        CommitKey("g4", T, 1): _point(9, 1),  # older epoch: asked of leader 2
+        CommitKey("g5", T, 2): _point(9, 1),  # offline partition: not asked
+        CommitKey("g6", "gone", 0): _point(9, 1),  # not in the metadata: not asked
+        CommitKey("g7", T, 0): _point(12, 4),  # same question as g1: asked once
+    }
+    first = ends(commits, META)
+    assert first == (EpochEnd(T, 0, 4, 4, 10), EpochEnd(T, 1, 1, 1, 7))
+    assert sorted(c for c in fake.calls) == [
+        ("offsets_for_leader_epoch", 1, ((TP0, 4),)),
+        ("offsets_for_leader_epoch", 2, ((TP1, 1),)),
+    ]
+    fake.calls.clear()
+    assert ends(commits, META) == first  # answered from the cache
+    assert fake.calls == []
+    assert ends(commits, None) == ()
+
+
+def test_failures_yield_nothing_and_are_retried_later_only() -> None:
+    fake = FakeSeam(epoch_ends={(TP0, 4): (4, 10)}, down={1})
+    now = [0.0]
+    ends = EpochEnds("c", fake.offsets_for_leader_epoch, clock=lambda: now[0])
+    commits = {CommitKey("g", T, 0): _point(15, 4)}
+    assert ends(commits, META) == ()
+    assert ends(commits, META) == ()
+    assert len(fake.calls) == 1  # not asked again before the retry time
+    fake.down.clear()
+    now[0] = RETRY_SECONDS + 1
+    assert ends(commits, META) == (EpochEnd(T, 0, 4, 4, 10),)
+
+
+def test_bounded_per_cycle_and_one_epoch_per_partition_per_request() -> None:
+    asked: list[tuple[int, tuple[tuple[TopicPartition, int], ...]]] = []
+
+    def source(leader: int, requests: Sequence[tuple[TopicPartition, int]]) -> EpochEndResult:
+        asked.append((leader, tuple(requests)))
+        return {tp: (e, 100 + e) for tp, e in requests}
+
+    ends = EpochEnds("c", source, max_per_cycle=2)
+    commits = {
+        CommitKey("a", T, 0): _point(1, 1),
+        CommitKey("b", T, 0): _point(1, 2),
+        CommitKey("c", T, 0): _point(1, 3),
+    }
+    got = ends(commits, META)
+    assert len(got) == 2
+    assert all(len(requests) == 1 for _, requests in asked)  # t/0 twice: two requests
+    assert len(ends(commits, META)) == 3  # the rest next cycle
+
+
+def test_a_raising_source_is_contained() -> None:
+    def source(leader: int, requests: Sequence[tuple[TopicPartition, int]]) -> EpochEndResult:
+        raise KafkaUnavailableError("down", cluster="c")
+
+    assert EpochEnds("c", source)({CommitKey("g", T, 0): _point(15, 4)}, META) == ()
+
+
+async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer(tmp_path: Path) -> None:
+    latest = LatestObservations()
+    fake = FakeSeam(epoch_ends={(TP0, 4): (4, 10)})
+    now = time.time()
+    await latest.put(b.metadata(now - 1, {(T, 0): (1, 5, (1,))}))
+    obs = CommittedObservation(b.C, now, (CommittedOffset("g", T, 0, 15, 4),), ("g",))
+    await latest.put(obs)
+    with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
+        loop = DetectionLoop(
+            b.C,
+            DetectionSettings(state_save_seconds=3600),
+            latest=latest,
+            alerts=alerts,
+            epoch_ends=EpochEnds(b.C, fake.offsets_for_leader_epoch),
+        )
+        await loop.evaluate_now()
+        [a] = alerts.firing(b.C)
+    assert (a.kind, a.group, a.magnitude["messages_diverged"]) == (EPOCH_DIVERGENCE, "g", 5)
+    assert fake.calls == [("offsets_for_leader_epoch", 1, ((TP0, 4),))]
