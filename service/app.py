@@ -38,7 +38,10 @@ def create_app(
         try:
             yield
         finally:
-            await runtime.stop()
+            try:
+                await runtime.stop()
+            finally:
+                app.state.metrics.close()  # the render thread and worker process
             log.info("offsetguard stopped")
 
     app = FastAPI(title="offsetguard", version="0.1.0", lifespan=lifespan)

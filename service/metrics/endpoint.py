@@ -7,11 +7,19 @@ and scrapes arriving while a render is under way share it: back-to-back scrapers
 replicas, a debugging loop) keep the render thread busy at most ``1 / RENDER_SHARE_DIVISOR`` of the
 time. Prometheus scrapes every 15 s or more, so it only ever gets fresh renders; a back-to-back scraper
 gets figures at most one TTL plus one render older than the snapshot.
+
+The render itself runs in a separate process (:mod:`service.metrics.worker`), so its seconds of CPU hold
+that process's GIL, not the API's: the metrics thread only builds a compact snapshot
+(:func:`service.metrics.snapshot.compact`: the store and alert-store reads, then tuples) and waits on the
+pipe. If the worker fails or dies, that scrape is rendered on the metrics thread as before (logged once)
+and the next one starts a new worker; after :data:`MAX_WORKER_FAILURES` failures in a row the endpoint
+renders in process for good. A custom ``render`` (tests) always runs in process.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +30,11 @@ from prometheus_client.registry import CollectorRegistry
 
 from service.metrics.collector import Source, build_registry
 from service.metrics.exposition import Rendered, render
+from service.metrics.snapshot import compact
 from service.metrics.sources import ScrapeInputs
+from service.metrics.worker import RenderWorker
+
+log = logging.getLogger(__name__)
 
 Renderer = Callable[..., Rendered]  # signature of service.metrics.exposition.render
 CacheKey = tuple[str | None, str | None]  # (Accept, Accept-Encoding)
@@ -30,18 +42,24 @@ CacheKey = tuple[str | None, str | None]  # (Accept, Accept-Encoding)
 CACHE_TTL_S = 1.0  # how long a finished render answers later scrapes, at least; 0 renders every scrape
 RENDER_SHARE_DIVISOR = 4  # a render of d seconds is served for (4 - 1) * d: rendering <= 1/4 of the time
 _MAX_CACHED = 8  # distinct (Accept, Accept-Encoding) pairs kept; headers are client-controlled
+MAX_WORKER_FAILURES = 3  # worker failures in a row after which rendering stays in process
 
 
 @dataclass(slots=True)
 class MetricsEndpoint:
-    """Renders on one dedicated thread: scrapes queue behind each other instead of piling onto the
-    shared worker pool, and the event loop only takes the (cheap) snapshot."""
+    """Renders through one dedicated thread: scrapes queue behind each other instead of piling onto the
+    shared worker pool, and the event loop only takes the (cheap) snapshot. The thread hands the render
+    to the worker process and waits for it without the GIL."""
 
     registry: CollectorRegistry
     source: Source
     render: Renderer = render
     cache_ttl_s: float = CACHE_TTL_S
     monotonic: Callable[[], float] = time.monotonic
+    clock: Callable[[], float] = time.time  # the collector's clock: "now" of a worker render
+    worker: RenderWorker | None = field(default_factory=RenderWorker)  # None: always render in process
+    _worker_failures: int = 0
+    _worker_failure_logged: bool = False
     _executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
     )
@@ -52,7 +70,7 @@ class MetricsEndpoint:
     def build(
         cls, source: Source, *, clock: Callable[[], float] = time.time, cache_ttl_s: float = CACHE_TTL_S
     ) -> MetricsEndpoint:
-        return cls(build_registry(source, clock=clock), source, cache_ttl_s=cache_ttl_s)
+        return cls(build_registry(source, clock=clock), source, cache_ttl_s=cache_ttl_s, clock=clock)
 
     async def scrape(self, accept: str | None, accept_encoding: str | None) -> Rendered:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
@@ -67,7 +85,7 @@ class MetricsEndpoint:
             if pending is not None and pending.get_loop() is asyncio.get_running_loop():
                 return await asyncio.shield(pending)
         inputs: ScrapeInputs = self.source()
-        job = partial(self.render, self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
+        job = partial(self._render, inputs, accept, accept_encoding)
         if self.cache_ttl_s <= 0:
             return await asyncio.get_running_loop().run_in_executor(self._executor, job)
         started = self.monotonic()
@@ -76,6 +94,27 @@ class MetricsEndpoint:
         future.add_done_callback(partial(self._finished, key, started))
         # shield: a scraper that disconnects must not cancel the render others are waiting for
         return await asyncio.shield(future)
+
+    def _render(self, inputs: ScrapeInputs, accept: str | None, accept_encoding: str | None) -> Rendered:
+        """On the metrics thread: in the worker process if there is one, else (or if it fails) here."""
+        worker = self.worker
+        if worker is not None and self.render is render and self._worker_failures < MAX_WORKER_FAILURES:
+            try:
+                rendered = worker.render(compact(inputs, self.clock()), accept, accept_encoding)
+            except Exception as exc:  # any failure: this scrape renders in process
+                self._worker_failures += 1
+                if not self._worker_failure_logged:
+                    self._worker_failure_logged = True
+                    log.warning("metrics: render worker failed, rendering in process: %s", exc)
+                if self._worker_failures >= MAX_WORKER_FAILURES:
+                    log.warning(
+                        "metrics: render worker failed %d times in a row: in process for good",
+                        MAX_WORKER_FAILURES,
+                    )
+            else:
+                self._worker_failures = 0
+                return rendered
+        return self.render(self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
     def _finished(self, key: CacheKey, started: float, future: asyncio.Future[Rendered]) -> None:
         """On the event loop, when a render ends: cache it (the TTL runs from now) unless it failed."""
@@ -89,4 +128,11 @@ class MetricsEndpoint:
         self._cached[key] = (now + ttl, future.result())
 
     def close(self) -> None:
+        """Stop the render thread and the worker process (the app lifespan's end). A later scrape (the
+        same app started again) gets a new thread and worker."""
         self._executor.shutdown(wait=False, cancel_futures=True)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
+        worker = self.worker
+        if worker is not None:
+            self.worker = RenderWorker(delay_s=worker.delay_s, render_timeout_s=worker.render_timeout_s)
+            worker.close()

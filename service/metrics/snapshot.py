@@ -1,0 +1,324 @@
+"""A :class:`ScrapeInputs` as plain tuples of primitives, for the render worker process.
+
+:func:`compact` runs in the API process (on the metrics thread): it copies the observations out as
+nested tuples, evaluates everything that needs the runtime or the store (collector staleness, alert
+counts, the batched log-end lookups of the lagging rows) and pins the scrape's ``now``. The result
+pickles quickly and needs nothing of the runtime. :func:`expand` runs in the worker: it rebuilds model
+objects and stand-ins for the store, statuses, tails and alert counts that answer exactly what the
+collector reads, so the worker's exposition is byte for byte the in-process one.
+
+Observation ``failures`` are not carried (no family reads them).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from alerts.lag import partition_lags
+from collectors.errors import OffsetguardError
+from collectors.model import (
+    Broker,
+    ClusterMetadata,
+    CommittedObservation,
+    CommittedOffset,
+    GroupInfo,
+    GroupMember,
+    GroupsObservation,
+    OffsetsObservation,
+    PartitionInfo,
+    PartitionOffsets,
+    TopicInfo,
+    TopicPartition,
+)
+from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
+from service.metrics.view import Wanted, wanted_offsets
+
+log = logging.getLogger(__name__)
+
+# (now, clusters, statuses, stale_after_intervals, tails, alerts, reached_at per cluster)
+Compact = tuple[Any, ...]
+
+
+# ----------------------------------------------------------------------------- API process side
+
+
+def compact(inputs: ScrapeInputs, now: float) -> Compact:
+    """Everything one render reads, as tuples (blocking: the store and alert-store reads happen here)."""
+    clusters = tuple(
+        (
+            c.cluster,
+            _metadata(c.metadata),
+            _offsets(c.offsets),
+            _groups(c.groups),
+            _committed(c.committed),
+        )
+        for c in inputs.clusters
+    )
+    statuses = tuple(
+        (
+            s.name,
+            s.cluster,
+            s.runs,
+            s.failures,
+            s.last_success_at,
+            s.last_duration,
+            s.stale(now, inputs.stale_after_intervals),
+        )
+        for s in inputs.statuses
+    )
+    tails = tuple(
+        (
+            t.cluster,
+            t.caught_up,
+            t.records_per_second,
+            tuple(t.lag.items()),
+            t.records_total,
+            t.unknown_records,
+            t.decode_errors,
+            t.fetch_errors,
+        )
+        for t in inputs.tails
+    )
+    reached = tuple(_reached(inputs.log_end_times, c) for c in inputs.clusters)
+    return (now, clusters, statuses, inputs.stale_after_intervals, tails, _alerts(inputs), reached)
+
+
+def _metadata(m: ClusterMetadata | None) -> tuple[Any, ...] | None:
+    if m is None:
+        return None
+    return (
+        m.cluster,
+        m.observed_at,
+        m.cluster_id,
+        m.controller_id,
+        tuple((b.node_id, b.host, b.port, b.rack) for b in m.brokers),
+        tuple(
+            (
+                t.name,
+                t.internal,
+                tuple(
+                    (
+                        p.topic,
+                        p.partition,
+                        p.leader,
+                        p.leader_epoch,
+                        p.replicas,
+                        p.isr,
+                        p.offline_replicas,
+                        p.error,
+                    )
+                    for p in t.partitions
+                ),
+                t.topic_id,
+            )
+            for t in m.topics
+        ),
+    )
+
+
+def _offsets(o: OffsetsObservation | None) -> tuple[Any, ...] | None:
+    if o is None:
+        return None
+    rows = tuple(
+        (p.topic, p.partition, p.log_start, p.log_end, p.leader, p.leader_epoch) for p in o.partitions
+    )
+    return (o.cluster, o.observed_at, rows)
+
+
+def _groups(g: GroupsObservation | None) -> tuple[Any, ...] | None:
+    if g is None:
+        return None
+    rows = tuple(
+        (
+            x.group_id,
+            x.group_type,
+            x.state,
+            x.protocol_type,
+            x.protocol,
+            tuple(
+                (
+                    m.member_id,
+                    m.client_id,
+                    m.host,
+                    m.instance_id,
+                    tuple((tp.topic, tp.partition) for tp in m.assignment),
+                    m.member_epoch,
+                )
+                for m in x.members
+            ),
+            x.coordinator,
+            x.group_epoch,
+        )
+        for x in g.groups
+    )
+    return (g.cluster, g.observed_at, rows)
+
+
+def _committed(c: CommittedObservation | None) -> tuple[Any, ...] | None:
+    if c is None:
+        return None
+    rows = tuple((x.group, x.topic, x.partition, x.offset, x.leader_epoch, x.metadata) for x in c.offsets)
+    return (c.cluster, c.observed_at, rows, c.groups)
+
+
+def _reached(store: LogEndTimes | None, c: ClusterInputs) -> dict[Wanted, float]:
+    """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks)."""
+    if store is None or c.committed is None or not c.committed.offsets:
+        return {}
+    unique = {(x.group, x.topic, x.partition): x for x in reversed(c.committed.offsets)}
+    lags = partition_lags(unique.values(), c.offsets.partitions if c.offsets else ())
+    wanted = wanted_offsets(lags)
+    if not wanted:
+        return {}
+    try:
+        return dict(store.log_end_reached_at_many(c.cluster, wanted))
+    except OffsetguardError as exc:  # as view._reached_at: a scrape without lag seconds beats none
+        log.warning("metrics: lag seconds of %s unavailable: %s", c.cluster, exc)
+        return {}
+
+
+def _alerts(inputs: ScrapeInputs) -> tuple[Any, ...] | None:
+    alerts = inputs.alerts
+    if alerts is None:
+        return None
+    try:
+        return (
+            tuple(alerts.firing_counts().items()),
+            tuple(alerts.incident_totals().items()),
+            tuple(alerts.magnitude_totals().items()),
+        )
+    except OffsetguardError as exc:  # as operations.alert_families: the families are left out
+        log.warning("metrics: alert counts unavailable: %s", exc)
+        return None
+
+
+# ----------------------------------------------------------------------------- worker side
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenStatus:
+    name: str
+    cluster: str
+    runs: int
+    failures: int
+    last_success_at: float | None
+    last_duration: float | None
+    is_stale: bool
+
+    def stale(self, now: float, stale_after_intervals: float) -> bool:
+        return self.is_stale
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenTail:
+    cluster: str
+    caught_up: bool
+    records_per_second: float
+    lag: Mapping[int, int]
+    records_total: int
+    unknown_records: int
+    decode_errors: int
+    fetch_errors: int
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenAlerts:
+    firing: Mapping[tuple[str, str, str], int]
+    incidents: Mapping[tuple[str, str], int]
+    magnitudes: Mapping[tuple[str, str], int]
+
+    def firing_counts(self) -> Mapping[tuple[str, str, str], int]:
+        return self.firing
+
+    def incident_totals(self) -> Mapping[tuple[str, str], int]:
+        return self.incidents
+
+    def magnitude_totals(self) -> Mapping[tuple[str, str], int]:
+        return self.magnitudes
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenLogEndTimes:
+    """The answers :func:`compact` already got from the store, by cluster."""
+
+    by_cluster: Mapping[str, Mapping[Wanted, float]]
+
+    def log_end_reached_at_many(self, cluster: str, wanted: Iterable[Wanted]) -> Mapping[Wanted, float]:
+        return self.by_cluster.get(cluster, {})
+
+
+def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
+    """The :class:`ScrapeInputs` and ``now`` that :func:`compact` was given (as far as rendering reads)."""
+    now, clusters, statuses, stale_after, tails, alerts, reached = snapshot
+    names = [c[0] for c in clusters]
+    inputs = ScrapeInputs(
+        clusters=[
+            ClusterInputs(name, _metadata_of(m), _offsets_of(o), _groups_of(g), _committed_of(c))
+            for name, m, o, g, c in clusters
+        ],
+        statuses=[FrozenStatus(*s) for s in statuses],
+        stale_after_intervals=stale_after,
+        tails=[FrozenTail(c, u, r, dict(lag), *rest) for c, u, r, lag, *rest in tails],
+        alerts=None if alerts is None else FrozenAlerts(*(dict(x) for x in alerts)),
+        log_end_times=FrozenLogEndTimes(dict(zip(names, reached, strict=True))),
+    )
+    return inputs, now
+
+
+def _metadata_of(m: Sequence[Any] | None) -> ClusterMetadata | None:
+    if m is None:
+        return None
+    cluster, observed_at, cluster_id, controller_id, brokers, topics = m
+    return ClusterMetadata(
+        cluster,
+        observed_at,
+        cluster_id,
+        controller_id,
+        tuple(Broker(*b) for b in brokers),
+        tuple(
+            TopicInfo(name, internal, tuple(PartitionInfo(*p) for p in partitions), topic_id)
+            for name, internal, partitions, topic_id in topics
+        ),
+    )
+
+
+def _offsets_of(o: Sequence[Any] | None) -> OffsetsObservation | None:
+    if o is None:
+        return None
+    return OffsetsObservation(o[0], o[1], tuple(PartitionOffsets(*p) for p in o[2]))
+
+
+def _groups_of(g: Sequence[Any] | None) -> GroupsObservation | None:
+    if g is None:
+        return None
+    return GroupsObservation(
+        g[0],
+        g[1],
+        tuple(
+            GroupInfo(
+                gid,
+                gtype,
+                state,
+                ptype,
+                protocol,
+                tuple(
+                    GroupMember(
+                        mid, client, host, instance, tuple(TopicPartition(*tp) for tp in assignment), epoch
+                    )
+                    for mid, client, host, instance, assignment, epoch in members
+                ),
+                coordinator,
+                epoch,
+            )
+            for gid, gtype, state, ptype, protocol, members, coordinator, epoch in g[2]
+        ),
+    )
+
+
+def _committed_of(c: Sequence[Any] | None) -> CommittedObservation | None:
+    if c is None:
+        return None
+    return CommittedObservation(c[0], c[1], tuple(CommittedOffset(*x) for x in c[2]), c[3])

@@ -1,0 +1,159 @@
+"""The render worker: a long-lived child process that turns a compact snapshot into the exposition.
+
+Rendering 100,000+ series holds a GIL for seconds; in the API process that stalls every request. The
+worker has its own interpreter, so the API process only builds the compact snapshot
+(:func:`service.metrics.snapshot.compact`), pickles it, and waits on the pipe (which releases the GIL).
+
+The worker is started with the ``spawn`` context (no fork of a process running threads and an event
+loop) and never opens the store or Kafka: everything it reads arrives in the snapshot. One request at a
+time: :class:`RenderWorker` is used from the single metrics thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import pickle
+import threading
+import time
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from service.metrics.exposition import Rendered
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 60.0  # the child imports prometheus_client and the model before answering
+RENDER_TIMEOUT_S = 120.0  # a render that takes longer is abandoned (worker killed, in-process render)
+
+
+class WorkerError(RuntimeError):
+    """The worker failed, died or timed out; the caller renders in process instead."""
+
+
+def render_snapshot(snapshot: Any, accept: str | None, accept_encoding: str | None) -> Rendered:
+    """What the worker does with one request (the registry the app factory builds, pinned to it)."""
+    from service.metrics.collector import build_registry
+    from service.metrics.exposition import render
+    from service.metrics.snapshot import expand
+
+    inputs, now = expand(snapshot)
+    registry = build_registry(lambda: inputs, clock=lambda: now)
+    return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
+
+
+def _serve(conn: Connection, delay_s: float) -> None:
+    """The child's main loop: (accept, accept_encoding, snapshot) in, (ok, payload) out, until EOF."""
+    conn.send_bytes(b"ready")
+    while True:
+        try:
+            request = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        try:
+            accept, accept_encoding, snapshot = pickle.loads(request)
+            if delay_s > 0:  # test knob: a slow render, busy in *this* process's interpreter
+                until = time.monotonic() + delay_s
+                while time.monotonic() < until:
+                    pass
+            out = render_snapshot(snapshot, accept, accept_encoding)
+            reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
+        except Exception as exc:  # reported to the parent, which falls back for this scrape
+            reply = (False, f"{type(exc).__name__}: {exc}")
+        try:
+            conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
+        except (EOFError, OSError):
+            return
+
+
+class RenderWorker:
+    """The parent's handle on one worker process (started on first use, restarted if it died)."""
+
+    def __init__(self, *, delay_s: float = 0.0, render_timeout_s: float = RENDER_TIMEOUT_S) -> None:
+        self.delay_s = delay_s
+        self.render_timeout_s = render_timeout_s
+        self.busy = threading.Event()  # set while a request is with the worker
+        self.starts = 0
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._closed = False
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def render(self, snapshot: Any, accept: str | None, accept_encoding: str | None) -> Rendered:
+        """Blocking; call from the metrics thread. Raises :class:`WorkerError` on any failure (the worker
+        is then stopped; the next call starts a new one)."""
+        request = pickle.dumps((accept, accept_encoding, snapshot), protocol=pickle.HIGHEST_PROTOCOL)
+        conn = self._ensure()
+        self.busy.set()
+        try:
+            conn.send_bytes(request)
+            if not conn.poll(self.render_timeout_s):  # waits without the GIL
+                raise WorkerError(f"no answer within {self.render_timeout_s:.0f} s")
+            reply = pickle.loads(conn.recv_bytes())
+        except WorkerError:
+            self._stop()
+            raise
+        except (EOFError, OSError, pickle.PickleError) as exc:
+            self._stop()
+            raise WorkerError(f"worker lost: {type(exc).__name__}: {exc}") from exc
+        finally:
+            self.busy.clear()
+        if not reply[0]:
+            raise WorkerError(f"worker render failed: {reply[1]}")
+        _, body, content_type, content_encoding = reply
+        return Rendered(body, content_type, content_encoding)
+
+    def _ensure(self) -> Connection:
+        if self._closed:
+            raise WorkerError("closed")
+        if self._process is not None and self._conn is not None and self._process.is_alive():
+            return self._conn
+        self._stop()
+        ctx = multiprocessing.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=True)
+        process = ctx.Process(
+            target=_serve, args=(child, self.delay_s), name="offsetguard-metrics-render", daemon=True
+        )
+        try:
+            process.start()
+        finally:
+            child.close()
+        self._process, self._conn = process, parent
+        self.starts += 1
+        try:
+            if not parent.poll(START_TIMEOUT_S) or parent.recv_bytes() != b"ready":
+                raise WorkerError("worker did not start")
+        except (EOFError, OSError) as exc:
+            self._stop()
+            raise WorkerError(f"worker did not start: {exc}") from exc
+        except WorkerError:
+            self._stop()
+            raise
+        if self._closed:  # closed while it started
+            self._stop()
+            raise WorkerError("closed")
+        log.info("metrics: render worker started (pid %s)", process.pid)
+        return parent
+
+    def _stop(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if conn is not None:
+            conn.close()  # the worker sees EOF and exits
+        if process is not None:
+            process.join(2.0)
+            if process.is_alive():
+                process.kill()
+                process.join(2.0)
+
+    def close(self) -> None:
+        """Stop the worker (any thread); a render under way and later ones raise :class:`WorkerError`."""
+        self._closed = True
+        process = self._process
+        if process is not None and self.busy.is_set():
+            process.kill()  # the metrics thread waiting on the pipe sees EOF at once
+        self._stop()

@@ -1,0 +1,127 @@
+"""The render worker process: same bytes as the in-process render, the API not blocked while it works."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from collectors.tail_model import TailFigures
+from service.metrics import ScrapeInputs, build_registry, render
+from service.metrics.endpoint import MetricsEndpoint
+from service.metrics.snapshot import compact
+from service.metrics.worker import RenderWorker
+from service.scheduler import CollectorStatus
+from tests.service.metrics import builders as b
+from tests.service.metrics.serving import serving
+from tests.service.metrics.test_route import LAG_LINE, _app
+
+
+def _inputs() -> ScrapeInputs:
+    statuses = [
+        CollectorStatus(
+            "offsets", "c1", 10.0, runs=5, failures=1, last_success_at=b.NOW - 5, last_duration=0.25
+        ),
+        CollectorStatus("groups", "c1", 5.0, runs=2, failures=2),
+    ]
+    tail = TailFigures("c1", "running", True, 2, 50, 45, 2.5, {1: 3, 0: 2}, 4, 1, 0, None, None)
+    return ScrapeInputs(
+        clusters=[b.cluster_inputs(), b.ClusterInputs("c2")],
+        statuses=statuses,
+        stale_after_intervals=3.0,
+        tails=[tail],
+        alerts=b.FakeAlerts(),
+        log_end_times=b.FakeLogEndTimes(b.STORE_TIMES),
+    )
+
+
+@pytest.fixture
+def worker() -> Iterator[RenderWorker]:
+    w = RenderWorker()
+    try:
+        yield w
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("accept", [None, "application/openmetrics-text; version=1.0.0"])
+def test_worker_render_byte_for_byte_in_process_render(worker: RenderWorker, accept: str | None) -> None:
+    inputs = _inputs()
+    expected = render(build_registry(lambda: inputs, clock=lambda: b.NOW), inputs, accept=accept)
+    got = worker.render(compact(inputs, b.NOW), accept, None)
+    assert got == expected
+    assert LAG_LINE.encode() in got.body.splitlines()
+    assert b"offsetguard_alerts_firing" in got.body and b"offsetguard_tail_lag" in got.body
+    assert b"offsetguard_group_lag_seconds" in got.body
+
+
+def test_worker_render_gzip_decompresses_to_in_process_body(worker: RenderWorker) -> None:
+    inputs = _inputs()
+    expected = render(build_registry(lambda: inputs, clock=lambda: b.NOW), inputs, accept_encoding="gzip")
+    got = worker.render(compact(inputs, b.NOW), None, "gzip")
+    assert (got.content_type, got.content_encoding) == (expected.content_type, "gzip")
+    assert gzip.decompress(got.body) == gzip.decompress(expected.body)
+
+
+def test_endpoint_worker_killed_scrape_falls_back_then_new_worker() -> None:
+    inputs = _inputs()
+    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
+    expected = render(endpoint.registry, inputs)
+    worker = endpoint.worker
+    assert worker is not None
+
+    async def scrape() -> Any:
+        return await endpoint.scrape(None, None)
+
+    try:
+        assert asyncio.run(scrape()) == expected
+        first = worker.pid
+        assert first is not None and worker.starts == 1
+        os.kill(first, signal.SIGKILL)
+        time.sleep(0.2)
+        assert asyncio.run(scrape()) == expected  # a new worker (or in process): same answer
+        assert asyncio.run(scrape()) == expected
+        assert worker.starts == 2 and worker.pid not in (None, first)
+    finally:
+        endpoint.close()
+    assert worker.pid is None
+
+
+def test_metrics_route_slow_worker_render_healthz_not_blocked() -> None:
+    app = _app()
+    endpoint: MetricsEndpoint = app.state.metrics
+    worker = RenderWorker(delay_s=2.0)  # busy-loops 2 s in the worker before each render
+    endpoint.worker = worker
+    results: dict[str, Any] = {}
+    with serving(app) as base:
+
+        def scrape() -> None:
+            t0 = time.monotonic()
+            results["metrics"] = httpx.get(
+                f"{base}/metrics", headers={"Accept-Encoding": "identity"}, timeout=60
+            )
+            results["metrics_s"] = time.monotonic() - t0
+
+        scraper = threading.Thread(target=scrape)
+        scraper.start()
+        assert worker.busy.wait(30), "the worker never got the render"
+        t0 = time.monotonic()
+        health = httpx.get(f"{base}/healthz", timeout=30)
+        health_s = time.monotonic() - t0
+        still_rendering = worker.busy.is_set()
+        scraper.join(60)
+    pid = worker.pid
+    assert health.status_code == 200
+    assert health_s < 0.5, f"/healthz took {health_s:.2f} s while the worker rendered"
+    assert still_rendering  # the render really was in progress meanwhile
+    assert results["metrics"].status_code == 200
+    assert LAG_LINE in results["metrics"].text.splitlines()
+    assert endpoint._worker_failures == 0 and pid is None  # served by the worker; stopped by the lifespan
