@@ -13,7 +13,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
 from typing import NamedTuple, TypeVar
 
 from collectors.errors import StoreError
@@ -29,7 +28,8 @@ from service.store.alert_records import (
     is_event_like,
 )
 from service.store.alert_rows import Filters
-from service.store.db import connect, open_migrated, transaction, translated
+from service.store.db import connect, open_migrated, translated
+from service.store.writer import WriterConnection
 
 T = TypeVar("T")
 MAX_PAGE = 1000
@@ -45,13 +45,11 @@ class SavedState(NamedTuple):
     body: str
 
 
-class AlertStore:
+class AlertStore(WriterConnection):
     """Alert lifecycle persistence. Build with :meth:`open`; close with :meth:`close`."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()  # the writer connection; also serves reads when there is no path
-        self._closed = False
+        super().__init__(conn, "alert store")  # the writer also serves reads when there is no path
         # Reads (the API's) use one read-only connection per thread, as Store does: in WAL mode they
         # never wait for the write lock, which a cycle's update_firing holds for a whole transaction.
         self._path = path
@@ -65,31 +63,11 @@ class AlertStore:
         conn = open_migrated(settings.path, "alert store")
         return cls(conn, settings.path)
 
-    def close(self) -> None:
-        """Idempotent; later calls raise :class:`StoreError`."""
-        with self._lock, self._readers_lock:
-            if not self._closed:
-                self._closed = True
-                for conn in (*self._readers, self._conn):
-                    conn.close()
-                self._readers.clear()
-
-    def __enter__(self) -> AlertStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
-        with self._lock, translated(action):
-            if self._closed:
-                raise StoreError(f"{action} failed: the alert store is closed")
-            if not write:
-                return work(self._conn)
-            with transaction(self._conn) as conn:
-                return work(conn)
+    def _close_connections(self) -> None:
+        with self._readers_lock:
+            for conn in (*self._readers, self._conn):
+                conn.close()
+            self._readers.clear()
 
     def _read(self, action: str, work: Callable[[sqlite3.Connection], T]) -> T:
         if self._path is None:

@@ -11,17 +11,15 @@ blocks (call it from a worker thread in async code); failures raise :class:`coll
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from types import TracebackType
 from typing import NamedTuple, TypeVar
 
-from collectors.errors import StoreError
 from service.settings import StoreSettings
 from service.store import notify_rows
 from service.store.alert_records import Alert
-from service.store.db import open_migrated, transaction, translated
+from service.store.db import open_migrated
 from service.store.notification_records import Change, NewNotification, Notification, Outcome, Silence
+from service.store.writer import WriterConnection
 
 T = TypeVar("T")
 
@@ -40,43 +38,17 @@ class Advanced(NamedTuple):
     more: bool
 
 
-class NotificationStore:
+class NotificationStore(WriterConnection):
     """Queue and silences persistence. Build with :meth:`open`; close with :meth:`close`."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-        self._lock = threading.Lock()
-        self._closed = False
+        super().__init__(conn, "notification store")
 
     @classmethod
     def open(cls, settings: StoreSettings) -> NotificationStore:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
         conn = open_migrated(settings.path, "notification store")
         return cls(conn)
-
-    def close(self) -> None:
-        """Idempotent; later calls raise :class:`StoreError`."""
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                self._conn.close()
-
-    def __enter__(self) -> NotificationStore:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
-        with self._lock, translated(action):
-            if self._closed:
-                raise StoreError(f"{action} failed: the notification store is closed")
-            if not write:
-                return work(self._conn)
-            with transaction(self._conn) as conn:
-                return work(conn)
 
     # ------------------------------------------------------------------ queue
 

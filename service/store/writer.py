@@ -1,0 +1,52 @@
+"""The writer-connection handling the store classes share: one lock, one connection, translated errors."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from types import TracebackType
+from typing import Self, TypeVar
+
+from collectors.errors import StoreError
+from service.store.db import transaction, translated
+
+T = TypeVar("T")
+
+
+class WriterConnection:
+    """Owns the writer connection of one store class; ``what`` names it in errors ("alert store")."""
+
+    def __init__(self, conn: sqlite3.Connection, what: str) -> None:
+        self._conn = conn
+        self._what = what
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Idempotent; later calls raise :class:`StoreError`."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._close_connections()
+
+    def _close_connections(self) -> None:
+        """Called once, under the lock; subclasses with more connections close them too."""
+        self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+        with self._lock, translated(action):
+            if self._closed:
+                raise StoreError(f"{action} failed: the {self._what} is closed")
+            if not write:
+                return work(self._conn)
+            with transaction(self._conn) as conn:
+                return work(conn)
