@@ -4,7 +4,10 @@ A synthetic store with ``--groups`` groups (one committed partition each, offset
 alerts) is served by uvicorn in its own process; a separate load process (asyncio + httpx, open loop)
 sends ``--rate`` requests/s for ``--duration`` s, alternating ``GET /api/v1/alerts?limit=50`` and
 ``GET /api/v1/clusters/bench/groups/<random group>``. Phase "idle" runs the load alone; phase "scraped"
-runs it while a third process scrapes ``/metrics`` (>= 100,000 series) back to back.
+runs it while a third process scrapes ``/metrics`` (>= 100,000 series) back to back, asking for gzip as
+Prometheus does. The server's observations are replaced by new objects at the default collector
+intervals (offsets and committed offsets every 5 s), so renders pay for fresh snapshots as a running
+service's would.
 
     .venv/bin/python -m bench.api [--groups 10000] [--rate 200] [--duration 20]
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import platform
@@ -98,28 +102,53 @@ def seed(directory: Path, groups: int, alerts: int, now: float) -> None:
 
 
 def serve(directory: Path, port: int, groups: int, now: float) -> None:
-    """The app over the seeded store plus in-memory observations (what /metrics renders)."""
+    """The app over the seeded store plus in-memory observations (what /metrics renders), replaced by
+    new observation objects at the default collector intervals as a running service's would be (each
+    replacement is compacted again for the render worker: that cost is part of the measurement)."""
     import uvicorn
 
     from bench.api_metrics import observations
     from service.app import create_app
     from service.runtime import Runtime
+    from service.settings import IntervalSettings
     from service.state import LatestObservations
     from service.store import Store
     from service.store.alerts import AlertStore
 
     settings = _settings(directory)
     inputs = observations(_metrics_args(groups), now)
+    latest = LatestObservations()
+    intervals = IntervalSettings()
+    every = {
+        "metadata": intervals.metadata,
+        "offsets": intervals.offsets,
+        "groups": intervals.groups,
+        "committed": intervals.committed,
+    }
 
-    latest = LatestObservations()  # filled before uvicorn's loop starts
-    for obs in (inputs.metadata, inputs.offsets, inputs.groups, inputs.committed):
-        asyncio.run(latest.put(obs))
+    async def refresh(name: str, period: float) -> None:
+        obs = getattr(inputs, name)
+        while True:
+            await latest.put(dataclasses.replace(obs, observed_at=time.time()))  # a new object
+            await asyncio.sleep(period)
 
     def runtime_factory(s: Any) -> Runtime:
         return Runtime(s, store=Store.open(s.store), latest=latest, jobs=[], alerts=AlertStore.open(s.store))
 
     app = create_app(settings, runtime_factory=runtime_factory)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    )
+
+    async def main() -> None:
+        tasks = [asyncio.create_task(refresh(name, period)) for name, period in every.items()]
+        try:
+            await server.serve()
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    asyncio.run(main())
 
 
 async def _load(url: str, rate: float, duration: float, groups: int, seed_value: int) -> dict[str, Any]:
@@ -272,7 +301,13 @@ def run(args: argparse.Namespace) -> None:
             "python": platform.python_version(),
             "load_average_1m_at_end": os.getloadavg()[0],  # the 2 cores are shared with other work
         },
-        "setup": {**vars(args), "seed_s": seeded, "server": "uvicorn, 1 process", "load": "separate process"},
+        "setup": {
+            **vars(args),
+            "seed_s": seeded,
+            "server": "uvicorn, 1 process",
+            "load": "separate process",
+            "observations": "replaced at the default collector intervals (offsets, committed 5 s)",
+        },
         "target_p99_ms": TARGET_P99_MS,
         "idle": phase(idle_out),
         "scraped": phase(scraped_out),

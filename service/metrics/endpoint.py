@@ -10,8 +10,9 @@ gets figures at most one TTL plus one render older than the snapshot.
 
 The render itself runs in a separate process (:mod:`service.metrics.worker`), so its seconds of CPU hold
 that process's GIL, not the API's: the metrics thread only builds a compact snapshot
-(:func:`service.metrics.snapshot.compact`: the store and alert-store reads, then tuples) and waits on the
-pipe. If the worker fails or dies, that scrape is rendered on the metrics thread as before (logged once)
+(:class:`service.metrics.snapshot.Compactor`: the store and alert-store reads, then tuples, each
+observation's kept until the next collector cycle replaces it) and waits on the pipe. If the worker
+fails or dies, that scrape is rendered on the metrics thread as before (logged once)
 and the next one starts a new worker; after :data:`MAX_WORKER_FAILURES` failures in a row the endpoint
 renders in process for good. A custom ``render`` (tests) always runs in process.
 """
@@ -30,7 +31,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from service.metrics.collector import Source, build_registry
 from service.metrics.exposition import Rendered, render
-from service.metrics.snapshot import compact
+from service.metrics.snapshot import Compactor
 from service.metrics.sources import ScrapeInputs
 from service.metrics.worker import RenderWorker
 
@@ -58,6 +59,7 @@ class MetricsEndpoint:
     monotonic: Callable[[], float] = time.monotonic
     clock: Callable[[], float] = time.time  # the collector's clock: "now" of a worker render
     worker: RenderWorker | None = field(default_factory=RenderWorker)  # None: always render in process
+    _compactor: Compactor = field(default_factory=Compactor)
     _worker_failures: int = 0
     _worker_failure_logged: bool = False
     _executor: ThreadPoolExecutor = field(
@@ -100,7 +102,8 @@ class MetricsEndpoint:
         worker = self.worker
         if worker is not None and self.render is render and self._worker_failures < MAX_WORKER_FAILURES:
             try:
-                rendered = worker.render(compact(inputs, self.clock()), accept, accept_encoding)
+                snapshot = self._compactor.compact(inputs, self.clock())
+                rendered = worker.render(snapshot, accept, accept_encoding)
             except Exception as exc:  # any failure: this scrape renders in process
                 self._worker_failures += 1
                 if not self._worker_failure_logged:

@@ -2,10 +2,13 @@
 
 :func:`compact` runs in the API process (on the metrics thread): it copies the observations out as
 nested tuples, evaluates everything that needs the runtime or the store (collector staleness, alert
-counts, the batched log-end lookups of the lagging rows) and pins the scrape's ``now``. The result
-pickles quickly and needs nothing of the runtime. :func:`expand` runs in the worker: it rebuilds model
-objects and stand-ins for the store, statuses, tails and alert counts that answer exactly what the
-collector reads, so the worker's exposition is byte for byte the in-process one.
+counts, the batched log-end lookups of the lagging rows) and pins the scrape's ``now``. Each
+observation's tuples travel pickled (bytes inside the snapshot), so a :class:`Compactor` can keep them
+for as long as the observation object is the latest: between two collector cycles a render costs the API
+process only the small per-scrape parts (statuses, tails, alert counts) and a memcpy.
+:func:`expand` runs in the worker: it rebuilds model objects and stand-ins for the store, statuses,
+tails and alert counts that answer exactly what the collector reads, so the worker's exposition is
+byte for byte the in-process one.
 
 Observation ``failures`` are not carried (no family reads them).
 """
@@ -13,7 +16,10 @@ Observation ``failures`` are not carried (no family reads them).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import pickle
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,43 +53,86 @@ Compact = tuple[Any, ...]
 
 def compact(inputs: ScrapeInputs, now: float) -> Compact:
     """Everything one render reads, as tuples (blocking: the store and alert-store reads happen here)."""
-    clusters = tuple(
-        (
-            c.cluster,
-            _metadata(c.metadata),
-            _offsets(c.offsets),
-            _groups(c.groups),
-            _committed(c.committed),
+    return Compactor().compact(inputs, now)
+
+
+_PARTS = ("metadata", "offsets", "groups", "committed")
+INCOMPLETE_REUSE_S = 5.0  # lag-seconds lookups with unanswered rows are asked again after this
+
+
+class Compactor:
+    """:func:`compact` that keeps each observation's pickled tuples, and the log-end lookups of the
+    lagging rows, while the observation objects stay the latest (observations are frozen and replaced
+    whole by each collector cycle, so identity is their version). Used from one thread at a time."""
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._parts: dict[tuple[str, str], tuple[object, bytes]] = {}
+        self._reached: dict[str, tuple[object, object, dict[Wanted, float], float]] = {}
+        self.packed = 0  # observation parts pickled so far (the rest were reused)
+
+    def compact(self, inputs: ScrapeInputs, now: float) -> Compact:
+        clusters = tuple(
+            (c.cluster, *(self._part(c.cluster, name, getattr(c, name)) for name in _PARTS))
+            for c in inputs.clusters
         )
-        for c in inputs.clusters
-    )
-    statuses = tuple(
-        (
-            s.name,
-            s.cluster,
-            s.runs,
-            s.failures,
-            s.last_success_at,
-            s.last_duration,
-            s.stale(now, inputs.stale_after_intervals),
+        statuses = tuple(
+            (
+                s.name,
+                s.cluster,
+                s.runs,
+                s.failures,
+                s.last_success_at,
+                s.last_duration,
+                s.stale(now, inputs.stale_after_intervals),
+            )
+            for s in inputs.statuses
         )
-        for s in inputs.statuses
-    )
-    tails = tuple(
-        (
-            t.cluster,
-            t.caught_up,
-            t.records_per_second,
-            tuple(t.lag.items()),
-            t.records_total,
-            t.unknown_records,
-            t.decode_errors,
-            t.fetch_errors,
+        tails = tuple(
+            (
+                t.cluster,
+                t.caught_up,
+                t.records_per_second,
+                tuple(t.lag.items()),
+                t.records_total,
+                t.unknown_records,
+                t.decode_errors,
+                t.fetch_errors,
+            )
+            for t in inputs.tails
         )
-        for t in inputs.tails
-    )
-    reached = tuple(_reached(inputs.log_end_times, c) for c in inputs.clusters)
-    return (now, clusters, statuses, inputs.stale_after_intervals, tails, _alerts(inputs), reached)
+        reached = tuple(self._reached_of(inputs.log_end_times, c) for c in inputs.clusters)
+        names = {c.cluster for c in inputs.clusters}
+        for key in [k for k in self._parts if k[0] not in names]:
+            del self._parts[key]
+        for name in [n for n in self._reached if n not in names]:
+            del self._reached[name]
+        return (now, clusters, statuses, inputs.stale_after_intervals, tails, _alerts(inputs), reached)
+
+    def _part(self, cluster: str, name: str, obs: Any) -> bytes | None:
+        if obs is None:
+            self._parts.pop((cluster, name), None)
+            return None
+        held = self._parts.get((cluster, name))
+        if held is not None and held[0] is obs:
+            return held[1]
+        packed = pickle.dumps(_COMPACTORS[name](obs), protocol=pickle.HIGHEST_PROTOCOL)
+        self._parts[(cluster, name)] = (obs, packed)
+        self.packed += 1
+        return packed
+
+    def _reached_of(self, store: LogEndTimes | None, c: ClusterInputs) -> dict[Wanted, float]:
+        """Reused while the committed and offsets observations are the same objects: for good when the
+        store answered every lagging row (a crossing time, once recorded, does not change), for
+        :data:`INCOMPLETE_REUSE_S` when some had no answer (the store may be writing the cycle's sample)."""
+        held = self._reached.get(c.cluster)
+        fresh = held is not None and held[0] is c.committed and held[1] is c.offsets
+        if held is not None and fresh and self._monotonic() < held[3]:
+            return held[2]
+        found, complete = _reached(store, c)
+        until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
+        self._reached[c.cluster] = (c.committed, c.offsets, found, until)
+        return found
 
 
 def _metadata(m: ClusterMetadata | None) -> tuple[Any, ...] | None:
@@ -164,20 +213,30 @@ def _committed(c: CommittedObservation | None) -> tuple[Any, ...] | None:
     return (c.cluster, c.observed_at, rows, c.groups)
 
 
-def _reached(store: LogEndTimes | None, c: ClusterInputs) -> dict[Wanted, float]:
-    """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks)."""
+_COMPACTORS: dict[str, Any] = {
+    "metadata": _metadata,
+    "offsets": _offsets,
+    "groups": _groups,
+    "committed": _committed,
+}
+
+
+def _reached(store: LogEndTimes | None, c: ClusterInputs) -> tuple[dict[Wanted, float], bool]:
+    """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks),
+    and whether every one of them was answered."""
     if store is None or c.committed is None or not c.committed.offsets:
-        return {}
+        return {}, store is not None
     unique = {(x.group, x.topic, x.partition): x for x in reversed(c.committed.offsets)}
     lags = partition_lags(unique.values(), c.offsets.partitions if c.offsets else ())
     wanted = wanted_offsets(lags)
     if not wanted:
-        return {}
+        return {}, True
     try:
-        return dict(store.log_end_reached_at_many(c.cluster, wanted))
+        found = dict(store.log_end_reached_at_many(c.cluster, wanted))
     except OffsetguardError as exc:  # as view._reached_at: a scrape without lag seconds beats none
         log.warning("metrics: lag seconds of %s unavailable: %s", c.cluster, exc)
-        return {}
+        return {}, False
+    return found, len(found) >= len(wanted)
 
 
 def _alerts(inputs: ScrapeInputs) -> tuple[Any, ...] | None:
@@ -256,7 +315,13 @@ def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
     names = [c[0] for c in clusters]
     inputs = ScrapeInputs(
         clusters=[
-            ClusterInputs(name, _metadata_of(m), _offsets_of(o), _groups_of(g), _committed_of(c))
+            ClusterInputs(
+                name,
+                _metadata_of(_unpack(m)),
+                _offsets_of(_unpack(o)),
+                _groups_of(_unpack(g)),
+                _committed_of(_unpack(c)),
+            )
             for name, m, o, g, c in clusters
         ],
         statuses=[FrozenStatus(*s) for s in statuses],
@@ -266,6 +331,10 @@ def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
         log_end_times=FrozenLogEndTimes(dict(zip(names, reached, strict=True))),
     )
     return inputs, now
+
+
+def _unpack(part: bytes | None) -> Any:
+    return None if part is None else pickle.loads(part)
 
 
 def _metadata_of(m: Sequence[Any] | None) -> ClusterMetadata | None:

@@ -97,3 +97,28 @@ def test_metrics_route_slow_render_healthz_not_blocked() -> None:
     assert health_s < 0.5, f"/healthz took {health_s:.2f} s while /metrics rendered"
     assert results["metrics"].status_code == 200
     assert results["metrics_s"] >= 2.0  # the render really was in progress meanwhile
+
+
+def test_metrics_route_big_body_sliced_whole_with_content_length(monkeypatch: Any) -> None:
+    from service.routers import metrics as route
+
+    monkeypatch.setattr(route, "SLICE_BYTES", 100)
+    with TestClient(_app()) as client:
+        plain = client.get("/metrics", headers={"Accept-Encoding": "identity"})
+        zipped = client.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    assert len(plain.content) > 1000
+    assert plain.headers["content-length"] == str(len(plain.content))
+    assert "transfer-encoding" not in plain.headers
+    assert LAG_LINE in plain.text.splitlines()
+    assert LAG_LINE in zipped.text.splitlines()  # decoded from the sliced gzip body
+
+
+def test_slices_cover_body_in_order_without_gaps() -> None:
+    from service.routers.metrics import slices
+
+    async def collect() -> list[bytes]:
+        return [bytes(s) async for s in slices(bytes(range(250)), 64)]
+
+    got = asyncio.run(collect())
+    assert [len(s) for s in got] == [64, 64, 64, 58]
+    assert b"".join(got) == bytes(range(250))
