@@ -4,10 +4,13 @@ Same semantics as the online detectors in :mod:`alerts`, replayed over the whole
 functions over each group-partition's records in log order (``source_partition``, ``source_offset``: a
 group's records all live in one ``__consumer_offsets`` partition):
 
-* ``offset_rewind`` — a commit below the previous commit; ``messages_replayed = old - new``;
+* ``offset_rewind`` — a commit below the previous commit (not a reset after a truncation, below);
+  ``messages_replayed = old - new``;
 * ``offset_skip`` — a forward move from an offset that was unfetchable before the move (below a log
-  start sampled before it, or beyond a log end sampled between the two commits); needs log ranges;
-  ``messages_skipped = new - old``;
+  start sampled before it, or beyond a log end sampled since the old offset was committed); needs log
+  ranges; ``messages_skipped = new - old``. Also a move back from beyond a truncated log end to the log
+  end (auto.offset.reset=latest after an unclean election), ``messages_skipped = new - truncated end``
+  (see :mod:`pipeline.log_ranges`);
 * ``offsets_lost`` — an offset tombstone while the group was consuming (state neither Empty nor Dead,
   or a commit within ``recent_commit_seconds``), unless the group itself was being deleted;
 * ``committed_beyond_log_end`` / ``committed_below_log_start`` — a log-range sample showing the
@@ -20,21 +23,19 @@ before it and is dropped. Log ranges are an optional frame ``cluster, topic, par
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from alerts.model import (
-    COMMITTED_BELOW_LOG_START,
-    COMMITTED_BEYOND_LOG_END,
     OFFSET_REWIND,
     OFFSET_SKIP,
     OFFSETS_LOST,
 )
 from pipeline import schema
+from pipeline.anomaly_rows import KEY, ORDER, anomaly_row
+from pipeline.log_ranges import outside_log, skips, truncation_resets
 from pipeline.options import AnalysisSettings
 
-KEY = ("cluster", "group", "topic", "partition")
-ORDER = ("source_partition", "source_offset")
 GROUP_KINDS = (schema.GROUP_METADATA, schema.CONSUMER_GROUP_METADATA, schema.GROUP_TOMBSTONE)
 ANOMALY_COLUMNS = (
     "cluster",
@@ -60,8 +61,9 @@ ANOMALY_COLUMNS = (
 
 def offset_records(history: DataFrame) -> DataFrame:
     """Commits and offset tombstones in log order per group-partition, with the previous record
-    (``prev_offset``, ``prev_at``) and the next one (``next_offset``, ``next_at``); repeated deliveries
-    removed. ``at`` is the commit time (the record time for a tombstone), in ms.
+    (``prev_offset``, ``prev_at``, ``prev_moved_at``: when its offset was first committed) and the next
+    one (``next_offset``, ``next_at``); repeated deliveries removed. ``at`` is the commit time (the
+    record time for a tombstone), in ms.
 
     The window is partitioned and sorted by a 64-bit hash of the group-partition and the source
     offset only (two longs): the names ride along as payload, never compared.
@@ -84,6 +86,12 @@ def offset_records(history: DataFrame) -> DataFrame:
         F.lead("offset").over(w).alias("next_offset"),
         F.lead("at").over(w).alias("next_at"),
     )
+    # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
+    # re-commits an unchanged position); prev_moved_at is the previous record's, as the online detectors'
+    # ``moved_at``. Same window order, so no second sort.
+    changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
+    upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
+    rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
     dup = (F.col("_prev_so") == F.col("source_offset")) & (F.col("_prev_sp") == F.col("source_partition"))
     return rows.where(~F.coalesce(dup, F.lit(False))).drop("_prev_so", "_prev_sp", "_k")
 
@@ -104,22 +112,6 @@ def commits_table(history: DataFrame) -> DataFrame:
     )
 
 
-def _anomaly(kind: str | Column, cause: Column, magnitude: Column, **measures: Column) -> list[Column]:
-    names = ("messages_replayed", "messages_skipped", "offsets_lost", "messages_lost", "beyond")
-    return [
-        *[F.col(c) for c in KEY],
-        (F.lit(kind) if isinstance(kind, str) else kind).alias("kind"),
-        cause.alias("cause"),
-        F.col("at"),
-        F.col("prev_at"),
-        *[F.col(c) for c in ORDER],
-        F.col("prev_offset").alias("old_offset"),
-        F.col("offset").alias("new_offset"),
-        magnitude.cast("bigint").alias("magnitude"),
-        *[measures.get(n, F.lit(None)).cast("bigint").alias(n) for n in names],
-    ]
-
-
 def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFrame:
     """``offset_rewind`` rows (cause ``rebalance_recommit`` when the next commit undoes the rewind within
     the window) and candidate ``offsets_lost`` rows (every tombstone of a committed offset), in one pass."""
@@ -135,109 +127,13 @@ def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFr
         .otherwise(F.lit("unknown"))
     )
     return offsets.where(rewind | lost).select(
-        *_anomaly(
+        *anomaly_row(
             kind,
             cause,
             F.when(rewind, replayed).otherwise(F.lit(1)),
             messages_replayed=F.when(rewind, replayed),
             offsets_lost=F.when(~rewind, F.lit(1)),
         )
-    )
-
-
-def _asof_ranges(moves: DataFrame, ranges: DataFrame) -> DataFrame:
-    """Each move with the last range sample at or before it (``r_at``, ``r_end``) and the highest log
-    start sampled up to then (``r_start``), by one window over moves and samples of a partition."""
-    tp = ("cluster", "topic", "partition")
-    samples = ranges.select(
-        *tp,
-        F.col("at").alias("_t"),
-        F.lit(0).alias("_order"),  # a sample at the same ms as a move was taken before it
-        F.col("at").alias("_r_at"),
-        F.col("log_start").alias("_r_start"),
-        F.col("log_end").alias("_r_end"),
-    )
-    both = moves.select("*", F.col("at").alias("_t"), F.lit(1).alias("_order")).unionByName(
-        samples, allowMissingColumns=True
-    )
-    w = Window.partitionBy(*tp).orderBy("_t", "_order").rowsBetween(Window.unboundedPreceding, 0)
-    return both.select(
-        "*",
-        F.last("_r_at", ignorenulls=True).over(w).alias("r_at"),
-        F.max("_r_start").over(w).alias("r_start"),
-        F.last("_r_end", ignorenulls=True).over(w).alias("r_end"),
-    ).where(F.col("_order") == 1)
-
-
-def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
-    """``offset_skip`` rows: forward moves whose old offset was below the log start or beyond the log end."""
-    moves = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") > F.col("prev_offset")))
-    looked = _asof_ranges(moves, ranges)
-    below = F.col("prev_offset") < F.col("r_start")
-    beyond = (F.col("r_at") >= F.col("prev_at")) & (F.col("prev_offset") > F.col("r_end"))
-    cause = (
-        F.when(F.col("offset") == F.col("r_end"), F.lit("auto_reset_latest"))
-        .when(F.col("offset") == F.col("r_start"), F.lit("auto_reset_earliest"))
-        .otherwise(F.lit("unknown"))
-    )
-    skipped = F.col("offset") - F.col("prev_offset")
-    deleted = F.greatest(F.least("offset", "r_start") - F.col("prev_offset"), F.lit(0))
-    return looked.where(below | beyond).select(
-        *_anomaly(OFFSET_SKIP, cause, skipped, messages_skipped=skipped, messages_lost=deleted)
-    )
-
-
-def outside_log(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
-    """``committed_beyond_log_end`` / ``committed_below_log_start``: once per committed offset, at the
-    first range sample that shows it outside the log."""
-    held = offsets.where(F.col("kind") == schema.COMMIT).alias("c")
-    r = ranges.alias("r")
-    cond = (
-        (F.col("c.cluster") == F.col("r.cluster"))
-        & (F.col("c.topic") == F.col("r.topic"))
-        & (F.col("c.partition") == F.col("r.partition"))
-        & (F.col("r.at") >= F.col("c.at"))
-        & (F.col("r.at") < F.coalesce(F.col("c.next_at"), F.lit(2**62)))
-    )
-    seen = held.join(r, cond).select(
-        "c.*",
-        F.col("r.at").alias("r_at"),
-        F.col("r.log_start").alias("r_start"),
-        F.col("r.log_end").alias("r_end"),
-    )
-    beyond = F.col("offset") - F.col("r_end")
-    lost = F.col("r_start") - F.col("offset")
-    flagged = seen.select(
-        "*",
-        F.when(beyond > 0, F.lit(COMMITTED_BEYOND_LOG_END))
-        .when(lost > 0, F.lit(COMMITTED_BELOW_LOG_START))
-        .alias("_kind"),
-        F.when(beyond > 0, beyond).otherwise(lost).alias("_size"),
-    ).where(F.col("_kind").isNotNull())
-    first = flagged.groupBy(*KEY, *ORDER, "_kind").agg(
-        F.min("r_at").alias("at"),
-        F.min_by("_size", "r_at").alias("_size"),
-        F.first("prev_offset").alias("prev_offset"),
-        F.first("prev_at").alias("prev_at"),
-        F.first("offset").alias("offset"),
-    )
-    size = F.col("_size")
-    return first.select(
-        *[F.col(c) for c in KEY],
-        F.col("_kind").alias("kind"),
-        F.when(F.col("_kind") == COMMITTED_BELOW_LOG_START, F.lit("retention")).alias("cause"),
-        "at",
-        "prev_at",
-        *ORDER,
-        F.col("prev_offset").alias("old_offset"),
-        F.col("offset").alias("new_offset"),
-        size.cast("bigint").alias("magnitude"),
-        *[
-            F.lit(None).cast("bigint").alias(n)
-            for n in ("messages_replayed", "messages_skipped", "offsets_lost")
-        ],
-        F.when(F.col("_kind") == COMMITTED_BELOW_LOG_START, size).cast("bigint").alias("messages_lost"),
-        F.when(F.col("_kind") == COMMITTED_BEYOND_LOG_END, size).cast("bigint").alias("beyond"),
     )
 
 
@@ -282,12 +178,15 @@ def find_anomalies(
 ) -> DataFrame:
     """Every anomaly (columns :data:`ANOMALY_COLUMNS`); ``offsets`` is :func:`offset_records`."""
     settings = settings or AnalysisSettings()
-    parts = [rewinds_and_losses(offsets, settings)]
+    found = rewinds_and_losses(offsets, settings).withColumn("_reset", F.lit(False))
     if ranges is not None:
-        parts += [skips(offsets, ranges), outside_log(offsets, ranges)]
-    found = parts[0]
-    for part in parts[1:]:
-        found = found.unionByName(part)
+        resets = truncation_resets(offsets, ranges)
+        # a reset to the log end after a truncation is reported as a skip, not as a rewind
+        found = found.join(resets.select(*KEY, *ORDER), [*KEY, *ORDER], "left_anti").unionByName(
+            resets.withColumn("_reset", F.lit(True))
+        )
+        for part in (skips(offsets, ranges), outside_log(offsets, ranges)):
+            found = found.unionByName(part.withColumn("_reset", F.lit(False)))
     found = with_group_state(found, history)
     recent_ms = settings.recent_commit_seconds * 1000
     # offsets_lost only while consuming, and not when the group itself was being deleted while idle.
@@ -304,7 +203,9 @@ def find_anomalies(
             ),
         )
         .when(
-            F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP) & (F.col("group_state") == "Empty"),
+            F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP)
+            & (F.col("group_state") == "Empty")
+            & ~F.col("_reset"),
             F.lit("admin_reset"),
         )
         .otherwise(F.col("cause"))

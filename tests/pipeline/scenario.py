@@ -51,18 +51,27 @@ CYCLES = [
             (3, commit("g3", "t", 2, 10, 3)),
             (5, commit("g1", "t", 0, 150, 5)),
             (5, commit("g4", "u", 0, 10, 5)),
+            (6, group_state("g8", 1)),
+            (6, commit("g8", "x", 0, 150, 6)),
         ],
     ),
-    Cycle(30, [(20, commit("g5", "v", 0, 500, 20))], ranges={("u", 0): (0, 20), ("v", 0): (0, 400)}),
-    Cycle(50, [], ranges={("u", 0): (40, 100), ("v", 0): (0, 400)}),
+    Cycle(
+        30,
+        [(20, commit("g5", "v", 0, 500, 20))],
+        ranges={("u", 0): (0, 20), ("v", 0): (0, 400), ("x", 0): (0, 160)},
+    ),
+    # x/0 truncated to 100 (unclean election): g8's 150 is beyond the log end
+    Cycle(50, [], ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 100)}),
     Cycle(
         100,
         [
             (60, OffsetCommitTombstone(1, "g2", "t", 1)),  # g2 is Stable: lost while consuming
             (80, commit("g4", "u", 0, 100, 80)),  # from 10, below log start 40: skip of 90
             (90, commit("g1", "t", 0, 120, 90)),  # rewind of 30
+            (60, commit("g8", "x", 0, 150, 60)),  # auto-commit of the unchanged (out of range) position
+            (95, commit("g8", "x", 0, 110, 95)),  # reset to latest: 10 written since the truncation skipped
         ],
-        ranges={("u", 0): (40, 100), ("v", 0): (0, 400)},
+        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 110)},
     ),
     Cycle(200, [(190, commit("g1", "t", 0, 300, 190))], redeliver=2),
     Cycle(
@@ -89,6 +98,8 @@ EXPECTED = {
     ("offsets_lost", "g2", "t", 1, 1),
     ("committed_below_log_start", "g4", "u", 0, 30),
     ("committed_beyond_log_end", "g5", "v", 0, 100),
+    ("offset_skip", "g8", "x", 0, 10),  # back from beyond a truncated log end: a skip, not a rewind
+    ("committed_beyond_log_end", "g8", "x", 0, 50),
 }
 
 

@@ -45,4 +45,6 @@ def test_anomalies_replayed_history_causes_match_online(anomalies: Any) -> None:
     assert got[("offset_rewind", "g7")] == online[("offset_rewind", "g7")] == "rebalance_recommit"
     assert got[("offset_rewind", "g1")] == online[("offset_rewind", "g1")] == "unknown"
     assert got[("offset_skip", "g4")] == online[("offset_skip", "g4")] == "auto_reset_latest"
+    assert got[("offset_skip", "g8")] == online[("offset_skip", "g8")] == "auto_reset_latest"
+    assert ("offset_rewind", "g8") not in got
     assert got[("offsets_lost", "g2")] == online[("offsets_lost", "g2")] == "deleted_while_consuming"
