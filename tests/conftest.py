@@ -3,12 +3,15 @@
 ``kafka1`` is one combined broker+controller node; ``kafka3`` is one controller-only node (id 100) and
 three brokers (ids 1, 2, 3). Each is started only when a test asks for it and torn down at session end;
 their JVMs also die with this process (PR_SET_PDEATHSIG) if pytest is killed. Tests that use them are
-marked ``@pytest.mark.integration``. Sub-directory conftests add their own fixtures; keep this one small.
+marked ``@pytest.mark.integration``. ``spark`` is the one local[2] SparkSession of the session (pipeline
+tests and the e2e pipeline-vs-online checks). Sub-directory conftests add their own fixtures; keep this
+one small.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -33,3 +36,24 @@ def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]
         yield cluster
     finally:
         cluster.down()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """local[2], 2 shuffle partitions, no UI, the Kafka source's jars on the classpath."""
+    pytest.importorskip("pyspark")
+    from pipeline.session import build_session, ensure_kafka_jars
+
+    session = build_session(
+        master="local[2]",
+        app_name="offsetguard-tests",
+        shuffle_partitions=2,
+        ui=False,
+        kafka_jars=ensure_kafka_jars(),
+        conf={"spark.driver.memory": "1g", "spark.default.parallelism": "2"},
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,11 @@ def register(sub: Any) -> None:
     history.add_argument("--config", type=Path, help="YAML settings file")
     history.add_argument("--cluster", help="a cluster of --config to read with --source kafka")
     history.add_argument("--json", action="store_true", help="print the run's figures as JSON")
+    history.add_argument(
+        "--ranges-from-store",
+        action="store_true",
+        help="log ranges from the service's store (store.path): writes OUT/ranges.parquet, used as --ranges",
+    )
     history.set_defaults(func=run_history)
 
 
@@ -55,9 +61,17 @@ def kafka_options(cluster: ClusterSettings) -> dict[str, str]:
 
 
 def _overrides(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
+    from pipeline.options import AnalysisSettings
+
+    detection = settings.detection  # the pipeline judges with the online detectors' thresholds
     out: dict[str, Any] = {
         "archive": args.archive or settings.archive.directory,
         "snapshots": args.snapshots or settings.snapshots.directory,
+        "analysis": AnalysisSettings(
+            recommit_window_seconds=detection.recommit_window_seconds,
+            recent_commit_seconds=detection.recent_commit_seconds,
+            incident_gap_seconds=args.incident_gap,
+        ),
     }
     if args.cluster:
         cluster = settings.cluster(args.cluster)
@@ -69,6 +83,22 @@ def _overrides(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     return out
 
 
+def export_ranges(settings: Settings, out: Path, since: int | None, until: int | None) -> Path:
+    """The store's log-range changes (within the job's time bounds) as ``out/ranges.parquet``."""
+    from pipeline.ranges_file import write_ranges
+    from service.store import Store
+
+    if not settings.store.path.is_file():
+        raise ConfigError(f"--ranges-from-store: no store at {settings.store.path}", field="store.path")
+    with Store.open(settings.store) as store:
+        rows = store.range_samples(
+            since=None if since is None else since / 1000, until=None if until is None else until / 1000
+        )
+    path = out / "ranges.parquet"
+    write_ranges(rows, path)
+    return path
+
+
 def run_history(args: argparse.Namespace) -> int:
     from pipeline.job import run_history as run
     from pipeline.options import options_from
@@ -78,6 +108,8 @@ def run_history(args: argparse.Namespace) -> int:
     settings = load_settings(args.config)
     conf = settings.pipeline
     options = options_from(args, **_overrides(args, settings))
+    if args.ranges_from_store:
+        options = replace(options, ranges=export_ranges(settings, options.out, options.since, options.until))
     jars = ensure_kafka_jars(conf.kafka_jars) if options.source == "kafka" else None
     spark = build_session(
         master=args.master or conf.master,

@@ -123,6 +123,29 @@ def latest_partitions(
     return tuple(LatestPartition(cluster, *row) for row in rows)
 
 
+RangeRow = tuple[str, str, int, int, int, int]  # cluster, topic, partition, at (ms), log_start, log_end
+
+
+def range_samples(
+    conn: sqlite3.Connection, cluster: str | None, since: float | None, until: float | None
+) -> list[RangeRow]:
+    """Every stored log-range change in ``[since, until]`` (rows with both ends known), by partition
+    then time: the samples the pipeline's skip and outside-the-log rules read."""
+    low, high = _bounds(since, until)
+    rows = conn.execute(
+        """
+        SELECT l.cluster, l.topic, l.partition, CAST(round(h.observed_at * 1000) AS INTEGER),
+               h.log_start, h.log_end
+        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
+        WHERE (? IS NULL OR l.cluster = ?) AND h.observed_at BETWEEN ? AND ?
+          AND h.log_start IS NOT NULL AND h.log_end IS NOT NULL
+        ORDER BY l.cluster, l.topic, l.partition, h.observed_at
+        """,
+        (cluster, cluster, low, high),
+    )
+    return [tuple(row) for row in rows]
+
+
 def partition_at(
     conn: sqlite3.Connection, cluster: str, topic: str, partition: int, at: float
 ) -> PartitionPoint | None:

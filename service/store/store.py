@@ -219,6 +219,12 @@ class Store:
             "read committed offsets at a time", lambda c: queries.committed_at(c, cluster, group, at), cluster
         )
 
+    def range_samples(
+        self, cluster: str | None = None, *, since: float | None = None, until: float | None = None
+    ) -> list[queries.RangeRow]:
+        """Log-range changes as ``(cluster, topic, partition, at ms, log_start, log_end)`` rows."""
+        return self._read("read log ranges", lambda c: queries.range_samples(c, cluster, since, until))
+
     def partition_history(
         self,
         cluster: str,

@@ -66,6 +66,8 @@ def e2e_settings(kafka: SandboxCluster, tmp: Path, **overrides: Any) -> Settings
         },
         "store": {"path": str(tmp / "og.db")},
         "snapshots": {"directory": str(tmp / "snapshots")},
+        # the commit archive, for the pipeline-vs-online checks (tests/e2e/pipeline_check.py)
+        "archive": {"enabled": True, "directory": str(tmp / "archive"), "fsync": False},
         "tail": {"start_from": "earliest", "checkpoint_seconds": 0.5},
         "detection": {
             "debounce_seconds": 0.05,
@@ -86,6 +88,7 @@ class RuntimeThread:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="e2e-runtime", daemon=True)
         self._thread.start()
+        self._stopped = False
         self.runtime: Runtime = self.call(self._build())
         self.alerts = AlertStore.open(settings.store)
 
@@ -102,6 +105,10 @@ class RuntimeThread:
         wait_for(lambda: all(t.caught_up for t in self.runtime.tails), timeout, "tail caught up")
 
     def stop(self) -> None:
+        """Stop the runtime (publishing the archive's open files) and the loop; a second call does nothing."""
+        if self._stopped:
+            return
+        self._stopped = True
         try:
             self.call(self.runtime.stop(), timeout=180.0)
         finally:

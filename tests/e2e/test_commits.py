@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import TopicPartition
@@ -14,6 +16,7 @@ from kafka.admin import NewTopic
 from service.sandbox.cluster import SandboxCluster
 from tests.e2e.consumers import consume_and_commit, group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
+from tests.e2e.pipeline_check import pipeline_vs_online
 
 pytestmark = pytest.mark.integration
 SAFE = {"min.insync.replicas": "2"}  # replicated 3 times: no config_risk of its own
@@ -38,8 +41,12 @@ def tail_runtime(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactor
         runtime.stop()
 
 
+GROUPS: list[str] = []  # every group the scenarios of this module commit for
+
+
 def _names(prefix: str) -> tuple[str, str]:
     suffix = uuid.uuid4().hex[:6]
+    GROUPS.append(f"e2e-{prefix}-{suffix}")
     return f"e2e-{prefix}-{suffix}", f"e2e-{prefix}-{suffix}"
 
 
@@ -128,3 +135,13 @@ def test_unclean_enabled_single_replica_topic_config_risk(
     }
     assert alert.evidence["groups"] == [group]
     assert alert.magnitude["risks"] == 3
+
+
+# Last in the module: it stops the module's runtime.
+def test_commit_incidents_pipeline_over_archive_equals_online_alerts(
+    tail_runtime: RuntimeThread, spark: Any, tmp_path: Path
+) -> None:
+    online, found = pipeline_vs_online(tail_runtime, spark, GROUPS, tmp_path)
+
+    assert sorted(kind for kind, *_ in online) == ["offset_rewind", "offset_rewind"]  # seek-back, admin reset
+    assert found == online

@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -26,6 +27,7 @@ from kafka.structs import OffsetAndMetadata
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
+from tests.e2e.pipeline_check import pipeline_vs_online
 
 pytestmark = pytest.mark.integration
 RETENTION_MS = 80_000
@@ -228,3 +230,17 @@ def test_retention_passes_stopped_member_risk_then_loss_then_skip(timed: TimeBas
     assert (skip.evidence["old_offset"], skip.evidence["new_offset"]) == (committed, reset_to)
     assert skip.evidence["old_offset_was"] == "below_log_start"
     wait_for(lambda: (runtime.alerts.get(skip.id) or skip).snapshot_id, 90, "skip snapshot")
+
+
+# Last in the module: it stops the module's runtime.
+def test_time_based_pipeline_over_archive_equals_online_alerts(
+    timed: TimeBased, spark: Any, tmp_path: Path
+) -> None:
+    groups = [timed.member.group, timed.expiry_group]
+    timed.runtime.wait_alerts("offset_skip", 60, kind="offset_skip", group=timed.member.group)
+
+    online, found = pipeline_vs_online(timed.runtime, spark, groups, tmp_path)
+
+    kinds = sorted(kind for kind, *_ in online)
+    assert kinds == ["committed_below_log_start", "offset_skip"]  # expiry is group-level: not compared
+    assert found == online

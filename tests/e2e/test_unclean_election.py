@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +26,7 @@ from service.sandbox.cluster import SandboxCluster
 from service.store.alert_records import Alert
 from tests.e2e.consumers import commit_reset_position, consume_and_commit
 from tests.e2e.harness import RuntimeThread, create_topics, produce, retrying, wait_for
+from tests.e2e.pipeline_check import pipeline_vs_online
 
 pytestmark = pytest.mark.integration
 A, B = 1, 2  # the first leader, and the follower left behind
@@ -170,3 +172,19 @@ def test_unclean_election_latest_reset_to_log_end_skip_not_rewind(
     assert alert.evidence["log_end_after_truncation"] == 100
     assert alert.evidence["note"] == "committed offset was beyond the log end"
     assert runtime3.list_alerts(kind="offset_rewind", topic=topic, group=group) == []
+
+
+# Last in the module: it stops the module's runtime.
+def test_unclean_election_pipeline_over_archive_equals_online_alerts(
+    runtime3: RuntimeThread, incident: Incident, spark: Any, tmp_path: Path
+) -> None:
+    for variant, topic in incident.topics.items():  # every alert the tests above waited for is stored
+        want = "offset_rewind" if variant == "earliest" else "offset_skip"
+        _one(runtime3, want, topic, group=incident.groups[variant])
+
+    online, found = pipeline_vs_online(runtime3, spark, incident.groups.values(), tmp_path)
+
+    g = incident.groups
+    kinds = {(kind, group) for kind, group, *_ in online}
+    assert kinds >= {("offset_rewind", g["earliest"]), ("offset_skip", g["latest"])}
+    assert found == online

@@ -116,3 +116,20 @@ def test_log_end_reached_at_after_truncation_counts_only_current_run(store: Stor
     assert store.log_end_reached_at("c1", "t", 0, 50) == T0 + 20
     assert store.log_end_reached_at("c1", "t", 0, 90) is None
     assert store.log_end_reached_at("c1", "t", 0, 50, until=T0 + 5) == T0
+
+
+def test_range_samples_both_ends_known_ms_by_partition_then_time(store: Store) -> None:
+    store.record_offsets(offsets(T0 + 5, po(150, 1, log_start=10)))
+    store.record_offsets(offsets(T0, po(100)))
+    store.record_offsets(offsets(T0 + 10, po(120)))
+    store.record_metadata(metadata(T0 + 2, (2, 1, 0)))  # a partition whose log range was never seen
+    store.record_offsets(OffsetsObservation("c2", T0, (PartitionOffsets("t", 0, 0, 7),)))
+
+    assert store.range_samples("c1") == [
+        ("c1", "t", 0, int(T0 * 1000), 0, 100),
+        ("c1", "t", 0, int((T0 + 10) * 1000), 0, 120),
+        ("c1", "t", 1, int((T0 + 5) * 1000), 10, 150),
+    ]
+    assert [r[0] for r in store.range_samples()] == ["c1", "c1", "c1", "c2"]
+    within = store.range_samples("c1", since=T0 + 1, until=T0 + 9)
+    assert within == [("c1", "t", 1, int((T0 + 5) * 1000), 10, 150)]
