@@ -23,7 +23,7 @@ before it and is dropped. Log ranges are an optional frame ``cluster, topic, par
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from alerts.model import (
@@ -59,17 +59,20 @@ ANOMALY_COLUMNS = (
 )
 
 
-def offset_records(history: DataFrame) -> DataFrame:
+def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
     """Commits and offset tombstones in log order per group-partition, with the previous record
     (``prev_offset``, ``prev_at``, ``prev_moved_at``: when its offset was first committed) and the next
     one (``next_offset``, ``next_at``); repeated deliveries removed. ``at`` is the commit time (the
     record time for a tombstone), in ms.
 
-    The window is partitioned and sorted by a 64-bit hash of the group-partition and the source
-    offset only (two longs): the names ride along as payload, never compared.
+    The window is partitioned and sorted by a 64-bit hash of the group-partition (``_k``) and the
+    source offset only: the names ride along as payload, never compared. ``narrow`` leaves the names
+    and ``prev_moved_at`` out (rows keep ``cluster`` and ``_k``): what :func:`rewinds_and_losses` needs,
+    with two strings fewer through the shuffle and sort of every commit; :func:`with_names` puts the
+    names back on the few rows that are kept.
     """
     rows = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(
-        *KEY,
+        *(("cluster",) if narrow else KEY),
         *ORDER,
         "kind",
         "offset",
@@ -86,14 +89,27 @@ def offset_records(history: DataFrame) -> DataFrame:
         F.lead("offset").over(w).alias("next_offset"),
         F.lead("at").over(w).alias("next_at"),
     )
-    # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
-    # re-commits an unchanged position); prev_moved_at is the previous record's, as the online detectors'
-    # ``moved_at``. Same window order, so no second sort.
-    changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
-    upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
-    rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
+    if not narrow:
+        # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
+        # re-commits an unchanged position); prev_moved_at is the previous record's, as the online
+        # detectors' ``moved_at``. Same window order, so no second sort.
+        changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
+        upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
+        rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
     dup = (F.col("_prev_so") == F.col("source_offset")) & (F.col("_prev_sp") == F.col("source_partition"))
-    return rows.where(~F.coalesce(dup, F.lit(False))).drop("_prev_so", "_prev_sp", "_k")
+    kept = rows.where(~F.coalesce(dup, F.lit(False))).drop("_prev_so", "_prev_sp")
+    return kept if narrow else kept.drop("_k")
+
+
+def with_names(rows: DataFrame, history: DataFrame) -> DataFrame:
+    """Narrow :func:`offset_records` ``rows`` (few) with their group, topic and partition again, looked up
+    by (cluster, source partition, source offset) in ``history`` (a broadcast join: the scan of
+    ``history`` only decodes the names of the rows that match)."""
+    names = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(
+        "cluster", *ORDER, "group", "topic", "partition"
+    )
+    joined = names.join(F.broadcast(rows.drop("_k")), ["cluster", *ORDER])
+    return joined.dropDuplicates(["cluster", *ORDER])  # a record the archive holds twice
 
 
 def commits_table(history: DataFrame) -> DataFrame:
@@ -112,12 +128,25 @@ def commits_table(history: DataFrame) -> DataFrame:
     )
 
 
+def _rewind() -> Column:
+    return (F.col("kind") == schema.COMMIT) & (F.col("offset") < F.col("prev_offset"))
+
+
+def _lost() -> Column:
+    return (F.col("kind") == schema.OFFSET_TOMBSTONE) & F.col("prev_offset").isNotNull()
+
+
+def rewind_and_loss_rows(history: DataFrame) -> DataFrame:
+    """The :func:`offset_records` rows :func:`rewinds_and_losses` keeps, computed narrow: enough for
+    :func:`find_anomalies` without log ranges."""
+    return with_names(offset_records(history, narrow=True).where(_rewind() | _lost()), history)
+
+
 def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFrame:
     """``offset_rewind`` rows (cause ``rebalance_recommit`` when the next commit undoes the rewind within
     the window) and candidate ``offsets_lost`` rows (every tombstone of a committed offset), in one pass."""
     window_ms = settings.recommit_window_seconds * 1000
-    rewind = (F.col("kind") == schema.COMMIT) & (F.col("offset") < F.col("prev_offset"))
-    lost = (F.col("kind") == schema.OFFSET_TOMBSTONE) & F.col("prev_offset").isNotNull()
+    rewind, lost = _rewind(), _lost()
     undone = (F.col("next_offset") >= F.col("prev_offset")) & (F.col("next_at") - F.col("at") <= window_ms)
     replayed = F.col("prev_offset") - F.col("offset")
     kind = F.when(rewind, F.lit(OFFSET_REWIND)).otherwise(F.lit(OFFSETS_LOST))
@@ -176,7 +205,8 @@ def find_anomalies(
     ranges: DataFrame | None = None,
     settings: AnalysisSettings | None = None,
 ) -> DataFrame:
-    """Every anomaly (columns :data:`ANOMALY_COLUMNS`); ``offsets`` is :func:`offset_records`."""
+    """Every anomaly (columns :data:`ANOMALY_COLUMNS`); ``offsets`` is :func:`offset_records` (or, without
+    ``ranges``, :func:`rewind_and_loss_rows`)."""
     settings = settings or AnalysisSettings()
     found = rewinds_and_losses(offsets, settings).withColumn("_reset", F.lit(False))
     if ranges is not None:

@@ -17,7 +17,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import sources
-from pipeline.analysis import commits_table, find_anomalies, offset_records
+from pipeline.analysis import commits_table, find_anomalies, offset_records, rewind_and_loss_rows
 from pipeline.blast import blast_radius
 from pipeline.decode import decode_history
 from pipeline.errors import PipelineError
@@ -73,7 +73,9 @@ def run_history(
     ranges = sources.read_ranges(spark, options.ranges) if options.ranges else None
     progress.phase("finding anomalies")
     groups = history.where("kind not in ('commit', 'offset_tombstone')")
-    found = find_anomalies(groups, offset_records(history), ranges, options.analysis)
+    # Without log ranges only rewinds and tombstones are looked for: the narrow window serves them.
+    offsets = offset_records(history) if ranges is not None else rewind_and_loss_rows(history)
+    found = find_anomalies(groups, offsets, ranges, options.analysis)
     found.write.mode("overwrite").parquet(str(out / "anomalies"))
     anomalies = spark.read.parquet(str(out / "anomalies"))
     progress.phase("blast radius")

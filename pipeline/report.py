@@ -17,7 +17,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, never a display
 
 import matplotlib.pyplot as plt
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipeline.blast import incident_summary
@@ -74,8 +74,16 @@ def _points(
         spans, "cluster string, group string, topic string, partition int, _lo timestamp, _hi timestamp"
     )
     t = F.col(time_col) if time_col == "commit_time" else F.timestamp_millis(time_col)
+    # The same spans as literals first: Parquet skips the row groups (and Spark the rows) outside every
+    # span and group before the join sees them (the commits table is in archive order, roughly by time).
+    in_span = F.lit(False)
+    for lo, hi in sorted({(lo, hi) for *_, lo, hi in spans}):
+        lit_lo, lit_hi = _literal(lo, time_col), _literal(hi, time_col)
+        in_span = in_span | ((F.col(time_col) >= lit_lo) & (F.col(time_col) <= lit_hi))
+    groups = sorted({group for _, group, *_ in spans})
     rows = (
-        table.join(F.broadcast(wanted), ["cluster", "group", "topic", "partition"])
+        table.where(in_span & F.col("group").isin(groups))
+        .join(F.broadcast(wanted), ["cluster", "group", "topic", "partition"])
         .where((t >= F.col("_lo")) & (t <= F.col("_hi")))
         .select("cluster", "group", "topic", "partition", *columns)
         .orderBy("source_partition", "source_offset")
@@ -85,6 +93,13 @@ def _points(
     for r in rows:
         out.setdefault((r.cluster, r.group, r.topic, r.partition), []).append(r)
     return out
+
+
+def _literal(at: datetime, time_col: str) -> Column:
+    """``at`` as a literal of ``time_col``'s type (a timestamp, or epoch ms for ``at``)."""
+    if time_col == "commit_time":
+        return F.lit(at)
+    return F.lit(int(at.timestamp() * 1000))
 
 
 def plot_incident(

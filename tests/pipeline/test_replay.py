@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from pyspark.testing import assertDataFrameEqual
 
+from pipeline.analysis import find_anomalies, offset_records, rewind_and_loss_rows
+from pipeline.sources import read_archive
 from tests.pipeline.history import pipeline_anomalies, write_archive
 from tests.pipeline.online import comparable, online_findings
 from tests.pipeline.scenario import EXPECTED
@@ -48,3 +50,18 @@ def test_anomalies_replayed_history_causes_match_online(anomalies: Any) -> None:
     assert got[("offset_skip", "g8")] == online[("offset_skip", "g8")] == "auto_reset_latest"
     assert ("offset_rewind", "g8") not in got
     assert got[("offsets_lost", "g2")] == online[("offsets_lost", "g2")] == "deleted_while_consuming"
+
+
+def test_narrow_rows_without_ranges_find_what_the_full_window_finds(
+    spark: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    archive = tmp_path_factory.mktemp("narrow") / "archive"
+    write_archive(archive)
+    history = read_archive(spark, archive)
+    groups = history.where("kind not in ('commit', 'offset_tombstone')")
+
+    full = find_anomalies(groups, offset_records(history))
+    narrow = find_anomalies(groups, rewind_and_loss_rows(history))
+
+    assert narrow.count() == 4  # g1, g7 and g8 moving back, g2 tombstoned while consuming: once each
+    assertDataFrameEqual(narrow, full)
