@@ -35,6 +35,7 @@ from collectors.offsets_topic import read_offsets_topic
 from pipeline.decode import decode_history
 from pipeline.job import run_history
 from pipeline.options import HistoryOptions
+from pipeline.progress import Progress
 from pipeline.session import build_session, ensure_kafka_jars
 from pipeline.sources import read_kafka
 from service.sandbox.cluster import SandboxCluster, start_sandbox
@@ -143,12 +144,31 @@ def archive_part(spark: Any, work: Path, args: argparse.Namespace) -> dict[str, 
         print(f"generated {generated['commits']:,} commits in {generated['wall_s']:.0f} s", flush=True)
     rows = spark.read.parquet(str(archive)).count()
     out = work / "archive-out"
+    progress = Progress(None)
     t0 = time.perf_counter()
-    facts = run_history(spark, HistoryOptions(source="archive", out=out, archive=archive))
+    facts = run_history(spark, HistoryOptions(source="archive", out=out, archive=archive), progress)
     wall = time.perf_counter() - t0
-    job = {"records": rows, "wall_s": wall, "records_per_s": rows / wall, "facts": facts}
+    progress.close()
+    phases = phase_seconds(progress.lines)
+    job = {"records": rows, "wall_s": wall, "records_per_s": rows / wall, "facts": facts, "phases_s": phases}
     print(f"spark archive whole job    {job['records_per_s']:>12,.0f} records/s ({rows:,} rows)", flush=True)
-    return {"generated": generated, "spark_job": job}
+    # The commits table is the archive's commit rows again (a 50M-row Parquet copy): the analysis
+    # proper is every other phase.
+    analysis_s = wall - phases.get("writing commits", 0.0)
+    analysis = {"records": rows, "wall_s": analysis_s, "records_per_s": rows / analysis_s}
+    rate = analysis["records_per_s"]
+    print(f"spark archive analysis     {rate:>12,.0f} records/s (all but the commits copy)", flush=True)
+    return {"generated": generated, "spark_job": job, "analysis_without_commits_copy": analysis}
+
+
+def phase_seconds(lines: list[str]) -> dict[str, float]:
+    """Seconds of each phase from :class:`Progress` lines ``[   1.4s] writing commits ...``."""
+    marks = []
+    for line in lines:
+        match = re.match(r"\[\s*([0-9.]+)s\] (.*?)( \.\.\.)?$", line)
+        if match:
+            marks.append((float(match.group(1)), match.group(2)))
+    return {name: round(marks[i + 1][0] - at, 1) for i, (at, name) in enumerate(marks[:-1])}
 
 
 def main() -> None:

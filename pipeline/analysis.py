@@ -59,31 +59,37 @@ ANOMALY_COLUMNS = (
 )
 
 
+POS_BITS = 47  # narrow rows order by source_partition * 2**47 + source_offset (one long): offsets
+POS_SHIFT = 2**POS_BITS  # below 2**47 (140 trillion records), partitions below 2**16
+
+
 def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
     """Commits and offset tombstones in log order per group-partition, with the previous record
     (``prev_offset``, ``prev_at``, ``prev_moved_at``: when its offset was first committed) and the next
     one (``next_offset``, ``next_at``); repeated deliveries removed. ``at`` is the commit time (the
     record time for a tombstone), in ms.
 
-    The window is partitioned and sorted by a 64-bit hash of the group-partition (``_k``) and the
-    source offset only: the names ride along as payload, never compared. ``narrow`` leaves the names
-    and ``prev_moved_at`` out (rows keep ``cluster`` and ``_k``): what :func:`rewinds_and_losses` needs,
-    with two strings fewer through the shuffle and sort of every commit; :func:`with_names` puts the
-    names back on the few rows that are kept.
+    The window is partitioned by a 64-bit hash of the group-partition (``_k``) and sorted by the
+    source partition and offset: the names ride along as payload, never compared. ``narrow`` rows are
+    numbers only (``_k``, ``_pos`` = source partition * 2**47 + source offset, ``_tomb``, ``offset``,
+    ``at`` and the neighbours, no ``prev_moved_at``): what :func:`rewind_and_loss_rows` needs, with no
+    string through the shuffle and sort of every commit.
     """
-    rows = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(
-        *(("cluster",) if narrow else KEY),
-        *ORDER,
-        "kind",
-        "offset",
-        F.coalesce("commit_timestamp", "timestamp").alias("at"),
-        F.xxhash64(*KEY).alias("_k"),
-    )
-    w = Window.partitionBy("_k").orderBy(*ORDER)
+    records = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE))
+    at = F.coalesce("commit_timestamp", "timestamp").alias("at")
+    key = F.xxhash64(*KEY).alias("_k")
+    if narrow:
+        pos = F.col("source_partition").cast("bigint") * POS_SHIFT + F.col("source_offset")
+        tomb = F.col("kind") == schema.OFFSET_TOMBSTONE
+        rows = records.select(key, pos.alias("_pos"), tomb.alias("_tomb"), "offset", at)
+        order: tuple[str, ...] = ("_pos",)
+    else:
+        rows = records.select(*KEY, *ORDER, "kind", "offset", at, key)
+        order = ORDER
+    w = Window.partitionBy("_k").orderBy(*order)
     rows = rows.select(
         "*",
-        F.lag("source_offset").over(w).alias("_prev_so"),
-        F.lag("source_partition").over(w).alias("_prev_sp"),
+        *[F.lag(c).over(w).alias(f"_prev{c}") for c in order],
         F.lag("offset").over(w).alias("prev_offset"),
         F.lag("at").over(w).alias("prev_at"),
         F.lead("offset").over(w).alias("next_offset"),
@@ -96,20 +102,27 @@ def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
         changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
         upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
         rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
-    dup = (F.col("_prev_so") == F.col("source_offset")) & (F.col("_prev_sp") == F.col("source_partition"))
-    kept = rows.where(~F.coalesce(dup, F.lit(False))).drop("_prev_so", "_prev_sp")
+    dup = F.lit(True)
+    for c in order:
+        dup = dup & (F.col(f"_prev{c}") == F.col(c))
+    kept = rows.where(~F.coalesce(dup, F.lit(False))).drop(*[f"_prev{c}" for c in order])
     return kept if narrow else kept.drop("_k")
 
 
 def with_names(rows: DataFrame, history: DataFrame) -> DataFrame:
-    """Narrow :func:`offset_records` ``rows`` (few) with their group, topic and partition again, looked up
-    by (cluster, source partition, source offset) in ``history`` (a broadcast join: the scan of
-    ``history`` only decodes the names of the rows that match)."""
-    names = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(
-        "cluster", *ORDER, "group", "topic", "partition"
-    )
-    joined = names.join(F.broadcast(rows.drop("_k")), ["cluster", *ORDER])
-    return joined.dropDuplicates(["cluster", *ORDER])  # a record the archive holds twice
+    """Narrow :func:`offset_records` ``rows`` (few) as full ones again (names, ``kind``, source partition
+    and offset), looked up in ``history`` by source partition and offset and checked against ``_k``
+    (several clusters may share a position). A broadcast join: the scan of ``history`` decodes the
+    names of the matching rows only."""
+    few = rows.select(
+        "*",
+        F.shiftright("_pos", POS_BITS).cast("int").alias("source_partition"),
+        F.col("_pos").bitwiseAND(POS_SHIFT - 1).alias("source_offset"),
+    ).drop("_pos", "_tomb")
+    records = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE))
+    names = records.select(*KEY, *ORDER, "kind")
+    joined = names.join(F.broadcast(few), list(ORDER)).where(F.xxhash64(*KEY) == F.col("_k"))
+    return joined.drop("_k").dropDuplicates(["cluster", *ORDER])  # a record the archive holds twice
 
 
 def commits_table(history: DataFrame) -> DataFrame:
@@ -139,7 +152,9 @@ def _lost() -> Column:
 def rewind_and_loss_rows(history: DataFrame) -> DataFrame:
     """The :func:`offset_records` rows :func:`rewinds_and_losses` keeps, computed narrow: enough for
     :func:`find_anomalies` without log ranges."""
-    return with_names(offset_records(history, narrow=True).where(_rewind() | _lost()), history)
+    tomb, prev = F.col("_tomb"), F.col("prev_offset")
+    kept = (~tomb & (F.col("offset") < prev)) | (tomb & prev.isNotNull())  # as _rewind() | _lost()
+    return with_names(offset_records(history, narrow=True).where(kept), history)
 
 
 def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFrame:
