@@ -23,7 +23,7 @@ before it and is dropped. Log ranges are an optional frame ``cluster, topic, par
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window, WindowSpec
 from pyspark.sql import functions as F
 
 from alerts.model import (
@@ -63,6 +63,20 @@ POS_BITS = 47  # narrow rows order by source_partition * 2**47 + source_offset (
 POS_SHIFT = 2**POS_BITS  # below 2**47 (140 trillion records), partitions below 2**16
 
 
+def narrow_rows(history: DataFrame) -> DataFrame:
+    """Commits and offset tombstones as numbers: ``_k`` (64-bit hash of the group-partition), ``_pos``
+    (source partition * 2**47 + source offset), ``_tomb``, ``offset``, ``at`` (ms)."""
+    records = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE))
+    pos = F.col("source_partition").cast("bigint") * POS_SHIFT + F.col("source_offset")
+    return records.select(
+        F.xxhash64(*KEY).alias("_k"),
+        pos.alias("_pos"),
+        (F.col("kind") == schema.OFFSET_TOMBSTONE).alias("_tomb"),
+        "offset",
+        F.coalesce("commit_timestamp", "timestamp").alias("at"),
+    )
+
+
 def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
     """Commits and offset tombstones in log order per group-partition, with the previous record
     (``prev_offset``, ``prev_at``, ``prev_moved_at``: when its offset was first committed) and the next
@@ -71,42 +85,54 @@ def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
 
     The window is partitioned by a 64-bit hash of the group-partition (``_k``) and sorted by the
     source partition and offset: the names ride along as payload, never compared. ``narrow`` rows are
-    numbers only (``_k``, ``_pos`` = source partition * 2**47 + source offset, ``_tomb``, ``offset``,
-    ``at`` and the neighbours, no ``prev_moved_at``): what :func:`rewind_and_loss_rows` needs, with no
-    string through the shuffle and sort of every commit.
+    :func:`narrow_rows` with their neighbours (no ``prev_moved_at``, see :func:`narrow_window`).
     """
-    records = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE))
-    at = F.coalesce("commit_timestamp", "timestamp").alias("at")
-    key = F.xxhash64(*KEY).alias("_k")
     if narrow:
-        pos = F.col("source_partition").cast("bigint") * POS_SHIFT + F.col("source_offset")
-        tomb = F.col("kind") == schema.OFFSET_TOMBSTONE
-        rows = records.select(key, pos.alias("_pos"), tomb.alias("_tomb"), "offset", at)
-        order: tuple[str, ...] = ("_pos",)
-    else:
-        rows = records.select(*KEY, *ORDER, "kind", "offset", at, key)
-        order = ORDER
-    w = Window.partitionBy("_k").orderBy(*order)
+        return narrow_window(narrow_rows(history))
+    rows = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(
+        *KEY,
+        *ORDER,
+        "kind",
+        "offset",
+        F.coalesce("commit_timestamp", "timestamp").alias("at"),
+        F.xxhash64(*KEY).alias("_k"),
+    )
+    w = Window.partitionBy("_k").orderBy(*ORDER)
     rows = rows.select(
         "*",
-        *[F.lag(c).over(w).alias(f"_prev{c}") for c in order],
+        F.lag("source_offset").over(w).alias("_prev_so"),
+        F.lag("source_partition").over(w).alias("_prev_sp"),
+    )
+    dup = (F.col("_prev_so") == F.col("source_offset")) & (F.col("_prev_sp") == F.col("source_partition"))
+    # Repeats go first, so a record's neighbours are the records before and after it, never itself.
+    # The windows below keep the same order: no second sort.
+    rows = rows.where(~F.coalesce(dup, F.lit(False))).drop("_prev_so", "_prev_sp")
+    rows = rows.select("*", *_neighbours(w))
+    # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
+    # re-commits an unchanged position); prev_moved_at is the previous record's, as the online
+    # detectors' ``moved_at``.
+    changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
+    upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
+    rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
+    return rows.drop("_k")
+
+
+def narrow_window(rows: DataFrame) -> DataFrame:
+    """:func:`narrow_rows` ``rows`` in log order per ``_k`` with ``prev_offset``, ``prev_at``,
+    ``next_offset``, ``next_at``; repeated deliveries removed. Numbers only through the shuffle."""
+    w = Window.partitionBy("_k").orderBy("_pos")
+    rows = rows.select("*", F.lag("_pos").over(w).alias("_prev_pos"))
+    dup = F.coalesce(F.col("_prev_pos") == F.col("_pos"), F.lit(False))
+    return rows.where(~dup).drop("_prev_pos").select("*", *_neighbours(w))
+
+
+def _neighbours(w: WindowSpec) -> list[Column]:
+    return [
         F.lag("offset").over(w).alias("prev_offset"),
         F.lag("at").over(w).alias("prev_at"),
         F.lead("offset").over(w).alias("next_offset"),
         F.lead("at").over(w).alias("next_at"),
-    )
-    if not narrow:
-        # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
-        # re-commits an unchanged position); prev_moved_at is the previous record's, as the online
-        # detectors' ``moved_at``. Same window order, so no second sort.
-        changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
-        upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
-        rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
-    dup = F.lit(True)
-    for c in order:
-        dup = dup & (F.col(f"_prev{c}") == F.col(c))
-    kept = rows.where(~F.coalesce(dup, F.lit(False))).drop(*[f"_prev{c}" for c in order])
-    return kept if narrow else kept.drop("_k")
+    ]
 
 
 def with_names(rows: DataFrame, history: DataFrame) -> DataFrame:
@@ -150,11 +176,11 @@ def _lost() -> Column:
 
 
 def rewind_and_loss_rows(history: DataFrame) -> DataFrame:
-    """The :func:`offset_records` rows :func:`rewinds_and_losses` keeps, computed narrow: enough for
-    :func:`find_anomalies` without log ranges."""
+    """The :func:`offset_records` rows :func:`rewinds_and_losses` keeps, found by the narrow window and
+    given their names back: enough for :func:`find_anomalies` without log ranges."""
     tomb, prev = F.col("_tomb"), F.col("prev_offset")
     kept = (~tomb & (F.col("offset") < prev)) | (tomb & prev.isNotNull())  # as _rewind() | _lost()
-    return with_names(offset_records(history, narrow=True).where(kept), history)
+    return with_names(narrow_window(narrow_rows(history)).where(kept), history)
 
 
 def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFrame:
