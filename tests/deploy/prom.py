@@ -7,8 +7,6 @@ rules, the alerts API and label values the dashboard's variables use.
 from __future__ import annotations
 
 import json
-import subprocess
-import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -16,8 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.service.metrics.integration.prometheus import Prometheus, die_with_parent, ensure_prometheus
-from tests.service.metrics.serving import free_port
+from tests.service.metrics.integration.prometheus import Prometheus, ensure_prometheus, running_prometheus
 
 
 class RulesPrometheus(Prometheus):
@@ -45,49 +42,7 @@ class RulesPrometheus(Prometheus):
 @contextmanager
 def prometheus_with_rules(directory: Path, target: str, rules: Path) -> Iterator[RulesPrometheus]:
     """Prometheus scraping ``target`` (host:port) and evaluating ``rules``, both every second."""
-    binary = ensure_prometheus()
-    directory.mkdir(parents=True, exist_ok=True)
-    config = directory / "prometheus.yml"
-    config.write_text(
-        json.dumps(  # JSON is YAML
-            {
-                "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-                "rule_files": [str(rules)],
-                "scrape_configs": [{"job_name": "offsetguard", "static_configs": [{"targets": [target]}]}],
-            }
-        )
-    )
-    port = free_port()
-    log_path = directory / "prometheus.log"
-    with log_path.open("ab") as log:
-        proc = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config}",
-                f"--storage.tsdb.path={directory / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=die_with_parent(),
-        )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"prometheus exited: {log_path.read_text()[-2000:]}"
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.3)
-        yield RulesPrometheus(base)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    with running_prometheus(
+        ensure_prometheus(), directory, target, rules=rules, handle=RulesPrometheus
+    ) as prometheus:
+        yield prometheus

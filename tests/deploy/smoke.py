@@ -21,8 +21,8 @@ from pathlib import Path
 
 from tests.deploy.dockerfile import last, stage
 from tests.deploy.tools import ROOT
-from tests.service.metrics.integration.prometheus import die_with_parent
 from tests.service.metrics.serving import free_port
+from tests.support.daemons import die_with_parent
 
 NOBODY = 65534
 IMAGE_CONFIG = "/etc/offsetguard/offsetguard.yaml"

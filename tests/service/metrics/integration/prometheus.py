@@ -7,48 +7,24 @@ used (nor stopped) here.
 
 from __future__ import annotations
 
-import ctypes
 import json
-import os
-import shutil
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from tests.service.metrics.serving import free_port
+from tests.support.daemons import die_with_parent, ensure_binary, running_daemon
 
-ROOT = Path(__file__).resolve().parents[4]
-INSTALL = ROOT / "deploy" / "tools" / "install-prometheus.sh"
-BINARY = Path("/usr/bin/prometheus")
-PR_SET_PDEATHSIG = 1
+__all__ = ["Prometheus", "die_with_parent", "ensure_prometheus", "running_prometheus"]
 
 
 def ensure_prometheus() -> str:
     """Path of the ``prometheus`` binary, installing Debian's package first if it is missing."""
-    found = shutil.which("prometheus")
-    if found is None:
-        subprocess.run(["bash", str(INSTALL)], check=True, timeout=900)
-        assert BINARY.exists(), f"{BINARY} missing after {INSTALL}"
-        found = str(BINARY)
-    return found
-
-
-def die_with_parent() -> Callable[[], None]:
-    parent = os.getpid()
-
-    def preexec() -> None:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
+    return ensure_binary("prometheus", "install-prometheus.sh")
 
 
 class Prometheus:
@@ -81,53 +57,38 @@ class Prometheus:
         raise AssertionError(f"{promql} never had one result in {timeout} s: {last}")
 
 
+P = TypeVar("P", bound=Prometheus)
+
+
 @contextmanager
 def running_prometheus(
-    binary: str, directory: Path, target: str, *, job: str = "offsetguard"
-) -> Iterator[Prometheus]:
-    """Prometheus scraping ``target`` (host:port) every second until the block ends."""
+    binary: str,
+    directory: Path,
+    target: str,
+    *,
+    job: str = "offsetguard",
+    rules: Path | None = None,
+    handle: type[P] = Prometheus,  # type: ignore[assignment]
+) -> Iterator[P]:
+    """Prometheus scraping ``target`` (host:port) every second, evaluating ``rules`` if given, until the
+    block ends."""
+    directory.mkdir(parents=True, exist_ok=True)
     config = directory / "prometheus.yml"
-    config.write_text(
-        json.dumps(  # JSON is YAML
-            {
-                "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-                "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [target]}]}],
-            }
-        )
-    )
-    port = free_port()
-    log = (directory / "prometheus.log").open("ab")
-    proc = subprocess.Popen(
-        [
+    settings: dict[str, Any] = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [target]}]}],
+    }
+    if rules is not None:
+        settings["rule_files"] = [str(rules)]
+    config.write_text(json.dumps(settings))  # JSON is YAML
+
+    def argv(port: int) -> list[str]:
+        return [
             binary,
             f"--config.file={config}",
             f"--storage.tsdb.path={directory / 'tsdb'}",
             f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=die_with_parent(),
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (
-                f"prometheus exited: {(directory / 'prometheus.log').read_text()[-2000:]}"
-            )
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.3)
-        yield Prometheus(base)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
+        ]
+
+    with running_daemon(argv, directory / "prometheus.log") as base:
+        yield handle(base)

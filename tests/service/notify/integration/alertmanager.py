@@ -6,31 +6,18 @@ port, clustering off; stopped after. :func:`ensure_alertmanager` installs the pa
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.service.metrics.integration.prometheus import die_with_parent
-from tests.service.metrics.serving import free_port
-
-ROOT = Path(__file__).resolve().parents[4]
-INSTALL = ROOT / "deploy" / "tools" / "install-alertmanager.sh"
-BINARY = Path("/usr/bin/prometheus-alertmanager")
+from tests.support.daemons import ensure_binary, running_daemon
 
 
 def ensure_alertmanager() -> str:
     """Path of the ``prometheus-alertmanager`` binary, installing Debian's package first if missing."""
-    found = shutil.which("prometheus-alertmanager")
-    if found is None:
-        subprocess.run(["bash", str(INSTALL)], check=True, timeout=900)
-        assert BINARY.exists(), f"{BINARY} missing after {INSTALL}"
-        found = str(BINARY)
-    return found
+    return ensure_binary("prometheus-alertmanager", "install-alertmanager.sh")
 
 
 class Alertmanager:
@@ -56,39 +43,15 @@ def running_alertmanager(binary: str, directory: Path) -> Iterator[Alertmanager]
             }
         )
     )
-    port = free_port()
-    log_path = directory / "alertmanager.log"
-    log = log_path.open("ab")
-    proc = subprocess.Popen(
-        [
+
+    def argv(port: int) -> list[str]:
+        return [
             binary,
             f"--config.file={config}",
             f"--storage.path={directory / 'data'}",
             f"--web.listen-address=127.0.0.1:{port}",
             "--cluster.listen-address=",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        preexec_fn=die_with_parent(),
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"alertmanager exited: {log_path.read_text()[-2000:]}"
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
+        ]
+
+    with running_daemon(argv, directory / "alertmanager.log", poll=0.2) as base:
         yield Alertmanager(base)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()

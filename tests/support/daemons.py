@@ -1,0 +1,73 @@
+"""Real daemons from Debian packages (Prometheus, Alertmanager) run by the tests: installed on first use,
+started on a free loopback port with their own files, killed with the test process, stopped after."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.service.metrics.serving import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / "deploy" / "tools"
+PR_SET_PDEATHSIG = 1
+
+
+def ensure_binary(name: str, installer: str) -> str:
+    """Path of ``name``, running ``deploy/tools/<installer>`` first if it is not on PATH."""
+    found = shutil.which(name)
+    if found is None:
+        subprocess.run(["bash", str(TOOLS / installer)], check=True, timeout=900)
+        found = shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
+        assert found is not None, f"{name} missing after {installer}"
+    return found
+
+
+def die_with_parent() -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets SIGKILL when the test process dies."""
+    parent = os.getpid()
+
+    def preexec() -> None:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+@contextmanager
+def running_daemon(argv: Callable[[int], list[str]], log_path: Path, *, poll: float = 0.3) -> Iterator[str]:
+    """``argv(port)`` started with its output in ``log_path``; yields ``http://127.0.0.1:<port>`` once
+    ``/-/ready`` answers (60 s at most), terminates it when the block ends."""
+    port = free_port()
+    with log_path.open("ab") as log:
+        command = argv(port)
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent())
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, f"{command[0]} exited: {log_path.read_text()[-2000:]}"
+            try:
+                with urllib.request.urlopen(f"{base}/-/ready", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(poll)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
