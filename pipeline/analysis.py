@@ -167,27 +167,29 @@ def commits_table(history: DataFrame) -> DataFrame:
     )
 
 
-def _rewind() -> Column:
-    return (F.col("kind") == schema.COMMIT) & (F.col("offset") < F.col("prev_offset"))
+def _rewind(tomb: Column) -> Column:
+    """A commit below the previous commit (``tomb``: the row is an offset tombstone)."""
+    return ~tomb & (F.col("offset") < F.col("prev_offset"))
 
 
-def _lost() -> Column:
-    return (F.col("kind") == schema.OFFSET_TOMBSTONE) & F.col("prev_offset").isNotNull()
+def _lost(tomb: Column) -> Column:
+    """A tombstone of a committed offset."""
+    return tomb & F.col("prev_offset").isNotNull()
 
 
 def rewind_and_loss_rows(history: DataFrame) -> DataFrame:
     """The :func:`offset_records` rows :func:`rewinds_and_losses` keeps, found by the narrow window and
     given their names back: enough for :func:`find_anomalies` without log ranges."""
-    tomb, prev = F.col("_tomb"), F.col("prev_offset")
-    kept = (~tomb & (F.col("offset") < prev)) | (tomb & prev.isNotNull())  # as _rewind() | _lost()
-    return with_names(narrow_window(narrow_rows(history)).where(kept), history)
+    tomb = F.col("_tomb")
+    return with_names(narrow_window(narrow_rows(history)).where(_rewind(tomb) | _lost(tomb)), history)
 
 
 def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFrame:
     """``offset_rewind`` rows (cause ``rebalance_recommit`` when the next commit undoes the rewind within
     the window) and candidate ``offsets_lost`` rows (every tombstone of a committed offset), in one pass."""
     window_ms = settings.recommit_window_seconds * 1000
-    rewind, lost = _rewind(), _lost()
+    tomb = F.col("kind") == schema.OFFSET_TOMBSTONE
+    rewind, lost = _rewind(tomb), _lost(tomb)
     undone = (F.col("next_offset") >= F.col("prev_offset")) & (F.col("next_at") - F.col("at") <= window_ms)
     replayed = F.col("prev_offset") - F.col("offset")
     kind = F.when(rewind, F.lit(OFFSET_REWIND)).otherwise(F.lit(OFFSETS_LOST))

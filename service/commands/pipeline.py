@@ -11,10 +11,13 @@ import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectors.errors import ConfigError
 from service.settings import ClusterSettings, Settings, load_settings
+
+if TYPE_CHECKING:
+    from pipeline.options import AnalysisSettings
 
 
 def register(sub: Any) -> None:
@@ -61,17 +64,10 @@ def kafka_options(cluster: ClusterSettings) -> dict[str, str]:
 
 
 def _overrides(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
-    from pipeline.options import AnalysisSettings
-
-    detection = settings.detection  # the pipeline judges with the online detectors' thresholds
     out: dict[str, Any] = {
         "archive": args.archive or settings.archive.directory,
         "snapshots": args.snapshots or settings.snapshots.directory,
-        "analysis": AnalysisSettings(
-            recommit_window_seconds=detection.recommit_window_seconds,
-            recent_commit_seconds=detection.recent_commit_seconds,
-            incident_gap_seconds=args.incident_gap,
-        ),
+        "analysis": analysis_settings(settings, args.incident_gap),
     }
     if args.cluster:
         cluster = settings.cluster(args.cluster)
@@ -81,6 +77,18 @@ def _overrides(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
         out["cluster"] = cluster.name
         out["kafka_options"] = {**kafka_options(cluster), **out.get("kafka_options", {})}
     return out
+
+
+def analysis_settings(settings: Settings, incident_gap_seconds: float = 900.0) -> AnalysisSettings:
+    """The pipeline's thresholds from the service's (``detection.*``): it judges as the online detectors."""
+    from pipeline.options import AnalysisSettings
+
+    detection = settings.detection
+    return AnalysisSettings(
+        recommit_window_seconds=detection.recommit_window_seconds,
+        recent_commit_seconds=detection.recent_commit_seconds,
+        incident_gap_seconds=incident_gap_seconds,
+    )
 
 
 def export_ranges(settings: Settings, out: Path, since: int | None, until: int | None) -> Path:

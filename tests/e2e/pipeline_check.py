@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.job import run_history
-from pipeline.options import AnalysisSettings, HistoryOptions
-from pipeline.ranges_file import write_ranges
-from service.store import Store
+from pipeline.options import HistoryOptions
+from service.commands.pipeline import analysis_settings, export_ranges
 from tests.e2e.harness import CLUSTER, RuntimeThread
 from tests.pipeline.online import KINDS
 
@@ -36,21 +35,13 @@ def pipeline_vs_online(
     }
     runtime.stop()
     settings = runtime.settings
-    with Store.open(settings.store) as store:
-        ranges = out / "ranges.parquet"
-        write_ranges(store.range_samples(CLUSTER), ranges)
-    detection = settings.detection  # the same thresholds as the online detectors
-    analysis = AnalysisSettings(
-        recommit_window_seconds=detection.recommit_window_seconds,
-        recent_commit_seconds=detection.recent_commit_seconds,
-    )
     options = HistoryOptions(
         source="archive",
         out=out / "job",
         archive=settings.archive.directory,
-        ranges=ranges,
+        ranges=export_ranges(settings, out, None, None),  # as --ranges-from-store
         report=False,
-        analysis=analysis,
+        analysis=analysis_settings(settings),
     )
     run_history(spark, options)
     rows = spark.read.parquet(str(out / "job" / "anomalies")).collect()
