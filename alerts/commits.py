@@ -9,7 +9,7 @@ and the polled committed offsets, which cannot see a rewind undone between two p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from alerts.current import current_groups
 from alerts.model import CommitEvent, GroupEvent
@@ -90,7 +90,14 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
                 removals.append(Removal(key, old, at, state, "tombstone"))
             continue
         if old is not None and old.source == "poll" and at <= old.at:
-            continue  # the poll already showed a later value; this record is history
+            if old.offset == e.offset:
+                # The poll saw this commit first, at its own time; the record has the commit's. Expiry is
+                # reckoned from it (a later re-commit of the offset, if any, follows in the tail).
+                expire_at = e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else old.expire_at
+                commits[key] = replace(
+                    old, at=at, moved_at=min(old.moved_at, at), source="tail", expire_at=expire_at
+                )
+            continue  # otherwise the poll already showed a later value; this record is history
         moved = old is None or old.offset != e.offset
         new = CommitPoint(
             offset=e.offset,

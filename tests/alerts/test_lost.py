@@ -1,6 +1,6 @@
 from alerts.lost import detect_offsets_lost
 from alerts.model import OFFSETS_LOST
-from alerts.state import DetectionState
+from alerts.state import CommitKey, DetectionState
 from tests.alerts.builders import TH, T, commit, committed, group_event, groups, inputs, metadata, run
 
 DAY = 86400.0
@@ -104,3 +104,21 @@ def test_detect_offsets_lost_expiry_judged_by_retention_observed_in_an_earlier_c
     [f] = detect_offsets_lost(s, inp, 161, TH)
     assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)
     assert f.evidence["retention_seconds"] == 60
+
+
+def test_detect_offsets_lost_expiry_reckoned_from_the_record_when_the_poll_saw_the_commit_first() -> None:
+    from collectors.model import ConfigsObservation
+
+    minute = ConfigsObservation("c", 100, (), broker=(("offsets.retention.minutes", "1"),))
+    standalone = groups(103, {"g": "Empty"}, protocol_type="")
+    # the committed poll at 103 sees the commit made at 100 before the tail delivers its record
+    seen = inputs(
+        committed=committed(103, {("g", T, 0): 40}), groups=standalone, configs=minute, tail_live=True
+    )
+    s = run(DetectionState(), seen, 103)
+    s = run(s, inputs(commit_events=(commit(40, 100, 2),), tail_live=True), 104)
+    assert s.commits[CommitKey("g", T, 0)].at == 100
+    # expired 60 s after the commit, before 60 s after the poll: the offset, then the group, tombstoned
+    inp = inputs(commit_events=(commit(None, 160.5, 3), group_event("Dead", 160.5, 4)), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 161, TH)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)

@@ -4,7 +4,7 @@ and whose committed offsets expire after one minute; both scenarios run concurre
 * Retention: a topic keeps 80 s of data (1 s segments) under a steady producer; a member of a group reads
   to ~100, commits and stops processing (paused, still in the group). The runtime first projects the loss
   (``retention_risk``), then sees the log start pass the committed offset (``committed_below_log_start``);
-  the member resumes, its fetch is out of range, ``auto.offset.reset=earliest`` moves it to the log start
+  the member is restarted, its fetch is out of range, ``auto.offset.reset=earliest`` moves it to the log start
   and it commits there (``offset_skip`` over the deleted messages).
 * Expiry: a standalone ``assign()`` consumer commits two partitions and goes away; a minute later the
   coordinator expires them (tombstones) -> ``offsets_lost``.
@@ -62,7 +62,7 @@ class SteadyProducer(threading.Thread):
 @dataclass(eq=False)
 class StuckMember(threading.Thread):
     """A group member that reads to ``upto``, commits and pauses (keeps polling: it stays in the group);
-    once resumed it commits where its next batch starts, i.e. where the reset put it."""
+    once resumed it restarts and commits where its first batch starts, i.e. where the reset put it."""
 
     kafka: SandboxCluster
     group: str
@@ -89,7 +89,12 @@ class StuckMember(threading.Thread):
             consumer.pause(tp)
             while not self.resume.is_set():
                 consumer.poll(timeout_ms=200)
-            consumer.resume(tp)
+            # Restart rather than resume: the paused consumer keeps the records it had fetched past
+            # ``upto`` and would return those stale ones first (kafka-python, like the Java client,
+            # parks a paused partition's buffered fetch). A fresh member starts from the committed offset.
+            consumer.close(autocommit=False)
+            consumer = group_consumer(self.kafka, self.group, "earliest")
+            join(consumer, self.topic)
             while self.reset_to is None:
                 batch = consumer.poll(timeout_ms=200).get(tp, [])
                 if batch:
