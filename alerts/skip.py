@@ -54,8 +54,11 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
     else:
         cause = "unknown"
     skipped = m.new.offset - m.old.offset
-    starts = [s.log_start for s in history if s.at <= m.new.at] or [s.log_start for s in history[:1]]
-    deleted = max(0, min(m.new.offset, max(starts, default=m.old.offset)) - m.old.offset)
+    if where == "log_start":
+        deleted = skipped  # the reset landed on the log start of its time: all of it was deleted unread
+    else:
+        starts = [s.log_start for s in history if s.at <= m.new.at] or [s.log_start for s in history[:1]]
+        deleted = max(0, min(m.new.offset, max(starts, default=m.old.offset)) - m.old.offset)
     severity: Severity = "info" if cause == "admin_reset" else "critical"
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = reason

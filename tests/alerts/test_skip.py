@@ -184,3 +184,11 @@ def test_detect_offset_skips_reset_earliest_from_beyond_truncated_end_not_a_skip
 def test_detect_offset_skips_move_back_below_truncated_end_not_at_log_end_not_a_skip() -> None:
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 60}))
     assert detect_offset_skips(_truncated(), inp, 30, TH) == ()
+
+
+def test_detect_offset_skips_reset_to_a_log_start_newer_than_the_samples_all_deleted_unread() -> None:
+    # the tail sees the reset before the range is sampled again: retention has moved the start past 200
+    inp = inputs(commit_events=(commit(300, 25, 1),), groups=groups(25, {"g": "Stable"}), tail_live=True)
+    [f] = detect_offset_skips(_fell_below_start(), inp, 25, TH)
+    assert f.cause == "auto_reset_earliest"
+    assert f.magnitude == {"messages_skipped": 200, "messages_deleted_unread": 200}
