@@ -32,7 +32,7 @@ from typing import Any
 from bench.gen_archive import generate
 from collectors.codec import decode
 from collectors.offsets_topic import read_offsets_topic
-from pipeline.decode import decode_history
+from pipeline.arrow_decode import decode_history
 from pipeline.job import run_history
 from pipeline.options import HistoryOptions
 from pipeline.progress import Progress

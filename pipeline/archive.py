@@ -36,6 +36,7 @@ from collectors.codec import (
     GroupTombstone,
     OffsetCommit,
     OffsetCommitTombstone,
+    Record,
 )
 from collectors.tail_model import TailEvent, TailSink
 from pipeline import schema
@@ -69,11 +70,16 @@ class ArchiveConfig(Protocol):
 
 def event_row(event: TailEvent) -> dict[str, Any] | None:
     """The archive row of one tail event, or None for records the archive does not keep."""
-    r = event.record
+    return history_row(event.record, event.partition, event.offset, event.timestamp)
+
+
+def history_row(r: Record, partition: int, offset: int, timestamp: int) -> dict[str, Any] | None:
+    """The history row (:data:`pipeline.schema.HISTORY_FIELDS`) of one decoded record read at ``offset``
+    of ``__consumer_offsets`` partition ``partition``; None for records the history does not keep."""
     base: dict[str, Any] = {
-        "source_partition": event.partition,
-        "source_offset": event.offset,
-        "timestamp": event.timestamp,
+        "source_partition": partition,
+        "source_offset": offset,
+        "timestamp": timestamp,
         "record_type": r.record_type,
     }
     if isinstance(r, OffsetCommit):

@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import sources
 from pipeline.analysis import commits_table, find_anomalies, offset_records, rewind_and_loss_rows
+from pipeline.arrow_decode import decode_history
 from pipeline.blast import blast_radius
-from pipeline.decode import decode_history
 from pipeline.errors import PipelineError
 from pipeline.options import HistoryOptions, add_arguments, options_from
 from pipeline.progress import Progress

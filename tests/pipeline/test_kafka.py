@@ -16,7 +16,7 @@ from collectors.codec import decode
 from collectors.errors import DecodeError
 from collectors.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
 from pipeline import schema
-from pipeline.decode import decode_history
+from pipeline.arrow_decode import decode_history
 from pipeline.records import RECORDS_DDL, decode_records, record_row
 from pipeline.sources import read_kafka
 from service.sandbox.cluster import SandboxCluster

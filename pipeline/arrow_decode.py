@@ -1,0 +1,197 @@
+"""Decoding ``__consumer_offsets`` in Arrow batches: the history frame without a per-row Python UDF.
+
+:func:`decode_history` hands whole Arrow batches of the raw frame to :func:`decode_batch` (``mapInArrow``).
+Offset commits (types 0 and 1 with a v3 or v4 value, the only layouts Kafka 2.1+ brokers write) and their
+tombstones — nearly every record — are decoded by numpy over the whole batch: big-endian integers are
+read at per-row positions, strings gathered into Arrow buffers, the TopicId tag base64-encoded in bulk.
+Anything else (group records, older or newer value versions, unusual tags, non-ASCII names, corrupt
+bytes) goes to the Python codec one record at a time and becomes the row the archive would hold
+(:func:`pipeline.archive.history_row`); what the codec rejects or the history does not keep is dropped.
+Both paths give what the archive holds for the same record: the tests check them against the codec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame
+
+from collectors.codec import decode
+from collectors.errors import DecodeError
+from pipeline import schema
+from pipeline.archive import ARCHIVE_SCHEMA, history_row
+
+HISTORY_SCHEMA = pa.schema([pa.field("cluster", pa.string(), nullable=False), *ARCHIVE_SCHEMA])
+_PAD = 32  # zero bytes after each buffer: fixed-width reads past a short record stay in bounds
+_B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", dtype=np.uint8)
+Ints = npt.NDArray[Any]  # int64 positions, lengths and values
+_KINDS = pa.array([schema.COMMIT, schema.OFFSET_TOMBSTONE])
+
+
+def decode_history(raw: DataFrame) -> DataFrame:
+    """The history frame (:data:`pipeline.schema.HISTORY_COLUMNS`) of a raw frame."""
+    return raw.select("cluster", "source_partition", "source_offset", "timestamp", "key", "value").mapInArrow(
+        _decode_batches, schema.HISTORY_DDL
+    )
+
+
+def _decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        yield from decode_batch(batch).to_batches()
+
+
+class _Bytes:
+    """A binary column as one zero-padded byte buffer with per-row start, length and validity."""
+
+    def __init__(self, column: pa.Array) -> None:
+        n = len(column)
+        wide = pa.types.is_large_binary(column.type)
+        _, offsets_buf, data_buf = column.buffers()
+        every: Ints = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)
+        offsets: Ints = every[column.offset : column.offset + n + 1].astype(np.int64)
+        data: Ints = np.zeros(0, np.uint8) if data_buf is None else np.frombuffer(data_buf, dtype=np.uint8)
+        self.data: Ints = np.concatenate([data[: offsets[-1] if n else 0], np.zeros(_PAD, np.uint8)])
+        self.start: Ints = offsets[:-1]
+        self.length: Ints = offsets[1:] - offsets[:-1]
+        self.valid: Ints = column.is_valid().to_numpy(zero_copy_only=False)
+
+    def fixed(self, pos: Ints, width: int) -> Ints:
+        """The signed big-endian integer of ``width`` (2, 4, 8) bytes at each absolute position ``pos``."""
+        pos = np.clip(pos, 0, len(self.data) - _PAD)
+        grabbed = np.ascontiguousarray(self.data[pos[:, None] + np.arange(width)])
+        return grabbed.view(f">i{width}").ravel().astype(np.int64)
+
+    def u8(self, pos: Ints) -> Ints:
+        """The byte at each absolute position ``pos`` (0 past the end)."""
+        return self.data[np.clip(pos, 0, len(self.data) - 1)].astype(np.int64)
+
+    def strings(self, pos: Ints, length: Ints) -> tuple[pa.Array, npt.NDArray[Any]]:
+        """The byte strings at ``pos`` of ``length`` as an Arrow string array, and which hold non-ASCII."""
+        ends = np.zeros(len(pos) + 1, np.int64)
+        np.cumsum(length, out=ends[1:])
+        index = np.repeat(pos - ends[:-1], length) + np.arange(ends[-1])
+        flat = self.data[index]
+        high = np.zeros(len(flat) + 1, np.int64)
+        np.cumsum(flat >= 0x80, out=high[1:])
+        array = pa.StringArray.from_buffers(len(pos), pa.py_buffer(ends.astype(np.int32)), pa.py_buffer(flat))
+        return array, high[ends[1:]] != high[ends[:-1]]
+
+
+def decode_batch(batch: pa.RecordBatch) -> pa.Table:
+    """History rows of one Arrow batch of raw records (``cluster``, ``source_partition``,
+    ``source_offset``, ``timestamp``, ``key``, ``value``)."""
+    if not batch.num_rows:
+        return pa.Table.from_batches([], schema=HISTORY_SCHEMA)
+    key, value = _Bytes(batch.column("key")), _Bytes(batch.column("value"))
+    fast, columns = _offset_records(key, value)
+    rows = np.flatnonzero(fast)
+    head = {name: batch.column(name).take(rows) for name in ("cluster", "source_partition", "source_offset")}
+    head["timestamp"] = batch.column("timestamp").take(rows)
+    out = pa.RecordBatch.from_pydict(
+        {**head, **{name: array.take(rows) for name, array in columns.items()}}, schema=HISTORY_SCHEMA
+    )
+    slow = np.flatnonzero(~fast)
+    rest = _codec_rows(batch.take(pa.array(slow))) if len(slow) else []
+    return pa.Table.from_batches([out, pa.RecordBatch.from_pylist(rest, schema=HISTORY_SCHEMA)])
+
+
+def _offset_records(key: _Bytes, value: _Bytes) -> tuple[Ints, dict[str, pa.Array]]:
+    """Which rows are offset commits or tombstones the fast path decodes, and their columns (every row;
+    only those rows are meaningful)."""
+    ks = key.start
+    ok = key.valid & (key.length >= 4)
+    rt = key.fixed(ks, 2)
+    glen = key.fixed(ks + 2, 2)
+    ok &= ((rt == 0) | (rt == 1)) & (glen >= 0) & (key.length >= 6 + glen)
+    glen = np.where(ok, glen, 0)
+    tlen = key.fixed(ks + 4 + glen, 2)
+    ok &= (tlen >= 0) & (key.length == 10 + glen + np.maximum(tlen, 0))
+    tlen = np.where(ok, tlen, 0)
+    group, group_high = key.strings(np.where(ok, ks + 4, 0), glen)
+    topic, topic_high = key.strings(np.where(ok, ks + 6 + glen, 0), tlen)
+    partition = key.fixed(ks + 6 + glen + tlen, 4)
+    ok &= ~group_high & ~topic_high
+
+    tomb = ~value.valid
+    vs, vlen = value.start, value.length
+    version = np.where(vlen >= 2, value.fixed(vs, 2), -1)
+    v3 = value.valid & (version == 3) & (vlen >= 16)
+    mlen3 = np.where(v3, value.fixed(vs + 14, 2), 0)
+    v3 &= (mlen3 >= 0) & (vlen == 24 + np.maximum(mlen3, 0))
+    v4 = value.valid & (version == 4) & (vlen >= 15)
+    mbyte = np.where(v4, value.u8(vs + 14), 0)
+    v4 &= (mbyte >= 1) & (mbyte < 0x80)  # a one-byte compact length: metadata under 127 bytes
+    mlen4 = np.where(v4, mbyte - 1, 0)
+    tags = vs + 23 + mlen4  # after offset, epoch, metadata and commit timestamp
+    no_tags = v4 & (value.u8(tags) == 0) & (vlen == 24 + mlen4)
+    # exactly one tagged field, TopicId: tag 0 of 16 bytes (what Kafka 4 writes)
+    only_id = (value.u8(tags) == 1) & (value.u8(tags + 1) == 0) & (value.u8(tags + 2) == 16)
+    with_id = v4 & only_id & (vlen == 42 + mlen4)
+    v4 = no_tags | with_id
+    commit = v3 | v4
+    ok &= tomb | commit
+
+    mlen = np.where(v3, mlen3, mlen4)
+    mstart = vs + np.where(v3, 16, 15)
+    metadata, metadata_high = value.strings(np.where(commit & ok, mstart, 0), np.where(commit & ok, mlen, 0))
+    ok &= ~metadata_high
+    epoch = value.fixed(vs + 10, 4)
+    live = ok & commit
+    columns: dict[str, pa.Array] = {
+        "kind": _KINDS.take(pa.array(tomb.astype(np.int8))),
+        "record_type": pa.array(rt.astype(np.int32)),
+        "group": group,
+        "topic": topic,
+        "partition": pa.array(partition.astype(np.int32)),
+        "offset": pa.array(value.fixed(vs + 2, 8), mask=~live),
+        "leader_epoch": pa.array(epoch.astype(np.int32), mask=~live | (epoch == -1)),
+        "metadata": pc.if_else(pa.array(live), metadata, pa.scalar(None, pa.string())),
+        "commit_timestamp": pa.array(value.fixed(mstart + mlen, 8), mask=~live),
+        "expire_timestamp": pa.nulls(len(ok), pa.int64()),
+        "topic_id": _topic_ids(value, tags + 3, ok & with_id),
+    }
+    for name in ("group_state", "generation", "protocol_type", "members"):
+        columns[name] = pa.nulls(len(ok), ARCHIVE_SCHEMA.field(name).type)
+    return ok, columns
+
+
+def _topic_ids(value: _Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
+    """Kafka's text form (URL-safe base64, unpadded: 22 characters) of the 16-byte Uuid at ``pos``."""
+    raw = value.data[np.clip(np.where(present, pos, 0), 0, len(value.data) - _PAD)[:, None] + np.arange(16)]
+    groups = np.concatenate([raw, np.zeros((len(raw), 2), np.uint8)], axis=1).reshape(-1, 6, 3)
+    word = (groups[..., 0].astype(np.int64) << 16) | (groups[..., 1].astype(np.int64) << 8) | groups[..., 2]
+    sextets = np.stack([(word >> s) & 63 for s in (18, 12, 6, 0)], axis=-1).reshape(len(raw), 24)[:, :22]
+    text = _B64[sextets].ravel()
+    offsets = pa.py_buffer((np.arange(len(raw) + 1) * 22).astype(np.int32))
+    ids = pa.StringArray.from_buffers(len(raw), offsets, pa.py_buffer(text))
+    return pc.if_else(pa.array(present), ids, pa.scalar(None, pa.string()))
+
+
+def _codec_rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
+    """History rows of the records the fast path left, one codec call each."""
+    rows = []
+    cols = batch.to_pydict()
+    for cluster, part, off, ts, key, value in zip(
+        cols["cluster"],
+        cols["source_partition"],
+        cols["source_offset"],
+        cols["timestamp"],
+        cols["key"],
+        cols["value"],
+        strict=True,
+    ):
+        if key is None:
+            continue
+        try:
+            record = decode(key, value, offset=off, partition=part)
+        except DecodeError:
+            continue
+        row = history_row(record, part, off, ts)
+        if row is not None:
+            rows.append({"cluster": cluster, **row})
+    return rows
