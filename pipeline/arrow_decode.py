@@ -90,8 +90,7 @@ def decode_batch(batch: pa.RecordBatch) -> pa.Table:
     key, value = _Bytes(batch.column("key")), _Bytes(batch.column("value"))
     fast, columns = _offset_records(key, value)
     rows = np.flatnonzero(fast)
-    head = {name: batch.column(name).take(rows) for name in ("cluster", "source_partition", "source_offset")}
-    head["timestamp"] = batch.column("timestamp").take(rows)
+    head = {name: batch.column(name).take(rows) for name in schema.HISTORY_COLUMNS[:4]}
     out = pa.RecordBatch.from_pydict(
         {**head, **{name: array.take(rows) for name, array in columns.items()}}, schema=HISTORY_SCHEMA
     )
