@@ -29,6 +29,9 @@ DEFAULTS: dict[str, str] = {
     # The archive's date=/hour= directory names stay strings (zero-padded, so they compare as text).
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.execution.arrow.maxRecordsPerBatch": "20000",
+    # Parquet's standard timestamp (INT64 microseconds, UTC) rather than Spark's legacy INT96 default:
+    # what other readers expect, and the commits table is written 15% faster (bench/pipeline.py).
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.ui.showConsoleProgress": "false",  # pipeline.progress reports instead
     # The SQL decoder's generated code is one method per stage, far above HotSpot's 8000-byte limit for
     # JIT compilation: left interpreted it ran 3x slower (bench/pipeline.py, 2 M records).
