@@ -6,7 +6,8 @@ tombstones — nearly every record — are decoded by numpy over the whole batch
 read at per-row positions, strings gathered into Arrow buffers, the TopicId tag base64-encoded in bulk.
 Anything else (group records, older or newer value versions, unusual tags, non-ASCII names, corrupt
 bytes) goes to the Python codec one record at a time and becomes the row the archive would hold
-(:func:`pipeline.archive.history_row`); what the codec rejects or the history does not keep is dropped.
+(:func:`pipeline.archive.history_row`); what the history does not keep is dropped, and what the codec
+rejects is dropped and counted.
 Both paths give what the archive holds for the same record: the tests check them against the codec.
 """
 
@@ -19,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import Accumulator
 from pyspark.sql import DataFrame
 
 from collectors.codec import decode
@@ -33,16 +35,20 @@ Ints = npt.NDArray[Any]  # int64 positions, lengths and values
 _KINDS = pa.array([schema.COMMIT, schema.OFFSET_TOMBSTONE])
 
 
-def decode_history(raw: DataFrame) -> DataFrame:
-    """The history frame (:data:`pipeline.schema.HISTORY_COLUMNS`) of a raw frame."""
-    return raw.select("cluster", "source_partition", "source_offset", "timestamp", "key", "value").mapInArrow(
-        _decode_batches, schema.HISTORY_DDL
-    )
+def decode_history(raw: DataFrame, undecodable: Accumulator[int] | None = None) -> DataFrame:
+    """The history frame (:data:`pipeline.schema.HISTORY_COLUMNS`) of a raw frame; records whose bytes
+    do not decode (or have no key) are left out and added to ``undecodable`` each time the frame is
+    computed (the job computes it once, into Parquet)."""
 
+    def batches(raw_batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in raw_batches:
+            table, skipped = decode_batch(batch)
+            if skipped and undecodable is not None:
+                undecodable.add(skipped)
+            yield from table.to_batches()
 
-def _decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield from decode_batch(batch).to_batches()
+    columns = raw.select(*schema.HISTORY_COLUMNS[:4], "key", "value")
+    return columns.mapInArrow(batches, schema.HISTORY_DDL)
 
 
 class _Bytes:
@@ -82,11 +88,11 @@ class _Bytes:
         return array, high[ends[1:]] != high[ends[:-1]]
 
 
-def decode_batch(batch: pa.RecordBatch) -> pa.Table:
+def decode_batch(batch: pa.RecordBatch) -> tuple[pa.Table, int]:
     """History rows of one Arrow batch of raw records (``cluster``, ``source_partition``,
-    ``source_offset``, ``timestamp``, ``key``, ``value``)."""
+    ``source_offset``, ``timestamp``, ``key``, ``value``), and how many records did not decode."""
     if not batch.num_rows:
-        return pa.Table.from_batches([], schema=HISTORY_SCHEMA)
+        return pa.Table.from_batches([], schema=HISTORY_SCHEMA), 0
     key, value = _Bytes(batch.column("key")), _Bytes(batch.column("value"))
     fast, columns = _offset_records(key, value)
     rows = np.flatnonzero(fast)
@@ -95,8 +101,8 @@ def decode_batch(batch: pa.RecordBatch) -> pa.Table:
         {**head, **{name: array.take(rows) for name, array in columns.items()}}, schema=HISTORY_SCHEMA
     )
     slow = np.flatnonzero(~fast)
-    rest = _codec_rows(batch.take(pa.array(slow))) if len(slow) else []
-    return pa.Table.from_batches([out, pa.RecordBatch.from_pylist(rest, schema=HISTORY_SCHEMA)])
+    rest, skipped = _codec_rows(batch.take(pa.array(slow))) if len(slow) else ([], 0)
+    return pa.Table.from_batches([out, pa.RecordBatch.from_pylist(rest, schema=HISTORY_SCHEMA)]), skipped
 
 
 def _offset_records(key: _Bytes, value: _Bytes) -> tuple[Ints, dict[str, pa.Array]]:
@@ -171,9 +177,10 @@ def _topic_ids(value: _Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
     return pc.if_else(pa.array(present), ids, pa.scalar(None, pa.string()))
 
 
-def _codec_rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    """History rows of the records the fast path left, one codec call each."""
+def _codec_rows(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], int]:
+    """History rows of the records the fast path left, one codec call each, and the undecodable count."""
     rows = []
+    skipped = 0
     cols = batch.to_pydict()
     for cluster, part, off, ts, key, value in zip(
         cols["cluster"],
@@ -184,13 +191,14 @@ def _codec_rows(batch: pa.RecordBatch) -> list[dict[str, Any]]:
         cols["value"],
         strict=True,
     ):
-        if key is None:
-            continue
         try:
-            record = decode(key, value, offset=off, partition=part)
+            record = decode(key, value, offset=off, partition=part) if key is not None else None
         except DecodeError:
+            record = None
+        if record is None:
+            skipped += 1
             continue
         row = history_row(record, part, off, ts)
         if row is not None:
             rows.append({"cluster": cluster, **row})
-    return rows
+    return rows, skipped

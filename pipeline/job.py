@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pyspark import Accumulator
 from pyspark.sql import DataFrame, SparkSession
 
 from pipeline import sources
@@ -27,10 +29,14 @@ from pipeline.records import decode_records
 from pipeline.report import write_report
 
 TABLES = ("commits", "anomalies", "blast_radius")
+log = logging.getLogger(__name__)
 
 
-def load_history(spark: SparkSession, options: HistoryOptions) -> tuple[DataFrame, DataFrame | None]:
-    """The history frame of the chosen source, and the raw frame when there is one."""
+def load_history(
+    spark: SparkSession, options: HistoryOptions, undecodable: Accumulator[int] | None = None
+) -> tuple[DataFrame, DataFrame | None]:
+    """The history frame of the chosen source, and the raw frame when there is one (records that do not
+    decode are counted in ``undecodable`` as the history is computed)."""
     window = {"since": options.since, "until": options.until}
     if options.source == "archive":
         if options.archive is None:
@@ -46,7 +52,7 @@ def load_history(spark: SparkSession, options: HistoryOptions) -> tuple[DataFram
         raw = sources.read_kafka(
             spark, options.bootstrap_servers, cluster=options.cluster, options=options.kafka_options, **window
         )
-    return decode_history(raw), raw
+    return decode_history(raw, undecodable), raw
 
 
 def run_history(
@@ -58,7 +64,8 @@ def run_history(
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
     progress.phase(f"reading {options.source}")
-    history, raw = load_history(spark, options)
+    undecodable = spark.sparkContext.accumulator(0)
+    history, raw = load_history(spark, options, undecodable)
     if raw is not None:
         # Decode once: the tables below read the decoded history, not Kafka or the snapshots again.
         if options.records:
@@ -67,6 +74,8 @@ def run_history(
         progress.phase("decoding (history)")
         history.write.mode("overwrite").parquet(str(out / "history"))
         history = spark.read.parquet(str(out / "history"))
+        if undecodable.value:
+            log.warning("%d records of %s did not decode: left out", undecodable.value, options.source)
     progress.phase("writing commits")
     commits_table(history).write.mode("overwrite").parquet(str(out / "commits"))
     commits = spark.read.parquet(str(out / "commits"))
@@ -91,6 +100,8 @@ def run_history(
         "anomalies": anomalies.count(),
         "incidents": blast.select("incident_id").distinct().count(),
     }
+    if raw is not None:
+        facts["undecodable_records"] = undecodable.value
     if options.report:
         progress.phase("report")
         facts["wall_seconds"] = round(time.monotonic() - t0, 1)

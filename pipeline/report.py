@@ -171,10 +171,23 @@ def write_report(
     return report
 
 
+FACTS = (
+    "source",
+    "since",
+    "until",
+    "records",
+    "undecodable_records",
+    "commits",
+    "anomalies",
+    "incidents",
+    "wall_seconds",
+)
+
+
 def markdown(report: dict[str, Any]) -> str:
     """report.md: the run's facts, anomalies by kind, and the worst incidents with their timelines."""
     lines = ["# Offset-commit history report", ""]
-    for key in ("source", "since", "until", "records", "commits", "anomalies", "incidents", "wall_seconds"):
+    for key in FACTS:
         if key in report:
             lines.append(f"- **{key}**: {report[key]}")
     lines += ["", "## Anomalies by kind", ""]

@@ -51,8 +51,20 @@ def _expected(pairs: Pairs) -> list[dict[str, Any]]:
 
 
 def _decoded(pairs: Pairs) -> list[dict[str, Any]]:
-    rows = decode_batch(_batch(pairs)).to_pylist()
-    return sorted(rows, key=lambda r: r["source_offset"])
+    table, _ = decode_batch(_batch(pairs))
+    return sorted(table.to_pylist(), key=lambda r: r["source_offset"])
+
+
+def _undecodable(pairs: Pairs) -> int:
+    """Records the codec rejects (and keyless ones)."""
+    bad = 0
+    for key, value in pairs:
+        try:
+            decode(key, value) if key is not None else None
+        except DecodeError:
+            bad += 1
+        bad += key is None
+    return bad
 
 
 def _commits(n: int, seed: int = 3) -> Pairs:
@@ -80,10 +92,11 @@ def _commits(n: int, seed: int = 3) -> Pairs:
     return pairs
 
 
-def test_decode_batch_every_type_and_version_equals_codec() -> None:
+def test_decode_batch_every_type_and_version_equals_codec_counts_undecodable() -> None:
     pairs: Pairs = [*raw_corpus(), (None, b"\x00\x03")]
 
     assert _decoded(pairs) == _expected(pairs)
+    assert decode_batch(_batch(pairs))[1] == _undecodable(pairs) == 3  # truncated value, key; no key
 
 
 def test_decode_batch_broker_written_commits_take_the_numpy_path_and_equal_codec() -> None:
@@ -105,7 +118,7 @@ def test_decode_batch_topic_id_text_equals_kafka_uuid_text() -> None:
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_decode_batch_corrupted_records_equal_codec_never_raise(seed: int) -> None:
+def test_decode_batch_corrupted_records_equal_codec_never_raise_counted(seed: int) -> None:
     rng = random.Random(seed)
     pairs: Pairs = []
     for key, value in [*_commits(300, seed), *raw_corpus()]:
@@ -121,19 +134,21 @@ def test_decode_batch_corrupted_records_equal_codec_never_raise(seed: int) -> No
         pairs.append((bytes(key_b), None if value_b is None else bytes(value_b)))
 
     assert _decoded(pairs) == _expected(pairs)
+    assert decode_batch(_batch(pairs))[1] == _undecodable(pairs) > 0
 
 
 def test_decode_batch_sliced_arrow_batch_reads_its_own_rows() -> None:
     pairs = _commits(50)
     sliced = _batch(pairs).slice(20, 10)
 
-    rows = sorted(decode_batch(sliced).to_pylist(), key=lambda r: r["source_offset"])
+    rows = sorted(decode_batch(sliced)[0].to_pylist(), key=lambda r: r["source_offset"])
 
     assert rows == _expected(pairs)[20:30]
 
 
 def test_decode_batch_empty_batch() -> None:
-    assert decode_batch(_batch([])).num_rows == 0
+    table, skipped = decode_batch(_batch([]))
+    assert (table.num_rows, skipped) == (0, 0)
 
 
 def test_decode_history_spark_equals_codec(spark: Any) -> None:
@@ -142,6 +157,11 @@ def test_decode_history_spark_equals_codec(spark: Any) -> None:
         [("c", 7, i, 1_700_000_000_000 + i, k, v) for i, (k, v) in enumerate(pairs)], schema.RAW_DDL
     )
 
-    got = [r.asDict() for r in decode_history(raw).orderBy("source_offset").collect()]
+    undecodable = spark.sparkContext.accumulator(0)
+
+    got = sorted(
+        (r.asDict() for r in decode_history(raw, undecodable).collect()), key=lambda r: r["source_offset"]
+    )
 
     assert got == _expected(pairs)
+    assert undecodable.value == _undecodable(pairs) > 0

@@ -106,3 +106,45 @@ def test_options_from_cli_arguments_times_and_kafka_options() -> None:
     assert options.since == parse_time("2026-11-01T00:00:00Z") == 1_793_491_200_000
     assert options.kafka_options == {"kafka.security.protocol": "SSL"}
     assert options.bootstrap_servers == "b:9092"
+
+
+def _snapshot(directory: Path, records: list[tuple[bytes, bytes | None]]) -> None:
+    """A snapshot directory as the snapshot writer lays it out (manifest + records.jsonl.gz)."""
+    import base64
+    import gzip
+
+    directory.mkdir(parents=True)
+    (directory / "manifest.json").write_text(json.dumps({"cluster": "c"}))
+    lines = [
+        {
+            "partition": 3,
+            "offset": i,
+            "timestamp": T0 * 1000 + i,
+            "key": base64.b64encode(key).decode(),
+            "value": None if value is None else base64.b64encode(value).decode(),
+            "producer_id": -1,
+            "transactional": False,
+            "control": False,
+            "marker": None,
+        }
+        for i, (key, value) in enumerate(records)
+    ]
+    with gzip.open(directory / "records.jsonl.gz", "wt") as f:
+        f.writelines(json.dumps(line) + "\n" for line in lines)
+
+
+def test_run_history_snapshots_undecodable_records_counted_and_reported(spark: Any, tmp_path: Path) -> None:
+    from tests.collectors.codec import encode as e
+
+    key = e.offset_key("g", "t", 0)
+    good = e.offset_value(3, 10, "", T0 * 1000, leader_epoch=1)
+    records = [(key, good), (key, good[:-3]), (key, e.offset_value(3, 12, "", T0 * 1000 + 1)), (key, None)]
+    _snapshot(tmp_path / "snapshots" / "s-1", records)
+
+    facts = run_history(
+        spark, HistoryOptions(source="snapshots", out=tmp_path / "out", snapshots=tmp_path / "snapshots")
+    )
+
+    assert (facts["commits"], facts["undecodable_records"]) == (3, 1)  # two commits and a tombstone
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["undecodable_records"] == 1
+    assert "- **undecodable_records**: 1" in (tmp_path / "out" / "report.md").read_text()
