@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from py4j.protocol import Py4JJavaError
+from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -139,13 +141,52 @@ def read_kafka(
     return between(raw, since, until)
 
 
+RANGES_COLUMNS = ("cluster", "topic", "partition", "at", "log_start", "log_end")
+RANGES_DDL = (
+    "`cluster` string, `topic` string, `partition` int, `at` bigint, `log_start` bigint, `log_end` bigint"
+)
+
+
 def read_ranges(spark: SparkSession, path: Path | str) -> DataFrame:
     """Log-range samples (``cluster, topic, partition, at`` ms, ``log_start, log_end``) from Parquet,
-    or from JSON lines when the name ends in .json/.jsonl."""
-    ddl = (
-        "`cluster` string, `topic` string, `partition` int, `at` bigint, `log_start` bigint, `log_end` bigint"
-    )
+    or from JSON lines when the name ends in .json/.jsonl(.gz).
+
+    The file is checked here, before the job uses it: PipelineError when it is missing, unreadable
+    (a malformed JSON line, a value of the wrong type, not Parquet), or has a row without every field.
+    """
     text = str(path)
+    if not Path(text).exists():
+        raise PipelineError(f"no log ranges at {text}")
+    reader = spark.read.schema(RANGES_DDL)
     if text.endswith((".json", ".jsonl", ".jsonl.gz")):
-        return spark.read.schema(ddl).json(text)
-    return spark.read.schema(ddl).parquet(text)
+        ranges = reader.option("mode", "FAILFAST").json(text)
+    else:
+        ranges = reader.parquet(text)
+    try:
+        incomplete = ranges.where(" or ".join(f"`{c}` is null" for c in RANGES_COLUMNS)).count()
+    except (PySparkException, Py4JJavaError) as exc:
+        raise PipelineError(f"unreadable log ranges {text}: {_cause(exc)}") from exc
+    if incomplete:
+        raise PipelineError(
+            f"{incomplete} log-range rows of {text} lack a field (each needs {', '.join(RANGES_COLUMNS)})"
+        )
+    return ranges
+
+
+def _cause(exc: Exception) -> str:
+    """The first line of the JVM's message and of its root cause (a Py4JJavaError's own text is a Java
+    stack trace)."""
+    java = getattr(exc, "java_exception", None)
+    if java is None:
+        return _first_line(str(exc)) or type(exc).__name__
+    lines = [_first_line(str(java.getMessage()))]
+    root = java
+    while root.getCause() is not None:
+        root = root.getCause()
+    if root is not java:
+        lines.append(_first_line(str(root.getMessage())))
+    return ": ".join(line for line in lines if line)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
