@@ -51,7 +51,7 @@ def decode_history(raw: DataFrame, undecodable: Accumulator[int] | None = None) 
     return columns.mapInArrow(batches, schema.HISTORY_DDL)
 
 
-class _Bytes:
+class Bytes:
     """A binary column as one zero-padded byte buffer with per-row start, length and validity."""
 
     def __init__(self, column: pa.Array) -> None:
@@ -93,21 +93,20 @@ def decode_batch(batch: pa.RecordBatch) -> tuple[pa.Table, int]:
     ``source_offset``, ``timestamp``, ``key``, ``value``), and how many records did not decode."""
     if not batch.num_rows:
         return pa.Table.from_batches([], schema=HISTORY_SCHEMA), 0
-    key, value = _Bytes(batch.column("key")), _Bytes(batch.column("value"))
-    fast, columns = _offset_records(key, value)
+    key, value = Bytes(batch.column("key")), Bytes(batch.column("value"))
+    fast, columns = offset_records(key, value)
     rows = np.flatnonzero(fast)
     head = {name: batch.column(name).take(rows) for name in schema.HISTORY_COLUMNS[:4]}
-    out = pa.RecordBatch.from_pydict(
-        {**head, **{name: array.take(rows) for name, array in columns.items()}}, schema=HISTORY_SCHEMA
-    )
+    body = {name: columns[name].take(rows) for name in HISTORY_SCHEMA.names[4:]}
+    out = pa.RecordBatch.from_pydict({**head, **body}, schema=HISTORY_SCHEMA)
     slow = np.flatnonzero(~fast)
     rest, skipped = _codec_rows(batch.take(pa.array(slow))) if len(slow) else ([], 0)
     return pa.Table.from_batches([out, pa.RecordBatch.from_pylist(rest, schema=HISTORY_SCHEMA)]), skipped
 
 
-def _offset_records(key: _Bytes, value: _Bytes) -> tuple[Ints, dict[str, pa.Array]]:
-    """Which rows are offset commits or tombstones the fast path decodes, and their columns (every row;
-    only those rows are meaningful)."""
+def offset_records(key: Bytes, value: Bytes) -> tuple[Ints, dict[str, pa.Array]]:
+    """Which rows are offset commits or tombstones the fast path decodes, and their history columns plus
+    ``version`` (the value's; null for tombstones), for every row: only those rows are meaningful."""
     ks = key.start
     ok = key.valid & (key.length >= 4)
     rt = key.fixed(ks, 2)
@@ -162,10 +161,11 @@ def _offset_records(key: _Bytes, value: _Bytes) -> tuple[Ints, dict[str, pa.Arra
     }
     for name in ("group_state", "generation", "protocol_type", "members"):
         columns[name] = pa.nulls(len(ok), ARCHIVE_SCHEMA.field(name).type)
+    columns["version"] = pa.array(version.astype(np.int32), mask=tomb)
     return ok, columns
 
 
-def _topic_ids(value: _Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
+def _topic_ids(value: Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
     """Kafka's text form (URL-safe base64, unpadded: 22 characters) of the 16-byte Uuid at ``pos``."""
     raw = value.data[np.clip(np.where(present, pos, 0), 0, len(value.data) - _PAD)[:, None] + np.arange(16)]
     groups = np.concatenate([raw, np.zeros((len(raw), 2), np.uint8)], axis=1).reshape(-1, 6, 3)

@@ -1,11 +1,12 @@
 """Every record type the Python codec decodes, decoded inside Spark: the ``records`` frame.
 
-Offset commits and their tombstones (types 0 and 1, nearly every record of a real cluster) are decoded
-by the SQL expressions of :mod:`pipeline.decode`. The rest — classic group metadata with its embedded
-consumer protocol, KIP-848, share and streams group records, unknown versions, corrupt bytes — goes
-through ``mapInArrow``: whole Arrow batches handed to :func:`collectors.codec.decode`, so no per-row
-Python UDF runs and the nested records keep one definition (the codec's). :func:`record_row` is the
-one mapping from a codec record to a row; tests build the expected frame with it.
+Whole Arrow batches (``mapInArrow``, no per-row UDF). Offset commits and their tombstones as brokers
+write them (nearly every record of a real cluster) are decoded in bulk by the numpy path of
+:mod:`pipeline.arrow_decode`. The rest — classic group metadata with its embedded consumer protocol,
+KIP-848, share and streams group records, other versions, corrupt bytes — goes to
+:func:`collectors.codec.decode` record by record, so the nested records keep one definition (the
+codec's). :func:`record_row` is the one mapping from a codec record to a row; tests build the expected
+frame with it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from collectors.codec import (
     OffsetCommit,
@@ -26,7 +27,7 @@ from collectors.codec import (
 )
 from collectors.errors import DecodeError
 from collectors.snapshots.lines import jsonable
-from pipeline.decode import commit_values, key_fields, where
+from pipeline.arrow_decode import Bytes, offset_records
 
 RECORD_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("source_partition", pa.int32()),
@@ -50,6 +51,7 @@ RECORDS_DDL = ", ".join(
     f"`{name}` {'string' if kind == pa.string() else 'int' if kind == pa.int32() else 'bigint'}"
     for name, kind in RECORD_FIELDS
 )
+_COMMIT_TYPES = pa.array(["OffsetCommit", "OffsetCommitTombstone"])
 _COMMIT_FIELDS = ("offset", "leader_epoch", "metadata", "commit_timestamp", "expire_timestamp", "topic_id")
 
 
@@ -91,30 +93,30 @@ def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=RECORD_SCHEMA)
 
 
-def _decode_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def records_batch(batch: pa.RecordBatch) -> pa.Table:
+    """``records`` rows of one Arrow batch of raw records: the numpy path's offset commits and
+    tombstones, then the codec's rows for the rest (:func:`decode_batch`)."""
+    if not batch.num_rows:
+        return pa.Table.from_batches([], schema=RECORD_SCHEMA)
+    fast, columns = offset_records(Bytes(batch.column("key")), Bytes(batch.column("value")))
+    rows = np.flatnonzero(fast)
+    tomb = np.asarray(batch.column("value").is_null().to_numpy(zero_copy_only=False))[rows]
+    out = {name: batch.column(name).take(rows) for name in ("source_partition", "source_offset")}
+    out["type"] = _COMMIT_TYPES.take(pa.array(tomb.astype(np.int8)))
+    for name in RECORD_SCHEMA.names[3:-1]:
+        out[name] = columns[name].take(rows)
+    out["fields"] = pa.nulls(len(rows), pa.string())
+    slow = np.flatnonzero(~fast)
+    rest = decode_batch(batch.take(pa.array(slow)))
+    return pa.Table.from_batches([pa.RecordBatch.from_pydict(out, schema=RECORD_SCHEMA), rest])
+
+
+def _records_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     for batch in batches:
-        yield decode_batch(batch)
+        yield from records_batch(batch).to_batches()
 
 
 def decode_records(raw: DataFrame) -> DataFrame:
-    """Every raw record as a ``records`` row: SQL for offset commits, Arrow batches for the rest."""
-    keyed = key_fields(raw)
-    sql_side = "coalesce(rt in (0, 1) and key_ok and (value is null or ver >= 0), false)"
-    commits = commit_values(where(keyed, sql_side))
-    ok = "value is null or value_ok"
-    commit_rows = commits.select(
-        "source_partition",
-        "source_offset",
-        F.expr(
-            "case when value is null then 'OffsetCommitTombstone' "
-            f"when {ok} then 'OffsetCommit' else 'DecodeError' end"
-        ).alias("type"),
-        *[
-            F.expr(f"case when {ok} then {name} end").alias(name)
-            for name in ("rt", "ver", "group", "topic", "partition", *_COMMIT_FIELDS)
-        ],
-        F.lit(None).cast("string").alias("fields"),
-    ).withColumnsRenamed({"rt": "record_type", "ver": "version"})
-    rest = where(keyed, f"not {sql_side}").select("source_partition", "source_offset", "key", "value")
-    other_rows = rest.mapInArrow(_decode_batches, RECORDS_DDL)
-    return commit_rows.unionByName(other_rows)
+    """Every raw record as a ``records`` row."""
+    columns = raw.select("source_partition", "source_offset", "key", "value")
+    return columns.mapInArrow(_records_batches, RECORDS_DDL)

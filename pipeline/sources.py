@@ -2,7 +2,7 @@
 
 Each reader returns a frame the analysis takes: :func:`read_archive` the history frame directly (it is
 decoded already), :func:`read_snapshots` and :func:`read_kafka` a raw frame for
-:func:`pipeline.decode.decode_history`. Times (``since``/``until``) are epoch ms, inclusive/exclusive.
+:func:`pipeline.arrow_decode.decode_history`. Times (``since``/``until``) are epoch ms, inclusive/exclusive.
 """
 
 from __future__ import annotations

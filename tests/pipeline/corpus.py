@@ -3,7 +3,11 @@ encoder of the codec suite (written from Kafka's schemas, independently of eithe
 
 from __future__ import annotations
 
+import random
+
 from tests.collectors.codec import encode as e
+
+Pairs = list[tuple[bytes | None, bytes | None]]
 
 TOPIC_ID = bytes(range(16))
 
@@ -52,3 +56,28 @@ def raw_corpus() -> list[tuple[bytes, bytes | None]]:
     out.append((e.i16(99) + e.string("who"), e.i16(0)))  # unknown type
     out.append((b"\x00", b"\x00\x00"))  # truncated key
     return out
+
+
+def broker_commits(n: int, seed: int = 3) -> Pairs:
+    """Offset commits as brokers write them (v3, v4 with and without TopicId), tombstones, legacy keys."""
+    rng = random.Random(seed)
+    pairs: Pairs = []
+    for i in range(n):
+        key = e.offset_key(f"group-{rng.randrange(50)}", f"topic.{rng.randrange(9)}", rng.randrange(64))
+        meta = "m" * rng.choice((0, 0, 5, 126))
+        choice = rng.randrange(5)
+        if choice == 0:
+            pairs.append((key, None))
+        elif choice == 1:
+            pairs.append(
+                (key, e.offset_value(3, i * 7, meta, 1_700_000_000_000 + i, leader_epoch=rng.choice((-1, 4))))
+            )
+        elif choice == 2:
+            pairs.append((key, e.offset_value(4, i * 7, meta, 1_700_000_000_000 + i, leader_epoch=9)))
+        elif choice == 3:
+            tid = bytes(rng.randrange(256) for _ in range(16))
+            pairs.append((key, e.offset_value(4, -i, meta, 1_700_000_000_000 + i, topic_id=tid)))
+        else:
+            legacy = e.offset_key("legacy", "t", i, record_type=0)
+            pairs.append((legacy, e.offset_value(3, i, meta, 1_700_000_000_000 + i, leader_epoch=1)))
+    return pairs

@@ -13,11 +13,9 @@ from collectors.codec import decode
 from collectors.errors import DecodeError
 from pipeline import schema
 from pipeline.archive import history_row
-from pipeline.arrow_decode import HISTORY_SCHEMA, _Bytes, _offset_records, decode_batch, decode_history
+from pipeline.arrow_decode import HISTORY_SCHEMA, Bytes, decode_batch, decode_history, offset_records
 from tests.collectors.codec import encode as e
-from tests.pipeline.corpus import TOPIC_ID, raw_corpus
-
-Pairs = list[tuple[bytes | None, bytes | None]]
+from tests.pipeline.corpus import TOPIC_ID, Pairs, broker_commits, raw_corpus
 
 
 def _batch(pairs: Pairs) -> pa.RecordBatch:
@@ -67,31 +65,6 @@ def _undecodable(pairs: Pairs) -> int:
     return bad
 
 
-def _commits(n: int, seed: int = 3) -> Pairs:
-    """Offset commits as brokers write them (v3, v4 with and without TopicId), tombstones, legacy keys."""
-    rng = random.Random(seed)
-    pairs: Pairs = []
-    for i in range(n):
-        key = e.offset_key(f"group-{rng.randrange(50)}", f"topic.{rng.randrange(9)}", rng.randrange(64))
-        meta = "m" * rng.choice((0, 0, 5, 126))
-        choice = rng.randrange(5)
-        if choice == 0:
-            pairs.append((key, None))
-        elif choice == 1:
-            pairs.append(
-                (key, e.offset_value(3, i * 7, meta, 1_700_000_000_000 + i, leader_epoch=rng.choice((-1, 4))))
-            )
-        elif choice == 2:
-            pairs.append((key, e.offset_value(4, i * 7, meta, 1_700_000_000_000 + i, leader_epoch=9)))
-        elif choice == 3:
-            tid = bytes(rng.randrange(256) for _ in range(16))
-            pairs.append((key, e.offset_value(4, -i, meta, 1_700_000_000_000 + i, topic_id=tid)))
-        else:
-            legacy = e.offset_key("legacy", "t", i, record_type=0)
-            pairs.append((legacy, e.offset_value(3, i, meta, 1_700_000_000_000 + i, leader_epoch=1)))
-    return pairs
-
-
 def test_decode_batch_every_type_and_version_equals_codec_counts_undecodable() -> None:
     pairs: Pairs = [*raw_corpus(), (None, b"\x00\x03")]
 
@@ -100,9 +73,9 @@ def test_decode_batch_every_type_and_version_equals_codec_counts_undecodable() -
 
 
 def test_decode_batch_broker_written_commits_take_the_numpy_path_and_equal_codec() -> None:
-    pairs = _commits(2000)
+    pairs = broker_commits(2000)
     batch = _batch(pairs)
-    fast, _ = _offset_records(_Bytes(batch.column("key")), _Bytes(batch.column("value")))
+    fast, _ = offset_records(Bytes(batch.column("key")), Bytes(batch.column("value")))
 
     assert fast.all()  # every one decoded in bulk, none by the codec
     assert _decoded(pairs) == _expected(pairs)
@@ -121,7 +94,7 @@ def test_decode_batch_topic_id_text_equals_kafka_uuid_text() -> None:
 def test_decode_batch_corrupted_records_equal_codec_never_raise_counted(seed: int) -> None:
     rng = random.Random(seed)
     pairs: Pairs = []
-    for key, value in [*_commits(300, seed), *raw_corpus()]:
+    for key, value in [*broker_commits(300, seed), *raw_corpus()]:
         key_b, value_b = bytearray(key or b""), None if value is None else bytearray(value)
         target = value_b if value_b and rng.random() < 0.7 else key_b
         mutation = rng.randrange(3)
@@ -138,7 +111,7 @@ def test_decode_batch_corrupted_records_equal_codec_never_raise_counted(seed: in
 
 
 def test_decode_batch_sliced_arrow_batch_reads_its_own_rows() -> None:
-    pairs = _commits(50)
+    pairs = broker_commits(50)
     sliced = _batch(pairs).slice(20, 10)
 
     rows = sorted(decode_batch(sliced)[0].to_pylist(), key=lambda r: r["source_offset"])
@@ -152,7 +125,7 @@ def test_decode_batch_empty_batch() -> None:
 
 
 def test_decode_history_spark_equals_codec(spark: Any) -> None:
-    pairs = [*_commits(500), *raw_corpus()]
+    pairs = [*broker_commits(500), *raw_corpus()]
     raw = spark.createDataFrame(
         [("c", 7, i, 1_700_000_000_000 + i, k, v) for i, (k, v) in enumerate(pairs)], schema.RAW_DDL
     )
