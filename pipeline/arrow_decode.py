@@ -33,6 +33,7 @@ _PAD = 32  # zero bytes after each buffer: fixed-width reads past a short record
 _B64 = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", dtype=np.uint8)
 Ints = npt.NDArray[Any]  # int64 positions, lengths and values
 _KINDS = pa.array([schema.COMMIT, schema.OFFSET_TOMBSTONE])
+_GROUP_COLUMNS = ("group_state", "generation", "protocol_type", "members")
 
 
 def decode_history(raw: DataFrame, undecodable: Accumulator[int] | None = None) -> DataFrame:
@@ -107,6 +108,20 @@ def decode_batch(batch: pa.RecordBatch) -> tuple[pa.Table, int]:
 def offset_records(key: Bytes, value: Bytes) -> tuple[Ints, dict[str, pa.Array]]:
     """Which rows are offset commits or tombstones the fast path decodes, and their history columns plus
     ``version`` (the value's; null for tombstones), for every row: only those rows are meaningful."""
+    ok, key_columns = _offset_keys(key)
+    commit, non_ascii, value_columns = _offset_values(value, ok)
+    tomb = ~value.valid
+    return ok & (tomb | commit) & ~non_ascii, {
+        "kind": _KINDS.take(pa.array(tomb.astype(np.int8))),
+        **key_columns,
+        **value_columns,
+        **{name: pa.nulls(len(ok), ARCHIVE_SCHEMA.field(name).type) for name in _GROUP_COLUMNS},
+    }
+
+
+def _offset_keys(key: Bytes) -> tuple[Ints, dict[str, pa.Array]]:
+    """OffsetCommitKey (type 0/1: group, topic, partition) of each row, and which hold exactly that in
+    ASCII names."""
     ks = key.start
     ok = key.valid & (key.length >= 4)
     rt = key.fixed(ks, 2)
@@ -119,9 +134,18 @@ def offset_records(key: Bytes, value: Bytes) -> tuple[Ints, dict[str, pa.Array]]
     group, group_high = key.strings(np.where(ok, ks + 4, 0), glen)
     topic, topic_high = key.strings(np.where(ok, ks + 6 + glen, 0), tlen)
     partition = key.fixed(ks + 6 + glen + tlen, 4)
-    ok &= ~group_high & ~topic_high
+    columns = {
+        "record_type": pa.array(rt.astype(np.int32)),
+        "group": group,
+        "topic": topic,
+        "partition": pa.array(partition.astype(np.int32)),
+    }
+    return ok & ~group_high & ~topic_high, columns
 
-    tomb = ~value.valid
+
+def _offset_values(value: Bytes, ok: Ints) -> tuple[Ints, Ints, dict[str, pa.Array]]:
+    """OffsetCommitValue v3 or v4 (at most the TopicId tag) of each row: which are, which have non-ASCII
+    metadata (left to the codec), and their columns (null where not a commit or not ``ok``)."""
     vs, vlen = value.start, value.length
     version = np.where(vlen >= 2, value.fixed(vs, 2), -1)
     v3 = value.valid & (version == 3) & (vlen >= 16)
@@ -136,33 +160,22 @@ def offset_records(key: Bytes, value: Bytes) -> tuple[Ints, dict[str, pa.Array]]
     # exactly one tagged field, TopicId: tag 0 of 16 bytes (what Kafka 4 writes)
     only_id = (value.u8(tags) == 1) & (value.u8(tags + 1) == 0) & (value.u8(tags + 2) == 16)
     with_id = v4 & only_id & (vlen == 42 + mlen4)
-    v4 = no_tags | with_id
-    commit = v3 | v4
-    ok &= tomb | commit
-
+    commit = v3 | no_tags | with_id
+    live = ok & commit
     mlen = np.where(v3, mlen3, mlen4)
     mstart = vs + np.where(v3, 16, 15)
-    metadata, metadata_high = value.strings(np.where(commit & ok, mstart, 0), np.where(commit & ok, mlen, 0))
-    ok &= ~metadata_high
+    metadata, non_ascii = value.strings(np.where(live, mstart, 0), np.where(live, mlen, 0))
     epoch = value.fixed(vs + 10, 4)
-    live = ok & commit
-    columns: dict[str, pa.Array] = {
-        "kind": _KINDS.take(pa.array(tomb.astype(np.int8))),
-        "record_type": pa.array(rt.astype(np.int32)),
-        "group": group,
-        "topic": topic,
-        "partition": pa.array(partition.astype(np.int32)),
+    columns = {
+        "version": pa.array(version.astype(np.int32), mask=~value.valid),
         "offset": pa.array(value.fixed(vs + 2, 8), mask=~live),
         "leader_epoch": pa.array(epoch.astype(np.int32), mask=~live | (epoch == -1)),
         "metadata": pc.if_else(pa.array(live), metadata, pa.scalar(None, pa.string())),
         "commit_timestamp": pa.array(value.fixed(mstart + mlen, 8), mask=~live),
         "expire_timestamp": pa.nulls(len(ok), pa.int64()),
-        "topic_id": _topic_ids(value, tags + 3, ok & with_id),
+        "topic_id": _topic_ids(value, tags + 3, live & with_id),
     }
-    for name in ("group_state", "generation", "protocol_type", "members"):
-        columns[name] = pa.nulls(len(ok), ARCHIVE_SCHEMA.field(name).type)
-    columns["version"] = pa.array(version.astype(np.int32), mask=tomb)
-    return ok, columns
+    return commit, non_ascii, columns
 
 
 def _topic_ids(value: Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
