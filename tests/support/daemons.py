@@ -43,6 +43,20 @@ def die_with_parent() -> Callable[[], None]:
     return preexec
 
 
+def wait_http(proc: subprocess.Popen[bytes], url: str, log_path: Path, *, poll: float = 0.3) -> None:
+    """Until ``url`` answers (60 s at most); fails with the end of ``log_path`` if ``proc`` exits first."""
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, f"{proc.args!r} exited: {log_path.read_text()[-3000:]}"
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(poll)
+
+
 @contextmanager
 def running_daemon(argv: Callable[[int], list[str]], log_path: Path, *, poll: float = 0.3) -> Iterator[str]:
     """``argv(port)`` started with its output in ``log_path``; yields ``http://127.0.0.1:<port>`` once
@@ -53,16 +67,7 @@ def running_daemon(argv: Callable[[int], list[str]], log_path: Path, *, poll: fl
         proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent())
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, f"{command[0]} exited: {log_path.read_text()[-2000:]}"
-            try:
-                with urllib.request.urlopen(f"{base}/-/ready", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(poll)
+        wait_http(proc, f"{base}/-/ready", log_path, poll=poll)
         yield base
     finally:
         proc.terminate()

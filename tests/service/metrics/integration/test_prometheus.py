@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from tests.service.metrics.integration.prometheus import (
     running_prometheus,
 )
 from tests.service.metrics.serving import free_port
+from tests.support.daemons import wait_http
 
 pytestmark = pytest.mark.integration
 
@@ -90,16 +90,7 @@ def offsetguard(kafka1: SandboxCluster, lagging_group: None, tmp_path: Path) -> 
         preexec_fn=die_with_parent(),
     )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.3)
+        wait_http(proc, f"http://127.0.0.1:{port}/healthz", tmp_path / "serve.log")
         yield f"127.0.0.1:{port}"
     finally:
         proc.send_signal(signal.SIGTERM)
