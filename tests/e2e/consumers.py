@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import kafka.errors as kerr
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from service.sandbox.cluster import SandboxCluster
@@ -22,6 +22,9 @@ def group_consumer(
         auto_offset_reset=reset,
         session_timeout_ms=10_000,
         heartbeat_interval_ms=1000,
+        # The rebalance timeout: how long the coordinator holds a JoinGroup for members that do not rejoin
+        # (the default, 5 min, outlasts every wait here). These members poll every 200 ms.
+        max_poll_interval_ms=20_000,
         **config,
     )
 
@@ -50,11 +53,26 @@ def commit_now(
             consumer.commit(offsets)
             return
         except (kerr.RebalanceInProgressError, kerr.CommitFailedError, kerr.CoordinatorNotAvailableError):
-            assert time.monotonic() < deadline, "commit refused for 60 s"
+            assert time.monotonic() < deadline, f"commit refused for 60 s: {_membership(consumer)}"
             assigned = consumer.assignment()
             consumer.pause(*assigned)
             consumer.poll(timeout_ms=200)
             consumer.resume(*assigned)
+
+
+def _membership(consumer: KafkaConsumer) -> str:
+    """The member's own view of its group and the coordinator's, for a failure message."""
+    coordinator = consumer._coordinator
+    group = coordinator.group_id
+    admin = KafkaAdminClient(bootstrap_servers=consumer.config["bootstrap_servers"])
+    try:
+        broker = repr(admin.describe_groups([group]))[:2000]
+    except kerr.KafkaError as exc:
+        broker = f"not described: {exc!r}"
+    finally:
+        admin.close()
+    member = f"{coordinator.state} {coordinator._generation}"
+    return f"member {member}; coordinator {coordinator.coordinator_id}: {broker}"
 
 
 def consume_and_commit(kafka: SandboxCluster, group: str, topic: str, upto: int, timeout: float = 60) -> None:
