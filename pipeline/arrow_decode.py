@@ -69,9 +69,12 @@ class Bytes:
 
     def fixed(self, pos: Ints, width: int) -> Ints:
         """The signed big-endian integer of ``width`` (2, 4, 8) bytes at each absolute position ``pos``."""
-        pos = np.clip(pos, 0, len(self.data) - _PAD)
-        grabbed = np.ascontiguousarray(self.data[pos[:, None] + np.arange(width)])
-        return grabbed.view(f">i{width}").ravel().astype(np.int64)
+        return self.span(pos, width).view(f">i{width}").ravel().astype(np.int64)
+
+    def span(self, pos: Ints, width: int) -> Ints:
+        """The ``width`` bytes at each absolute position ``pos``, one row each."""
+        windows = np.lib.stride_tricks.sliding_window_view(self.data, width)
+        return windows[np.clip(pos, 0, len(self.data) - _PAD)]
 
     def u8(self, pos: Ints) -> Ints:
         """The byte at each absolute position ``pos`` (0 past the end)."""
@@ -83,10 +86,8 @@ class Bytes:
         np.cumsum(length, out=ends[1:])
         index = np.repeat(pos - ends[:-1], length) + np.arange(ends[-1])
         flat = self.data[index]
-        high = np.zeros(len(flat) + 1, np.int64)
-        np.cumsum(flat >= 0x80, out=high[1:])
         array = pa.StringArray.from_buffers(len(pos), pa.py_buffer(ends.astype(np.int32)), pa.py_buffer(flat))
-        return array, high[ends[1:]] != high[ends[:-1]]
+        return array, ~pc.string_is_ascii(array).to_numpy(zero_copy_only=False)
 
 
 def decode_batch(batch: pa.RecordBatch) -> tuple[pa.Table, int]:
@@ -96,10 +97,10 @@ def decode_batch(batch: pa.RecordBatch) -> tuple[pa.Table, int]:
         return pa.Table.from_batches([], schema=HISTORY_SCHEMA), 0
     key, value = Bytes(batch.column("key")), Bytes(batch.column("value"))
     fast, columns = offset_records(key, value)
-    rows = np.flatnonzero(fast)
-    head = {name: batch.column(name).take(rows) for name in schema.HISTORY_COLUMNS[:4]}
-    body = {name: columns[name].take(rows) for name in HISTORY_SCHEMA.names[4:]}
-    out = pa.RecordBatch.from_pydict({**head, **body}, schema=HISTORY_SCHEMA)
+    head = {name: batch.column(name) for name in schema.HISTORY_COLUMNS[:4]}
+    out = pa.RecordBatch.from_pydict({**head, **columns}, schema=HISTORY_SCHEMA)
+    if not fast.all():
+        out = out.filter(pa.array(fast))
     slow = np.flatnonzero(~fast)
     rest, skipped = _codec_rows(batch.take(pa.array(slow))) if len(slow) else ([], 0)
     return pa.Table.from_batches([out, pa.RecordBatch.from_pylist(rest, schema=HISTORY_SCHEMA)]), skipped
@@ -180,13 +181,17 @@ def _offset_values(value: Bytes, ok: Ints) -> tuple[Ints, Ints, dict[str, pa.Arr
 
 def _topic_ids(value: Bytes, pos: np.ndarray, present: np.ndarray) -> pa.Array:
     """Kafka's text form (URL-safe base64, unpadded: 22 characters) of the 16-byte Uuid at ``pos``."""
-    raw = value.data[np.clip(np.where(present, pos, 0), 0, len(value.data) - _PAD)[:, None] + np.arange(16)]
-    groups = np.concatenate([raw, np.zeros((len(raw), 2), np.uint8)], axis=1).reshape(-1, 6, 3)
-    word = (groups[..., 0].astype(np.int64) << 16) | (groups[..., 1].astype(np.int64) << 8) | groups[..., 2]
-    sextets = np.stack([(word >> s) & 63 for s in (18, 12, 6, 0)], axis=-1).reshape(len(raw), 24)[:, :22]
-    text = _B64[sextets].ravel()
-    offsets = pa.py_buffer((np.arange(len(raw) + 1) * 22).astype(np.int32))
-    ids = pa.StringArray.from_buffers(len(raw), offsets, pa.py_buffer(text))
+    n = len(pos)
+    raw = np.zeros((n, 18), np.uint8)  # 6 groups of 3 bytes, the last two padding
+    raw[:, :16] = value.span(np.where(present, pos, 0), 16)
+    groups = raw.reshape(n, 6, 3).astype(np.uint32)
+    word = (groups[..., 0] << 16) | (groups[..., 1] << 8) | groups[..., 2]
+    sextets = np.empty((n, 6, 4), np.uint8)
+    for i, shift in enumerate((18, 12, 6, 0)):
+        sextets[..., i] = (word >> shift) & 63
+    text = _B64[sextets.reshape(n, 24)[:, :22]].ravel()
+    offsets = pa.py_buffer((np.arange(n + 1) * 22).astype(np.int32))
+    ids = pa.StringArray.from_buffers(n, offsets, pa.py_buffer(text))
     return pc.if_else(pa.array(present), ids, pa.scalar(None, pa.string()))
 
 
