@@ -127,15 +127,24 @@ def kafka_part(spark: Any, work: Path, records: int) -> dict[str, Any]:
         print(f"spark floor: arrow trip    {round_trip['records_per_s']:>12,.0f} records/s", flush=True)
 
         out = work / "kafka-out"
+        progress = Progress(None)
         t0 = time.perf_counter()
         facts = run_history(
             spark,
             HistoryOptions(
                 source="kafka", out=out, bootstrap_servers=cluster.bootstrap_servers, cluster="bench"
             ),
+            progress,
         )
         wall = time.perf_counter() - t0
-        spark_job = {"records": n, "wall_s": wall, "records_per_s": n / wall, "facts": facts}
+        progress.close()
+        spark_job = {
+            "records": n,
+            "wall_s": wall,
+            "records_per_s": n / wall,
+            "facts": facts,
+            "phases_s": phase_seconds(progress.lines),
+        }
         print(f"spark kafka whole job      {spark_job['records_per_s']:>12,.0f} records/s", flush=True)
         formatter = measure_kafka_formatter(cluster, n)
         print(f"kafka OffsetsMessageFormatter {formatter['records_per_s']:>9,.0f} records/s", flush=True)
