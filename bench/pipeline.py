@@ -6,9 +6,12 @@ In one run:
 * archive: a synthetic archive of ``--commits`` commits over ``--groups`` groups (:mod:`bench.gen_archive`,
   or an existing one with ``--archive``), then the whole job (commits, anomalies, blast radius, report);
 * kafka: a fresh 1-node sandbox gets >= ``--kafka-records`` offset commits; then Spark reads
-  ``__consumer_offsets`` and decodes it in SQL (decode only, then the whole job), the Python raw reader
-  reads the same records, the Python codec decodes them in a loop, and the console consumer with
-  ``OffsetsMessageFormatter`` prints them (JVM start included).
+  ``__consumer_offsets`` and decodes it in Arrow batches (read + decode, decode of the records already
+  read, then the whole job), the Python raw reader reads the same records, the Python codec decodes them
+  in a loop, and the console consumer with ``OffsetsMessageFormatter`` prints them (JVM start included);
+* Spark's own floors beside them, nothing of offsetguard in them: a Parquet copy of the archive's commit
+  rows, the shuffle and sort a window per group-partition needs, the Kafka source reading the topic, and
+  a ``mapInArrow`` round trip of the raw records.
 
     .venv/bin/python -m bench.pipeline [--commits 50000000] [--groups 5000] [--kafka-records 1000000]
 
@@ -217,10 +220,11 @@ def floors(spark: Any, archive: Path, work: Path, rows: int) -> dict[str, Any]:
         return {"records": rows, "wall_s": wall, "records_per_s": rows / wall}
 
     history = spark.read.parquet(str(archive))
-    stored = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE)).select(*COMMIT_COLUMNS)
+    records = history.where(F.col("kind").isin(schema.COMMIT, schema.OFFSET_TOMBSTONE))
+    stored = records.select(*COMMIT_COLUMNS)
     copy = timed("parquet copy", lambda: stored.write.parquet(str(work / "floor-copy")))
     shutil.rmtree(work / "floor-copy", ignore_errors=True)
-    narrow = history.select(
+    narrow = records.select(
         F.xxhash64("cluster", "group", "topic", "partition").alias("_k"),
         (F.col("source_partition").cast("bigint") * 2**47 + F.col("source_offset")).alias("_pos"),
     )
