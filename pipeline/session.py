@@ -33,11 +33,11 @@ DEFAULTS: dict[str, str] = {
     # what other readers expect, and the commits table is written 15% faster (bench/pipeline.py).
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.ui.showConsoleProgress": "false",  # pipeline.progress reports instead
-    # The SQL decoder's generated code is one method per stage, far above HotSpot's 8000-byte limit for
-    # JIT compilation: left interpreted it ran 3x slower (bench/pipeline.py, 2 M records).
-    "spark.driver.extraJavaOptions": "-XX:-DontCompileHugeMethods",
-    "spark.executor.extraJavaOptions": "-XX:-DontCompileHugeMethods",
 }
+# Input splits per core when a read is small enough to choose (files are read in at most 128 MB splits):
+# several, so the cores finish together. Spark's default, one per core, left the 146 MB bench archive in
+# three splits on two cores, one core idle for the last third of each scan.
+SPLITS_PER_CORE = 4
 
 
 def ensure_kafka_jars(lib: Path | None = None, *, resolve: bool = True) -> list[Path]:
@@ -87,4 +87,8 @@ def build_session(
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    if spark.conf.get("spark.sql.files.minPartitionNum", None) is None:
+        cores = spark.sparkContext.defaultParallelism
+        spark.conf.set("spark.sql.files.minPartitionNum", str(SPLITS_PER_CORE * cores))
+    return spark

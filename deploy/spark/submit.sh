@@ -40,7 +40,5 @@ exec "$spark_submit" \
   --py-files "$zip_file" \
   --conf spark.sql.streaming.kafka.useDeprecatedOffsetFetching=true \
   --conf spark.sql.session.timeZone=UTC \
-  --conf spark.driver.extraJavaOptions=-XX:-DontCompileHugeMethods \
-  --conf spark.executor.extraJavaOptions=-XX:-DontCompileHugeMethods \
   ${SPARK_SUBMIT_OPTS_EXTRA:-} \
   "$here/history.py" "$@"
