@@ -80,8 +80,6 @@ def test_history_standalone_cluster_equals_local_mode(
             f"spark.pyspark.python={sys.executable}",
             "--conf",
             "spark.ui.enabled=false",
-            "--conf",
-            "spark.executor.extraJavaOptions=-XX:-DontCompileHugeMethods",
             "--py-files",
             str(_py_files(tmp_path)),
             str(ENTRY),
