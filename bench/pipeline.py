@@ -29,6 +29,8 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -94,60 +96,14 @@ def kafka_part(spark: Any, work: Path, records: int) -> dict[str, Any]:
         raw_read = time.perf_counter() - t0
         raw = [(r.key, r.value) for r in snap.records]
         n = len(raw)
-        best = float("inf")
-        for _ in range(2):
-            t0 = time.perf_counter()
-            for key, value in raw:
-                decode(key, value)
-            best = min(best, time.perf_counter() - t0)
-        del raw, snap
-        codec = {"records": n, "best_wall_s": best, "records_per_s": n / best}
+        del snap
+        codec = best_of_two(partial(decode_all, raw), n)
+        del raw
         print(f"python codec loop          {codec['records_per_s']:>12,.0f} records/s", flush=True)
-
-        def best_of_two(frame: Any) -> dict[str, Any]:
-            best = float("inf")
-            for _ in range(2):
-                t0 = time.perf_counter()
-                frame.write.format("noop").mode("overwrite").save()
-                best = min(best, time.perf_counter() - t0)
-            return {"records": n, "best_wall_s": best, "records_per_s": n / best}
-
-        raw_kafka = read_kafka(spark, cluster.bootstrap_servers, cluster="bench")
-        spark_decode = best_of_two(decode_history(raw_kafka))
-        print(f"spark kafka read + decode  {spark_decode['records_per_s']:>12,.0f} records/s", flush=True)
-        # Spark's Kafka source alone, nothing decoded: the ceiling of any job reading the topic.
-        read_only = best_of_two(raw_kafka)
-        print(f"spark floor: kafka read    {read_only['records_per_s']:>12,.0f} records/s", flush=True)
-
-        # The same records already read (a Parquet copy of the raw frame): decode alone, as the codec loop.
-        read_kafka(spark, cluster.bootstrap_servers, cluster="bench").write.parquet(str(work / "raw"))
-        raw_frame = spark.read.parquet(str(work / "raw"))
-        decode_only = best_of_two(decode_history(raw_frame))
-        print(f"spark decode (already read) {decode_only['records_per_s']:>11,.0f} records/s", flush=True)
-        # The same records through mapInArrow and back unchanged: what handing batches to Python costs
-        # before any decoding, the ceiling of an Arrow-batched decoder.
-        round_trip = best_of_two(raw_frame.mapInArrow(lambda batches: batches, raw_frame.schema))
-        print(f"spark floor: arrow trip    {round_trip['records_per_s']:>12,.0f} records/s", flush=True)
-
-        out = work / "kafka-out"
-        progress = Progress(None)
-        t0 = time.perf_counter()
-        facts = run_history(
-            spark,
-            HistoryOptions(
-                source="kafka", out=out, bootstrap_servers=cluster.bootstrap_servers, cluster="bench"
-            ),
-            progress,
-        )
-        wall = time.perf_counter() - t0
-        progress.close()
-        spark_job = {
-            "records": n,
-            "wall_s": wall,
-            "records_per_s": n / wall,
-            "facts": facts,
-            "phases_s": phase_seconds(progress.lines),
-        }
+        figures = kafka_spark(spark, cluster, work, n)
+        out, servers = work / "kafka-out", cluster.bootstrap_servers
+        options = HistoryOptions(source="kafka", out=out, bootstrap_servers=servers, cluster="bench")
+        spark_job = whole_job(spark, options, n)
         print(f"spark kafka whole job      {spark_job['records_per_s']:>12,.0f} records/s", flush=True)
         formatter = measure_kafka_formatter(cluster, n)
         print(f"kafka OffsetsMessageFormatter {formatter['records_per_s']:>9,.0f} records/s", flush=True)
@@ -157,12 +113,71 @@ def kafka_part(spark: Any, work: Path, records: int) -> dict[str, Any]:
         "written": written,
         "python_raw_reader": {"records": n, "wall_s": raw_read, "records_per_s": n / raw_read},
         "python_codec": codec,
+        **figures,
+        "spark_job": spark_job,
+        "kafka_offsets_formatter": formatter,
+    }
+
+
+def decode_all(raw: list[tuple[bytes, bytes | None]]) -> None:
+    """The Python codec over ``raw`` key/value pairs, one call each."""
+    for key, value in raw:
+        decode(key, value)
+
+
+def kafka_spark(spark: Any, cluster: SandboxCluster, work: Path, n: int) -> dict[str, Any]:
+    """Spark reading and decoding the ``n`` records of ``__consumer_offsets``, decoding them already read,
+    and the floors of both: the Kafka source alone, an Arrow round trip with no decoding."""
+
+    def noop(frame: Any) -> dict[str, Any]:
+        return best_of_two(lambda: frame.write.format("noop").mode("overwrite").save(), n)
+
+    raw_kafka = read_kafka(spark, cluster.bootstrap_servers, cluster="bench")
+    spark_decode = noop(decode_history(raw_kafka))
+    print(f"spark kafka read + decode  {spark_decode['records_per_s']:>12,.0f} records/s", flush=True)
+    # Spark's Kafka source alone, nothing decoded: the ceiling of any job reading the topic.
+    read_only = noop(raw_kafka)
+    print(f"spark floor: kafka read    {read_only['records_per_s']:>12,.0f} records/s", flush=True)
+    # The same records already read (a Parquet copy of the raw frame): decode alone, as the codec loop.
+    raw_kafka.write.parquet(str(work / "raw"))
+    raw_frame = spark.read.parquet(str(work / "raw"))
+    decode_only = noop(decode_history(raw_frame))
+    print(f"spark decode (already read) {decode_only['records_per_s']:>11,.0f} records/s", flush=True)
+    # The same records through mapInArrow and back unchanged: what handing batches to Python costs
+    # before any decoding, the ceiling of an Arrow-batched decoder.
+    round_trip = noop(raw_frame.mapInArrow(lambda batches: batches, raw_frame.schema))
+    print(f"spark floor: arrow trip    {round_trip['records_per_s']:>12,.0f} records/s", flush=True)
+    return {
         "spark_decode": spark_decode,
         "spark_kafka_read_floor": read_only,
         "spark_decode_already_read": decode_only,
         "spark_arrow_round_trip_floor": round_trip,
-        "spark_job": spark_job,
-        "kafka_offsets_formatter": formatter,
+    }
+
+
+def best_of_two(run: Callable[[], object], records: int) -> dict[str, Any]:
+    """The faster of two runs of ``run`` over ``records`` records."""
+    best = float("inf")
+    for _ in range(2):
+        t0 = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t0)
+    return {"records": records, "best_wall_s": best, "records_per_s": records / best}
+
+
+def whole_job(spark: Any, options: HistoryOptions, records: int) -> dict[str, Any]:
+    """One run of the history job, with its facts and the seconds of each phase."""
+    progress = Progress(None)
+    t0 = time.perf_counter()
+    facts = run_history(spark, options, progress)
+    wall = time.perf_counter() - t0
+    progress.close()
+    return {
+        "records": records,
+        "wall_s": wall,
+        "records_per_s": records / wall,
+        "facts": facts,
+        "phases_s": phase_seconds(progress.lines),
     }
 
 
@@ -182,18 +197,11 @@ def archive_part(spark: Any, work: Path, args: argparse.Namespace) -> dict[str, 
         )
         print(f"generated {generated['commits']:,} commits in {generated['wall_s']:.0f} s", flush=True)
     rows = spark.read.parquet(str(archive)).count()
-    out = work / "archive-out"
-    progress = Progress(None)
-    t0 = time.perf_counter()
-    facts = run_history(spark, HistoryOptions(source="archive", out=out, archive=archive), progress)
-    wall = time.perf_counter() - t0
-    progress.close()
-    phases = phase_seconds(progress.lines)
-    job = {"records": rows, "wall_s": wall, "records_per_s": rows / wall, "facts": facts, "phases_s": phases}
+    job = whole_job(spark, HistoryOptions(source="archive", out=work / "archive-out", archive=archive), rows)
     print(f"spark archive whole job    {job['records_per_s']:>12,.0f} records/s ({rows:,} rows)", flush=True)
     # The commits table is the archive's commit rows again (a 50M-row Parquet copy): the analysis
     # proper is every other phase.
-    analysis_s = wall - phases.get("writing commits", 0.0)
+    analysis_s = job["wall_s"] - job["phases_s"].get("writing commits", 0.0)
     analysis = {"records": rows, "wall_s": analysis_s, "records_per_s": rows / analysis_s}
     rate = analysis["records_per_s"]
     print(f"spark archive analysis     {rate:>12,.0f} records/s (all but the commits copy)", flush=True)
