@@ -98,17 +98,17 @@ def records_batch(batch: pa.RecordBatch) -> pa.Table:
     tombstones, then the codec's rows for the rest (:func:`decode_batch`)."""
     if not batch.num_rows:
         return pa.Table.from_batches([], schema=RECORD_SCHEMA)
-    fast, columns = offset_records(Bytes(batch.column("key")), Bytes(batch.column("value")))
-    rows = np.flatnonzero(fast)
-    tomb = np.asarray(batch.column("value").is_null().to_numpy(zero_copy_only=False))[rows]
-    out = {name: batch.column(name).take(rows) for name in ("source_partition", "source_offset")}
-    out["type"] = _COMMIT_TYPES.take(pa.array(tomb.astype(np.int8)))
-    for name in RECORD_SCHEMA.names[3:-1]:
-        out[name] = columns[name].take(rows)
-    out["fields"] = pa.nulls(len(rows), pa.string())
-    slow = np.flatnonzero(~fast)
-    rest = decode_batch(batch.take(pa.array(slow)))
-    return pa.Table.from_batches([pa.RecordBatch.from_pydict(out, schema=RECORD_SCHEMA), rest])
+    value = Bytes(batch.column("value"))
+    fast, columns = offset_records(Bytes(batch.column("key")), value)
+    out = {name: batch.column(name) for name in ("source_partition", "source_offset")}
+    out["type"] = _COMMIT_TYPES.take(pa.array((~value.valid).astype(np.int8)))  # a null value: tombstone
+    out |= {name: columns[name] for name in RECORD_SCHEMA.names[3:-1]}
+    out["fields"] = pa.nulls(batch.num_rows, pa.string())
+    commits = pa.RecordBatch.from_pydict(out, schema=RECORD_SCHEMA)
+    if not fast.all():
+        commits = commits.filter(pa.array(fast))
+    rest = decode_batch(batch.take(pa.array(np.flatnonzero(~fast))))
+    return pa.Table.from_batches([commits, rest])
 
 
 def _records_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
