@@ -6,16 +6,19 @@ Two launch modes:
   this process even when the process is SIGKILLed. Linux fires that signal when the *forking thread*
   exits, so every such JVM is forked by one daemon "launcher" thread that lives as long as the process;
   callers may therefore start brokers from any thread (``asyncio.to_thread`` included).
+  The signal is set by a fresh interpreter that then execs the JVM (:data:`DEATHSIG_EXEC`), never by a
+  ``preexec_fn``: Python code run between fork and exec in a threaded process can deadlock on a lock
+  another thread held at the fork (seen: a py4j finalizer logging in the child, the handler lock taken).
 * daemon (``offsetguard sandbox up``): a new session and no death signal, so the nodes outlive the CLI.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import queue
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,14 +32,19 @@ NODE_JVM_OPTS = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.head
 TOOL_JVM_OPTS = ("-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Djava.awt.headless=true")
 
 
-def _die_with_parent(parent_pid: int) -> Callable[[], None]:
-    def preexec() -> None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
+# argv: parent pid, then the command. Exits 1 if the parent died before prctl took effect.
+DEATHSIG_EXEC = (
+    "import ctypes, os, sys\n"
+    f"ctypes.CDLL(None, use_errno=True).prctl({PR_SET_PDEATHSIG}, {int(signal.SIGKILL)})\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    os._exit(1)\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
 
-    return preexec
+
+def dies_with_parent(cmd: Sequence[str]) -> list[str]:
+    """``cmd`` run so that it gets SIGKILL when this process (strictly: the forking thread) goes."""
+    return [sys.executable, "-I", "-S", "-c", DEATHSIG_EXEC, str(os.getpid()), *cmd]
 
 
 def java_command(lib: Path, main_class: str, args: Sequence[str], jvm_opts: Sequence[str]) -> list[str]:
@@ -86,11 +94,7 @@ def _spawn(cmd: Sequence[str], log_path: Path, *, daemon: bool) -> subprocess.Po
                 cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
         return subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent(os.getpid()),
+            dies_with_parent(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
         )
 
 
@@ -99,7 +103,7 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """Run a short-lived JVM to completion (killed with its parent, and on timeout)."""
     return subprocess.run(
-        cmd,
+        dies_with_parent(cmd),
         input=input,
         capture_output=True,
         text=True,
@@ -107,7 +111,6 @@ def run(
         check=False,
         env=env,
         stdin=None if input is not None else subprocess.DEVNULL,
-        preexec_fn=_die_with_parent(os.getpid()),
     )
 
 

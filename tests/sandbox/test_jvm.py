@@ -1,0 +1,101 @@
+"""Launching the sandbox's processes from a busy, threaded process (no JVM needed: ``true`` stands in)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+
+from service.sandbox import jvm
+
+
+class _LogsWhenFreed:
+    """Like py4j's connections: a finalizer that logs."""
+
+    def __init__(self, logger: logging.Logger) -> None:
+        self.logger = logger
+
+    def __del__(self) -> None:
+        self.logger.warning("finalized")
+
+
+def _launch_with_lock_held_elsewhere(launch: object, tmp_path: Path) -> bool:
+    """Run ``launch`` while another thread holds a logging handler's lock and a third thread's
+    thread-local holds an object that logs through that handler when freed (what a forked child does
+    to the other threads' state before it execs). True if it returned within 30 s."""
+    logger = logging.getLogger(f"offsetguard.test.jvm.{id(tmp_path)}")
+    handler = logging.FileHandler(tmp_path / "held.log")
+    logger.addHandler(handler)
+    logger.propagate = False
+    holder_ready, owner_ready, release = threading.Event(), threading.Event(), threading.Event()
+    local = threading.local()
+
+    def hold() -> None:
+        with handler.lock:  # type: ignore[union-attr]
+            holder_ready.set()
+            release.wait(60)
+
+    def own() -> None:
+        local.conn = _LogsWhenFreed(logger)
+        owner_ready.set()
+        release.wait(60)
+
+    threads = [threading.Thread(target=t, daemon=True) for t in (hold, own)]
+    for t in threads:
+        t.start()
+    holder_ready.wait(10)
+    owner_ready.wait(10)
+    done = threading.Event()
+    launcher = threading.Thread(target=lambda: (launch(), done.set()), daemon=True)  # type: ignore[operator]
+    try:
+        launcher.start()
+        if done.wait(30):
+            return True
+        _kill_forked_copies()  # a child stuck before exec would hold pytest's output open
+        return False
+    finally:
+        release.set()
+        for t in threads:
+            t.join(10)
+        logger.removeHandler(handler)
+        handler.close()
+
+
+def _kill_forked_copies() -> None:
+    """SIGKILL this process's children still running its own command line (forked, never exec'd)."""
+    me = os.getpid()
+    own = Path("/proc/self/cmdline").read_bytes()
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if proc.name.isdigit() and ppid == me and (proc / "cmdline").read_bytes() == own:
+                os.kill(int(proc.name), signal.SIGKILL)
+
+
+def test_run_handler_lock_held_by_another_thread_child_still_execs(tmp_path: Path) -> None:
+    result: list[int] = []
+    assert _launch_with_lock_held_elsewhere(
+        lambda: result.append(jvm.run(["true"], timeout=20).returncode), tmp_path
+    )
+    assert result == [0]
+
+
+def test_spawn_handler_lock_held_by_another_thread_child_still_execs(tmp_path: Path) -> None:
+    procs: list[int] = []
+    launch = lambda: procs.append(jvm.spawn(["true"], tmp_path / "out.log", daemon=False).wait(20))  # noqa: E731
+    assert _launch_with_lock_held_elsewhere(launch, tmp_path)
+    assert procs == [0]
+
+
+def test_dies_with_parent_command_sets_the_death_signal_then_execs(tmp_path: Path) -> None:
+    """The wrapped command reads its own /proc status: its parent-death signal is SIGKILL (9)."""
+    out = jvm.run(["python3", "-c", _READ_PDEATHSIG], timeout=20)
+    assert (out.returncode, out.stdout.strip()) == (0, "9")
+
+
+_READ_PDEATHSIG = (
+    "import ctypes; s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)"
+)
