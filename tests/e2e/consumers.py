@@ -10,12 +10,15 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from service.sandbox.cluster import SandboxCluster
+from tests.support.group_consumer import GroupConsumer, subscribe
 
 
 def group_consumer(
     kafka: SandboxCluster, group: str, reset: str = "earliest", **config: object
 ) -> KafkaConsumer:
-    return KafkaConsumer(
+    """A group member (subscribe with :func:`join`); see :class:`GroupConsumer` for the client bug it
+    works around."""
+    return GroupConsumer(
         bootstrap_servers=kafka.bootstrap_servers,
         group_id=group,
         enable_auto_commit=False,
@@ -30,16 +33,8 @@ def group_consumer(
 
 
 def join(consumer: KafkaConsumer, topic: str, timeout: float = 60) -> None:
-    """Subscribe to ``topic`` once the consumer's metadata has it.
-
-    kafka-python's group leader assigns nothing for a topic missing from its metadata cache (a fresh topic,
-    a cluster just restarted) and may not rejoin for a long time: fetch the topic's metadata first.
-    """
-    deadline = time.monotonic() + timeout
-    while not consumer.partitions_for_topic(topic):
-        assert time.monotonic() < deadline, f"no metadata for {topic}"
-        time.sleep(0.2)
-    consumer.subscribe([topic])
+    """Subscribe to ``topic`` (see :func:`tests.support.group_consumer.subscribe`)."""
+    subscribe(consumer, [topic], timeout)
 
 
 def commit_now(
@@ -71,8 +66,22 @@ def _membership(consumer: KafkaConsumer) -> str:
         broker = f"not described: {exc!r}"
     finally:
         admin.close()
-    member = f"{coordinator.state} {coordinator._generation}"
-    return f"member {member}; coordinator {coordinator.coordinator_id}: {broker}"
+    task = coordinator._join_task
+    join = "none" if task is None else f"done={task.is_done} error={task.exception!r}"
+    conn = coordinator._manager._conns.get(coordinator.coordinator_id)
+    wire = (
+        "no connection"
+        if conn is None
+        else (
+            f"{conn} in_flight={len(conn.in_flight_requests)} buffered={len(conn._request_buffer)}"
+            f" paused={sorted(conn.paused)}"
+        )
+    )
+    member = (
+        f"{coordinator.state} {coordinator._generation} need_rejoin={coordinator.need_rejoin()}"
+        f" rejoin_needed={coordinator.rejoin_needed} rejoining={coordinator.rejoining} join_task={join}"
+    )
+    return f"member {member}; {wire}; coordinator {coordinator.coordinator_id}: {broker}"
 
 
 def consume_and_commit(kafka: SandboxCluster, group: str, topic: str, upto: int, timeout: float = 60) -> None:

@@ -6,7 +6,6 @@ import time
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer
 from kafka.structs import TopicPartition
 
 from tests.collectors.integration.collector_it import (
@@ -18,6 +17,7 @@ from tests.collectors.integration.collector_it import (
     unique,
     wait_for,
 )
+from tests.support.group_consumer import GroupConsumer, subscribe
 
 pytestmark = pytest.mark.integration
 
@@ -70,10 +70,11 @@ def test_classic_group_seen_with_member_and_assignment(
 ) -> None:
     admin, topic, group = admin_for(kafka1), unique("classic"), unique("cg")
     create_topic(admin, topic, 3)
-    consumer = KafkaConsumer(
-        topic, bootstrap_servers=kafka1.bootstrap_servers.split(","), group_id=group, client_id="it-classic"
+    consumer = GroupConsumer(
+        bootstrap_servers=kafka1.bootstrap_servers.split(","), group_id=group, client_id="it-classic"
     )
     try:
+        subscribe(consumer, [topic])
         wait_for(lambda: consumer.poll(200) is not None and consumer.assignment(), what="classic assignment")
         c = collectors_for(kafka1)
         _meta, _offsets, groups, *_ = c.cycle()

@@ -12,11 +12,12 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from service.sandbox.cluster import SandboxCluster
+from tests.support.group_consumer import GroupConsumer, subscribe
 
 METADATA_SIZES = (0, 126, 127, 300)  # 127 is the first length a v4 compact string needs two varint bytes
 
@@ -45,11 +46,11 @@ def produce(bootstrap: str, topic: str, partitions: int, per_partition: int) -> 
 
 def classic_group_commits(bootstrap: str, topic: str, group: str, partitions: int, total: int) -> None:
     """A subscribed KafkaConsumer polls ``total`` messages, then commits p with METADATA_SIZES[p] bytes."""
-    consumer = KafkaConsumer(
+    consumer = GroupConsumer(
         bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest"
     )
     try:
-        consumer.subscribe([topic])
+        subscribe(consumer, [topic])
         seen, deadline = 0, time.monotonic() + 30
         while seen < total and time.monotonic() < deadline:
             seen += sum(len(batch) for batch in consumer.poll(timeout_ms=500).values())
@@ -113,11 +114,11 @@ def consumer_protocol_group(cluster: SandboxCluster, topic: str, group: str) -> 
     thread.start()
     try:
         time.sleep(4)
-        classic = KafkaConsumer(
+        classic = GroupConsumer(
             bootstrap_servers=cluster.bootstrap_servers, group_id=group, enable_auto_commit=False
         )
         try:
-            classic.subscribe([topic])
+            subscribe(classic, [topic])
             until = time.monotonic() + 4
             while time.monotonic() < until:
                 classic.poll(timeout_ms=300)

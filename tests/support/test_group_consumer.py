@@ -1,0 +1,112 @@
+"""The kafka-python rejoin bug :mod:`tests.support.group_consumer` works around, replayed on the sandbox.
+
+A fresh member's rejoin (the metadata changed under its first assignment) is started by a ``poll()``
+that times out at once, and the round ends in the background. Plain ``KafkaConsumer`` never collects it (if a
+kafka-python upgrade fixes that, the first test fails: drop the workaround); ``GroupConsumer`` does.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import kafka.errors as kerr
+import pytest
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import NewTopic
+
+from service.sandbox.cluster import SandboxCluster
+from tests.support.group_consumer import GroupConsumer, subscribe
+
+pytestmark = pytest.mark.integration
+
+
+def _fresh_member_rejoin_orphaned(kafka: SandboxCluster, cls: type[KafkaConsumer]) -> Any:
+    """A fresh member's first round (its assignment made against an empty metadata snapshot); then, once
+    the metadata arrives and asks for a rejoin, a ``poll()`` that starts the round and times out at once.
+    The round ends in the background."""
+    suffix = uuid.uuid4().hex[:8]
+    topic, group = f"rejoin-{suffix}", f"rejoin-{suffix}"
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    try:
+        admin.create_topics([NewTopic(topic, 1, 1)])
+    finally:
+        admin.close()
+    consumer = cls(
+        bootstrap_servers=kafka.bootstrap_servers,
+        group_id=group,
+        enable_auto_commit=False,
+        session_timeout_ms=10_000,
+        heartbeat_interval_ms=1000,
+        max_poll_interval_ms=20_000,
+    )
+    coordinator = consumer._coordinator
+    deadline = time.monotonic() + 60
+    while not consumer.partitions_for_topic(topic):
+        assert time.monotonic() < deadline, "no metadata"
+        time.sleep(0.2)
+    consumer.subscribe([topic])
+    while not (consumer.assignment() and coordinator.stable()):
+        assert time.monotonic() < deadline, "never joined"
+        consumer.poll(timeout_ms=200)
+    while not coordinator.need_rejoin():
+        assert time.monotonic() < deadline, "the metadata never asked for a rejoin"
+        time.sleep(0.05)
+    consumer.poll(timeout_ms=0)
+    time.sleep(2)
+    assert coordinator.rebalance_in_progress() and coordinator._join_task.is_done
+    return consumer
+
+
+def _stable_within(consumer: Any, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        consumer.poll(timeout_ms=200)
+        if consumer._coordinator.stable():
+            return True
+    return False
+
+
+def test_kafka_consumer_orphaned_rejoin_stays_rebalancing_commit_refused(kafka1: SandboxCluster) -> None:
+    consumer = _fresh_member_rejoin_orphaned(kafka1, KafkaConsumer)
+    try:
+        assert not _stable_within(consumer, 5)
+        assert not consumer._coordinator.need_rejoin()
+        with pytest.raises(kerr.RebalanceInProgressError):
+            consumer.commit()
+    finally:
+        consumer.close(autocommit=False)
+
+
+def test_group_consumer_orphaned_rejoin_finished_commit_accepted(kafka1: SandboxCluster) -> None:
+    consumer = _fresh_member_rejoin_orphaned(kafka1, GroupConsumer)
+    try:
+        assert _stable_within(consumer, 15)
+        consumer.commit()
+    finally:
+        consumer.close(autocommit=False)
+
+
+def test_subscribe_first_assignment_covers_topic_no_second_round(kafka1: SandboxCluster) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    topic = f"subscribe-{suffix}"
+    admin = KafkaAdminClient(bootstrap_servers=kafka1.bootstrap_servers)
+    try:
+        admin.create_topics([NewTopic(topic, 2, 1)])
+    finally:
+        admin.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=kafka1.bootstrap_servers, group_id=topic, enable_auto_commit=False
+    )
+    try:
+        subscribe(consumer, [topic])
+        assert _stable_within(consumer, 30)
+        assert consumer.assignment() == {TopicPartition(topic, 0), TopicPartition(topic, 1)}
+        for _ in range(10):  # 2 s: a rejoin for metadata the first assignment lacked would start here
+            consumer.poll(timeout_ms=200)
+        coordinator = consumer._coordinator
+        assert (coordinator._generation.generation_id, coordinator.stable()) == (1, True)
+        consumer.commit()
+    finally:
+        consumer.close(autocommit=False)
