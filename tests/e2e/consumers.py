@@ -67,7 +67,7 @@ def _membership(consumer: KafkaConsumer) -> str:
     finally:
         admin.close()
     task = coordinator._join_task
-    join = "none" if task is None else f"done={task.is_done} error={task.exception!r}"
+    round_ = "none" if task is None else f"done={task.is_done} error={task.exception!r}"
     conn = coordinator._manager._conns.get(coordinator.coordinator_id)
     wire = (
         "no connection"
@@ -79,7 +79,7 @@ def _membership(consumer: KafkaConsumer) -> str:
     )
     member = (
         f"{coordinator.state} {coordinator._generation} need_rejoin={coordinator.need_rejoin()}"
-        f" rejoin_needed={coordinator.rejoin_needed} rejoining={coordinator.rejoining} join_task={join}"
+        f" rejoin_needed={coordinator.rejoin_needed} rejoining={coordinator.rejoining} join_task={round_}"
     )
     return f"member {member}; {wire}; coordinator {coordinator.coordinator_id}: {broker}"
 

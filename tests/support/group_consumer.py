@@ -32,16 +32,14 @@ class GroupConsumer(KafkaConsumer):  # type: ignore[misc]
         return records
 
 
-def rejoin_if_orphaned(consumer: KafkaConsumer) -> bool:
-    """Request the rejoin again if the member is rebalancing with nothing left to finish it; True if so."""
+def rejoin_if_orphaned(consumer: KafkaConsumer) -> None:
+    """Request the rejoin again if the member is rebalancing with nothing left to finish it."""
     coordinator = consumer._coordinator
-    if coordinator is None or not consumer._subscription.partitions_auto_assigned():
-        return False
+    if not consumer._subscription.partitions_auto_assigned():
+        return
     with coordinator._lock:  # the round's success sets rejoin_needed and the state under this lock
         if coordinator.rebalance_in_progress() and not coordinator.need_rejoin():
             coordinator.request_rejoin()
-            return True
-    return False
 
 
 def subscribe(consumer: KafkaConsumer, topics: Sequence[str], timeout: float = 60) -> None:
