@@ -13,29 +13,31 @@ from typing import Any
 
 import kafka.errors as kerr
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 
 from service.sandbox.cluster import SandboxCluster
+from tests.e2e.harness import create_topics
 from tests.support.group_consumer import GroupConsumer, subscribe
 
 pytestmark = pytest.mark.integration
+
+
+def _new_topic(kafka: SandboxCluster, prefix: str, partitions: int) -> str:
+    """A fresh topic (also the group's name), led on every partition."""
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    create_topics(kafka, [NewTopic(name, partitions, 1)])
+    return name
 
 
 def _fresh_member_rejoin_orphaned(kafka: SandboxCluster, cls: type[KafkaConsumer]) -> Any:
     """A fresh member's first round (its assignment made against an empty metadata snapshot); then, once
     the metadata arrives and asks for a rejoin, a ``poll()`` that starts the round and times out at once.
     The round ends in the background."""
-    suffix = uuid.uuid4().hex[:8]
-    topic, group = f"rejoin-{suffix}", f"rejoin-{suffix}"
-    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
-    try:
-        admin.create_topics([NewTopic(topic, 1, 1)])
-    finally:
-        admin.close()
+    topic = _new_topic(kafka, "rejoin", 1)
     consumer = cls(
         bootstrap_servers=kafka.bootstrap_servers,
-        group_id=group,
+        group_id=topic,
         enable_auto_commit=False,
         session_timeout_ms=10_000,
         heartbeat_interval_ms=1000,
@@ -89,13 +91,7 @@ def test_group_consumer_orphaned_rejoin_finished_commit_accepted(kafka1: Sandbox
 
 
 def test_subscribe_first_assignment_covers_topic_no_second_round(kafka1: SandboxCluster) -> None:
-    suffix = uuid.uuid4().hex[:8]
-    topic = f"subscribe-{suffix}"
-    admin = KafkaAdminClient(bootstrap_servers=kafka1.bootstrap_servers)
-    try:
-        admin.create_topics([NewTopic(topic, 2, 1)])
-    finally:
-        admin.close()
+    topic = _new_topic(kafka1, "subscribe", 2)
     consumer = KafkaConsumer(
         bootstrap_servers=kafka1.bootstrap_servers, group_id=topic, enable_auto_commit=False
     )
