@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from alerts.current import current_groups
+from alerts.memo import per_cycle
 from alerts.model import CommitEvent, GroupEvent
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 
@@ -52,6 +53,7 @@ class Replay:
     tail_positions: Mapping[int, int]
 
 
+@per_cycle
 def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
     """Fold this cycle's commits and group changes into the previous state (pure)."""
     groups = dict(previous.groups)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from alerts.memo import per_cycle
 from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PartitionPoint, RangeSample
 from alerts.thresholds import Thresholds
 from collectors.model import CommittedOffset, GroupInfo
@@ -11,7 +12,8 @@ from collectors.model import CommittedOffset, GroupInfo
 RETENTION_KEY = "offsets.retention.minutes"
 
 
-def current_partitions(inputs: CycleInputs) -> dict[PartitionKey, PartitionPoint]:
+@per_cycle
+def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
     """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata."""
     meta = {}
     topic_ids = {}

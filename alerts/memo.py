@@ -1,0 +1,44 @@
+"""Per-cycle memoisation of the derived views every detector reads (:func:`per_cycle`).
+
+An evaluation runs a dozen detectors over the same ``(previous, inputs)``; each used to rebuild the
+replayed commits and the current partitions from scratch (at 50,000 group-partitions that was most of an
+evaluation). The views are pure functions of their arguments, which are frozen, so the result of the last
+call with the *same objects* is returned again. The cache is per thread (each cluster's detection runs
+in its own worker thread) and holds one entry per function: the objects it keeps alive are the current
+cycle's, which the caller holds anyway.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn(*args)`` once per distinct tuple of argument *objects* (identity, not equality), last one kept.
+
+    Callers must treat the result as read-only (it is shared by every detector of the cycle).
+    """
+    local = threading.local()
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            return fn(*args, **kwargs)
+        last: tuple[tuple[Any, ...], R] | None = getattr(local, "last", None)
+        if last is not None and _same(last[0], args):
+            return last[1]
+        out = fn(*args, **kwargs)
+        local.last = (args, out)
+        return out
+
+    return wrapper
+
+
+def _same(cached: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
+    return len(cached) == len(args) and all(a is b for a, b in zip(cached, args, strict=True))
