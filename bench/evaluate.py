@@ -1,0 +1,156 @@
+"""bench/evaluate: one detection evaluation at fleet scale, in memory (no Kafka, no store).
+
+Folds ``--cycles`` 5 s cycles of synthetic observations through :func:`alerts.engine.evaluate` the way the
+detection loop does (state kept, history thinned, the state serialised every 30 s): ``--partitions``
+partitions, ``--groups`` groups committed on 25 partitions each, ``--churn`` of the partitions getting a
+message and their groups a new commit every cycle. Reports CPU seconds per evaluation, per part.
+
+    .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
+
+Prints the figures and writes bench/results/evaluate.json. What bench/service measures end to end, this
+isolates: the cost of detection alone, to follow while changing it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from alerts.engine import evaluate
+from alerts.state import CycleInputs, DetectionState
+from alerts.thresholds import Thresholds
+from collectors.model import (
+    Broker,
+    ClusterMetadata,
+    CommittedObservation,
+    CommittedOffset,
+    GroupInfo,
+    GroupMember,
+    GroupsObservation,
+    OffsetsObservation,
+    PartitionInfo,
+    PartitionOffsets,
+    TopicInfo,
+    TopicPartition,
+)
+from service.detection import state_codec
+from service.detection.inputs import thin_commit_history
+
+RESULTS = Path(__file__).resolve().parent / "results"
+CLUSTER = "bench"
+PER_GROUP = 25
+
+
+class World:
+    """The cluster's log ends and committed offsets, moved by ``churn`` every cycle."""
+
+    def __init__(self, partitions: int, groups: int) -> None:
+        self.tps = [(f"topic-{i // 100:04d}", i % 100) for i in range(partitions)]
+        self.ends = [1 + i % 3 for i in range(partitions)]
+        self.members = [[(g * PER_GROUP + k) % partitions for k in range(PER_GROUP)] for g in range(groups)]
+        self.committed = {(g, i): 1 for g, tps in enumerate(self.members) for i in tps}
+        self.cursor = 0
+
+    def move(self, share: float) -> None:
+        n = max(1, round(share * len(self.tps)))
+        picked = {(self.cursor + k) % len(self.tps) for k in range(n)}
+        self.cursor = (self.cursor + n) % len(self.tps)
+        for i in picked:
+            self.ends[i] += 1
+        for g, i in self.committed:
+            if i in picked:
+                self.committed[(g, i)] = self.ends[i]
+
+    def metadata(self, now: float) -> ClusterMetadata:
+        topics: dict[str, list[PartitionInfo]] = {}
+        for t, p in self.tps:
+            topics.setdefault(t, []).append(PartitionInfo(t, p, 1 + p % 3, 0, (1,), (1,)))
+        brokers = tuple(Broker(b, "127.0.0.1", 9092 + b) for b in (1, 2, 3))
+        infos = tuple(TopicInfo(t, False, tuple(ps), f"id-{t}") for t, ps in topics.items())
+        return ClusterMetadata(CLUSTER, now, "cluster-id", 1, brokers, infos)
+
+    def offsets(self, now: float) -> OffsetsObservation:
+        parts = tuple(
+            PartitionOffsets(t, p, 0, e, 1 + p % 3, 0) for (t, p), e in zip(self.tps, self.ends, strict=True)
+        )
+        return OffsetsObservation(CLUSTER, now, parts)
+
+    def committed_obs(self, now: float) -> CommittedObservation:
+        offsets = tuple(
+            CommittedOffset(f"group-{g:05d}", *self.tps[i], o, None) for (g, i), o in self.committed.items()
+        )
+        return CommittedObservation(CLUSTER, now, offsets, tuple(self.group_names()))
+
+    def group_names(self) -> list[str]:
+        return [f"group-{g:05d}" for g in range(len(self.members))]
+
+    def groups(self, now: float) -> GroupsObservation:
+        infos = []
+        for g, tps in enumerate(self.members):
+            name = f"group-{g:05d}"
+            member = GroupMember(
+                f"{name}-m", "client", "/127.0.0.1", None, tuple(TopicPartition(*self.tps[i]) for i in tps)
+            )
+            infos.append(GroupInfo(name, "classic", "Stable", "consumer", "range", (member,), 1, 1))
+        return GroupsObservation(CLUSTER, now, tuple(infos))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=20_000)
+    parser.add_argument("--groups", type=int, default=2_000)
+    parser.add_argument("--cycles", type=int, default=24)
+    parser.add_argument("--churn", type=float, default=0.01)
+    args = parser.parse_args()
+
+    world = World(args.partitions, args.groups)
+    thresholds = Thresholds()
+    state = DetectionState()
+    now = time.time()
+    meta = world.metadata(now)
+    parts: dict[str, list[float]] = {"evaluate": [], "thin": [], "save": []}
+    findings = 0
+    for cycle in range(args.cycles):
+        now += 5.0
+        world.move(args.churn)
+        inputs = CycleInputs(
+            CLUSTER,
+            metadata=meta if cycle % 6 == 0 else None,
+            offsets=world.offsets(now),
+            committed=world.committed_obs(now),
+            groups=world.groups(now) if cycle % 3 == 0 else None,
+        )
+        t0 = time.process_time()
+        found, state = evaluate(state, inputs, now, thresholds)
+        t1 = time.process_time()
+        state = thin_commit_history(state, 15.0)
+        t2 = time.process_time()
+        if cycle % 6 == 5:
+            state_codec.dumps(state)
+            parts["save"].append(time.process_time() - t2)
+        if cycle > 0:  # the first cycle builds the state from nothing
+            parts["evaluate"].append(t1 - t0)
+            parts["thin"].append(t2 - t1)
+        findings = len(found)
+    figures = {k: round(statistics.median(v), 4) for k, v in parts.items() if v}
+    result: dict[str, Any] = {
+        "benchmark": "evaluate",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "setup": vars(args) | {"committed_group_partitions": len(world.committed)},
+        "median_cpu_s": figures,
+        "findings_last_cycle": findings,
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "evaluate.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"RESULT per cycle CPU s (median): {figures}; findings {findings}")
+
+
+if __name__ == "__main__":
+    main()
