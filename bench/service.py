@@ -1,0 +1,143 @@
+"""bench/service: the whole service as users run it, on a populated sandbox, scraped as Prometheus would.
+
+For each size it builds (or attaches to) a 1-controller + 3-broker sandbox with ``SIZE`` partitions
+(100 per topic), ``SIZE/10`` groups each committed on 25 partitions (bench/poll's populate), then runs a
+separate ``offsetguard serve`` with default settings (store and tail on) and measures, for its whole
+process tree (the metrics render worker included):
+
+- seconds from start to ``/readyz`` and to the first complete ``/metrics`` (every committed
+  group-partition has its ``offsetguard_group_lag_messages`` series), cold (empty store) and warm (a
+  restart on the same store), and the latency of that first scrape;
+- CPU seconds per minute over ``--steady`` seconds of steady state while ``/metrics`` is scraped every
+  ``--scrape-interval`` seconds and ``--churn`` of the partitions get a message and their groups a new
+  commit every 5 s (the "1 % of the offsets moved" cycle);
+- peak resident memory (sum over the tree), scrape latency p50/p99/max, body bytes per family set;
+- where the CPU goes: a py-spy profile of the running service summarised by offsetguard module.
+
+With ``--kminion PATH`` (a kminion binary you built from its source; nothing here builds it) the same run
+measures kminion (adminApi, partition granularity) on the same cluster, alone, and states the ratios.
+
+    .venv/bin/python -m bench.service [--sizes 5000,20000,50000] [--steady 300] [--kminion PATH]
+    .venv/bin/python -m bench.service --sizes 20000 --attach /tmp/ogpoll   # a bench/poll --keep sandbox
+
+Writes bench/results/service.json (merged per size, so sizes can be run one at a time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import proctree
+from bench.service_run import ServiceRun, kminion_run, offsetguard_run
+from bench.service_traffic import Churn, expected_committed, populate_size
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    root = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="og-bench-service-"))
+    sandbox_dir = Path(args.attach) if args.attach else root / f"sandbox-{size}"
+    t0 = time.perf_counter()
+    if args.attach:
+        cluster = SandboxCluster.load(sandbox_dir)
+    else:
+        cluster = start_sandbox(sandbox_dir, brokers=3, broker_heap="1g", timeout=300, daemon=args.keep)
+        populate_size(cluster, size)
+    print(f"[{size}] sandbox ready in {time.perf_counter() - t0:.0f} s", flush=True)
+    out: dict[str, Any] = {"size": size}
+    try:
+        expected = expected_committed(cluster)
+        out["cluster"] = expected
+        print(f"[{size}] cluster: {expected}", flush=True)
+        churn = Churn(cluster, size, args.churn) if args.churn > 0 else None
+        store = root / f"store-{size}"
+        cold = offsetguard_run(cluster, store, expected, args, profile_s=args.profile, label="cold")
+        out["offsetguard_cold"] = cold.run(churn)
+        warm = offsetguard_run(cluster, store, expected, args, profile_s=0, label="warm")
+        out["offsetguard_warm"] = warm.run(churn, steady=min(args.steady, 60.0))
+        if args.kminion:
+            where = root / f"kminion-{size}"
+            peer: ServiceRun = kminion_run(Path(args.kminion), cluster, where, expected, args)
+            out["kminion"] = peer.run(churn)
+            out["ratios_vs_kminion"] = ratios(out["offsetguard_cold"], out["kminion"])
+        if churn is not None:
+            out["churn"] = churn.figures()
+    finally:
+        if not (args.keep or args.attach):
+            cluster.down()
+    return out
+
+
+def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, float | None]:
+    def r(key: str) -> float | None:
+        a, b = ours.get(key), theirs.get(key)
+        return round(a / b, 2) if isinstance(a, int | float) and isinstance(b, int | float) and b else None
+
+    return {
+        k: r(k)
+        for k in ("cpu_s_per_min", "peak_rss_mb", "complete_s", "scrape_p99_s", "body_bytes", "scrape_p50_s")
+    }
+
+
+def summary_line(size: int, figures: dict[str, Any]) -> str:
+    parts = []
+    for name in ("offsetguard_cold", "offsetguard_warm", "kminion"):
+        f = figures.get(name)
+        if f:
+            parts.append(
+                f"{name}: ready {f.get('ready_s')} s, complete {f.get('complete_s')} s, "
+                f"{f.get('cpu_s_per_min')} CPU s/min, peak RSS {f.get('peak_rss_mb')} MB, "
+                f"scrape p50/p99/max {f.get('scrape_p50_s')}/{f.get('scrape_p99_s')}/"
+                f"{f.get('scrape_max_s')} s, "
+                f"body {f.get('body_bytes')} B"
+            )
+    return f"RESULT {size} partitions: " + "; ".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="5000,20000,50000", help="partition counts, comma-separated")
+    parser.add_argument("--steady", type=float, default=300.0, help="seconds of steady state measured")
+    parser.add_argument("--settle", type=float, default=30.0, help="seconds after complete before measuring")
+    parser.add_argument("--scrape-interval", type=float, default=15.0)
+    parser.add_argument("--churn", type=float, default=0.01, help="share of partitions moved every 5 s")
+    parser.add_argument("--profile", type=float, default=60.0, help="py-spy seconds after steady (0: none)")
+    parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
+    parser.add_argument("--dir", help="working directory (default: a temporary one)")
+    parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
+    parser.add_argument("--keep", action="store_true", help="leave each sandbox running")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if args.attach and len(sizes) != 1:
+        parser.error("--attach goes with exactly one size")
+
+    path = RESULTS / "service.json"
+    result: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    result.update(
+        {
+            "benchmark": "service",
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "py_spy": proctree.profile_available(),
+        }
+    )
+    by_size = result.setdefault("sizes", {})
+    for size in sizes:
+        figures = measure_size(size, args)
+        figures["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        figures["setup"] = {k: v for k, v in vars(args).items() if k not in ("sizes",)}
+        by_size[str(size)] = figures
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, indent=2) + "\n")
+        print(summary_line(size, figures), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""One measured run of a metrics server (offsetguard serve, or a peer) as Prometheus sees it."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from bench import proctree
+from bench.service_traffic import Churn
+from service.sandbox.cluster import SandboxCluster
+
+# What Prometheus 2.x/3.x sends: OpenMetrics preferred, gzip accepted.
+PROMETHEUS_ACCEPT = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
+START_TIMEOUT_S = 600.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def family_bytes(body: bytes) -> dict[str, int]:
+    """Bytes of the exposition per family set (offsetguard_, kafka_consumergroup_group_ = kafka-lag-
+    exporter, other kafka_ = kafka_exporter, kminion_, the rest)."""
+    sizes: collections.Counter[str] = collections.Counter()
+    for line in body.splitlines(keepends=True):
+        name = line.split(b" ", 3)[2] if line.startswith(b"# ") and line.count(b" ") >= 2 else line
+        if name.startswith(b"offsetguard_"):
+            key = "offsetguard"
+        elif name.startswith(b"kafka_consumergroup_group_"):
+            key = "kafka_lag_exporter"
+        elif name.startswith(b"kafka_"):
+            key = "kafka_exporter"
+        elif name.startswith(b"kminion_"):
+            key = "kminion"
+        else:
+            key = "other"
+        sizes[key] += len(line)
+    return dict(sizes)
+
+
+@dataclass
+class ServiceRun:
+    """Start ``command``, wait for ready and for a complete exposition, measure steady state, stop."""
+
+    label: str
+    command: list[str]
+    env: dict[str, str]
+    port: int
+    workdir: Path
+    ready_path: str | None  # None: ready when /metrics answers
+    complete: Callable[[bytes], bool]
+    args: argparse.Namespace
+    profile_s: float = 0.0
+    scrapes: list[float] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def run(self, churn: Churn | None, steady: float | None = None) -> dict[str, Any]:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        log = (self.workdir / f"{self.label}.log").open("wb")
+        t0 = time.monotonic()
+        proc = subprocess.Popen(self.command, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        rss = proctree.RssPeak(proc.pid)
+        out: dict[str, Any] = {"label": self.label}
+        try:
+            with httpx.Client(timeout=300.0) as client:
+                out["ready_s"] = round(self._wait_ready(client, proc, t0), 2)
+                out |= self._wait_complete(client, proc, t0)
+                if churn is not None:
+                    churn.start()
+                time.sleep(self.args.settle)
+                out |= self._steady(client, proc, steady if steady is not None else self.args.steady)
+            if self.profile_s > 0:
+                prof = proctree.profile(proc.pid, self.profile_s, self.workdir / f"{self.label}-profile.txt")
+                if prof is not None:
+                    out["profile"] = prof
+        finally:
+            if churn is not None:
+                churn.stop()
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            out["peak_rss_mb"] = round(rss.stop() / 1e6, 1)
+            log.close()
+        print(f"[{self.label}] {json.dumps({k: v for k, v in out.items() if k != 'profile'})}", flush=True)
+        return out
+
+    def _scrape(self, client: httpx.Client) -> tuple[float, httpx.Response]:
+        t = time.perf_counter()
+        headers = {"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"}
+        r = client.get(f"{self.url}/metrics", headers=headers)
+        return time.perf_counter() - t, r
+
+    def _alive(self, proc: subprocess.Popen[bytes]) -> None:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{self.label} exited with {proc.returncode}: see {self.workdir}")
+
+    def _wait_ready(self, client: httpx.Client, proc: subprocess.Popen[bytes], t0: float) -> float:
+        path = self.ready_path or "/metrics"
+        while time.monotonic() - t0 < START_TIMEOUT_S:
+            self._alive(proc)
+            try:
+                if client.get(f"{self.url}{path}", timeout=30).status_code == 200:
+                    return time.monotonic() - t0
+            except httpx.TransportError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.label}: not ready in {START_TIMEOUT_S} s")
+
+    def _wait_complete(
+        self, client: httpx.Client, proc: subprocess.Popen[bytes], t0: float
+    ) -> dict[str, Any]:
+        first: float | None = None
+        while time.monotonic() - t0 < START_TIMEOUT_S:
+            self._alive(proc)
+            took, r = self._scrape(client)
+            first = took if first is None else first
+            if r.status_code == 200 and self.complete(r.content):
+                return {
+                    "complete_s": round(time.monotonic() - t0, 2),
+                    "first_scrape_s": round(first, 3),
+                    "complete_scrape_s": round(took, 3),
+                }
+            time.sleep(0.5)
+        raise RuntimeError(f"{self.label}: /metrics not complete in {START_TIMEOUT_S} s")
+
+    def _steady(self, client: httpx.Client, proc: subprocess.Popen[bytes], seconds: float) -> dict[str, Any]:
+        cpu0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
+        latencies: list[float] = []
+        body = b""
+        wire = 0
+        while time.monotonic() - t0 < seconds:
+            self._alive(proc)
+            took, r = self._scrape(client)
+            latencies.append(took)
+            body, wire = r.content, r.num_bytes_downloaded
+            time.sleep(max(0.0, self.args.scrape_interval - took))
+        cpu = proctree.cpu_seconds(proc.pid) - cpu0
+        elapsed = time.monotonic() - t0
+        latencies.sort()
+        return {
+            "steady_s": round(elapsed, 1),
+            "cpu_s_per_min": round(cpu * 60.0 / elapsed, 2),
+            "scrapes": len(latencies),
+            "scrape_p50_s": round(statistics.median(latencies), 3),
+            "scrape_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
+            "scrape_max_s": round(latencies[-1], 3),
+            "body_bytes": len(body),
+            "body_wire_bytes_gzip": wire,
+            "body_bytes_by_family_set": family_bytes(body),
+        }
+
+
+def _lag_series_at_least(prefix: bytes, want: int) -> Callable[[bytes], bool]:
+    return lambda body: body.count(b"\n" + prefix) >= want
+
+
+def offsetguard_run(
+    cluster: SandboxCluster,
+    store: Path,
+    expected: dict[str, int],
+    args: argparse.Namespace,
+    *,
+    profile_s: float,
+    label: str,
+) -> ServiceRun:
+    """``offsetguard serve`` with default settings but for the cluster, the store path and the port."""
+    store.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    settings = cluster.cluster_settings("bench").model_dump(mode="json", exclude_none=True)
+    config = {"clusters": [settings], "store": {"path": str(store / "offsetguard.db")}}
+    (store / "offsetguard.yaml").write_text(yaml.safe_dump(config))
+    cli = Path(sys.executable).with_name("offsetguard")
+    return ServiceRun(
+        label=f"offsetguard-{label}",
+        command=[str(cli), "serve", "--config", str(store / "offsetguard.yaml"), "--port", str(port)],
+        env=dict(os.environ),
+        port=port,
+        workdir=store,
+        ready_path="/readyz",
+        complete=_lag_series_at_least(
+            b"offsetguard_group_lag_messages{", expected["committed_group_partitions"]
+        ),
+        args=args,
+        profile_s=profile_s,
+    )
+
+
+def kminion_run(
+    binary: Path, cluster: SandboxCluster, workdir: Path, expected: dict[str, int], args: argparse.Namespace
+) -> ServiceRun:
+    """kminion (adminApi scrape mode, partition granularity: its defaults) on the same cluster."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    config = {
+        "kafka": {"brokers": cluster.bootstrap_servers.split(",")},
+        "minion": {
+            "consumerGroups": {"enabled": True, "scrapeMode": "adminApi", "granularity": "partition"},
+            "topics": {"enabled": True, "granularity": "partition"},
+        },
+        "exporter": {"namespace": "kminion", "host": "127.0.0.1", "port": port},
+    }
+    (workdir / "kminion.yaml").write_text(yaml.safe_dump(config))
+    return ServiceRun(
+        label="kminion",
+        command=[str(binary)],
+        env=dict(os.environ, CONFIG_FILEPATH=str(workdir / "kminion.yaml")),
+        port=port,
+        workdir=workdir,
+        ready_path=None,
+        complete=_lag_series_at_least(
+            b"kminion_kafka_consumer_group_topic_partition_lag{", expected["committed_group_partitions"]
+        ),
+        args=args,
+    )
