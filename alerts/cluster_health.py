@@ -19,7 +19,7 @@ from alerts.counters import (
     broker_name,
     counter_increases,
 )
-from alerts.current import current_partitions
+from alerts.current import commits_in_order, current_partitions
 from alerts.model import (
     COLLECTOR_FAILURE,
     OFFSETS_TOPIC_CLEANER_STALLED,
@@ -77,7 +77,7 @@ def detect_out_of_range_fetches(
         return ()
     partitions = current_partitions(inputs)
     outside = []
-    for key, point in sorted(replay(previous, inputs).commits.items()):
+    for key, point in commits_in_order(replay(previous, inputs).commits):
         r = partitions.get(PartitionKey(key.topic, key.partition))
         if r is None or r.log_start is None or r.log_end is None:
             continue

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from alerts.memo import per_cycle
-from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    CycleInputs,
+    DetectionState,
+    PartitionKey,
+    PartitionPoint,
+    RangeSample,
+)
 from alerts.thresholds import Thresholds
 from collectors.model import CommittedOffset, GroupInfo
 
@@ -49,6 +57,20 @@ def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPo
                     topic_ids[key.topic],
                 )
     return out
+
+
+@per_cycle
+def commits_in_order(commits: Mapping[CommitKey, CommitPoint]) -> list[tuple[CommitKey, CommitPoint]]:
+    """``sorted(commits.items())``, sorted once per cycle for every detector that reports in key order."""
+    return sorted(commits.items())
+
+
+@per_cycle
+def partitions_in_order(
+    partitions: Mapping[PartitionKey, PartitionPoint],
+) -> list[tuple[PartitionKey, PartitionPoint]]:
+    """``sorted(partitions.items())``, once per cycle."""
+    return sorted(partitions.items())
 
 
 def current_committed(inputs: CycleInputs) -> dict[CommitKey, CommittedOffset]:

@@ -8,14 +8,42 @@ message), from the caller's ``log_end_reached_at`` or else the range history kep
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 from alerts.commits import replay
 from alerts.current import current_partitions, samples
 from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
-from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, RangeSample
+from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PartitionPoint, RangeSample
 from alerts.thresholds import Thresholds
 
 
-def reached_at(history: list[RangeSample], offset: int) -> float | None:
+class _History(Sequence[RangeSample]):
+    """The partition's range samples plus this cycle's (:func:`alerts.current.samples`), built only if read:
+    most lagging group-partitions get their lag seconds from the caller's ``log_end_reached_at``."""
+
+    def __init__(self, previous: DetectionState, key: PartitionKey, now_point: PartitionPoint) -> None:
+        self._args = (previous, key, now_point)
+        self._built: list[RangeSample] | None = None
+
+    def _list(self) -> list[RangeSample]:
+        if self._built is None:
+            self._built = samples(*self._args)
+        return self._built
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        return self._list()[i]
+
+    def __iter__(self) -> Iterator[RangeSample]:
+        return iter(self._list())
+
+    def first_at(self) -> float:
+        return self._list()[0].at
+
+
+def reached_at(history: Sequence[RangeSample], offset: int) -> float | None:
     """The first sample at or past ``offset`` after the last one below it (None if none was below)."""
     below = [i for i, s in enumerate(history) if s.log_end < offset]
     if not below:
@@ -25,7 +53,7 @@ def reached_at(history: list[RangeSample], offset: int) -> float | None:
 
 
 def lag_seconds(
-    inputs: CycleInputs, history: list[RangeSample], key: CommitKey, committed: int, lag: int, now: float
+    inputs: CycleInputs, history: Sequence[RangeSample], key: CommitKey, committed: int, lag: int, now: float
 ) -> float | None:
     if lag == 0:
         return 0.0
@@ -43,16 +71,20 @@ def detect_lag(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
     """``lag_high`` and ``consumer_stalled`` findings for every committed group-partition."""
+    if inputs.offsets is None:
+        return ()  # no log end this cycle
     partitions = current_partitions(inputs)
-    findings = []
-    for key, point in sorted(replay(previous, inputs).commits.items()):
+    found: list[tuple[CommitKey, Finding]] = []
+    for key, point in replay(previous, inputs).commits.items():
         pk = PartitionKey(key.topic, key.partition)
         r = partitions.get(pk)
         if r is None or r.log_end is None:
             continue
-        limits = thresholds.limits(key.group, key.topic)
         lag = r.log_end - point.offset
-        history = samples(previous, pk, r)
+        if lag <= 0:
+            continue  # no lag: neither limit can be passed, nothing is stalled
+        limits = thresholds.limits(key.group, key.topic)
+        history = _History(previous, pk, r)
         secs = lag_seconds(inputs, history, key, point.offset, lag, now)
         evidence: dict[str, EvidenceValue] = {
             "committed": point.offset,
@@ -64,35 +96,43 @@ def detect_lag(
         over_secs = limits.lag_seconds is not None and secs is not None and secs >= limits.lag_seconds
         if over_msgs or over_secs:
             shown = "unknown" if secs is None else f"{secs:.0f}"
-            findings.append(
-                _finding(
-                    LAG_HIGH,
-                    inputs.cluster,
+            where = f"{key.topic}[{key.partition}]"
+            found.append(
+                (
                     key,
-                    f"group {key.group} is {lag} messages / {shown} s behind on {key.topic}[{key.partition}]",
-                    lag,
-                    secs,
-                    evidence,
+                    _finding(
+                        LAG_HIGH,
+                        inputs.cluster,
+                        key,
+                        f"group {key.group} is {lag} messages / {shown} s behind on {where}",
+                        lag,
+                        secs,
+                        evidence,
+                    ),
                 )
             )
         if lag > 0 and limits.stall_seconds is not None:
             # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
-            lagging = secs if secs is not None else (now - history[0].at if history else 0.0)
+            lagging = secs if secs is not None else (now - history.first_at() if history else 0.0)
             stuck = min(now - point.moved_at, lagging)
             if stuck >= limits.stall_seconds:
-                findings.append(
-                    _finding(
-                        CONSUMER_STALLED,
-                        inputs.cluster,
+                found.append(
+                    (
                         key,
-                        f"group {key.group}'s committed offset on "
-                        f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
-                        lag,
-                        secs,
-                        {**evidence, "stalled_seconds": stuck},
+                        _finding(
+                            CONSUMER_STALLED,
+                            inputs.cluster,
+                            key,
+                            f"group {key.group}'s committed offset on "
+                            f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
+                            lag,
+                            secs,
+                            {**evidence, "stalled_seconds": stuck},
+                        ),
                     )
                 )
-    return tuple(findings)
+    found.sort(key=lambda kf: kf[0])  # stable: lag_high before consumer_stalled of the same key
+    return tuple(f for _, f in found)
 
 
 def _finding(

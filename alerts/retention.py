@@ -8,41 +8,82 @@ within ``retention_risk_seconds``; a group that already fell below the log start
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from alerts.commits import replay
-from alerts.current import current_partitions, samples
+from alerts.current import current_partitions
 from alerts.model import RETENTION_RISK, Finding
-from alerts.state import CycleInputs, DetectionState, OffsetSample, PartitionKey
+from alerts.state import CycleInputs, DetectionState, OffsetSample, PartitionKey, PartitionPoint, RangeSample
 from alerts.thresholds import Thresholds
 
 MIN_SPAN_SECONDS = 60.0  # shorter histories give rates too noisy to project
 
 
 def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> float | None:
-    """Units per second between the oldest point within ``window`` and the newest (None if too short)."""
-    recent = [p for p in points if now - p[0] <= window]
-    if len(recent) < 2 or recent[-1][0] - recent[0][0] < MIN_SPAN_SECONDS:
+    """Units per second between the oldest point within ``window`` and the newest (None if too short).
+
+    ``points`` are oldest first; the oldest one in the window is found by bisection, so a long history
+    costs no more than a short one.
+    """
+    first = bisect_left(points, -window, key=lambda p: p[0] - now)
+    if len(points) - first < 2:
         return None
-    return (recent[-1][1] - recent[0][1]) / (recent[-1][0] - recent[0][0])
+    oldest, newest = points[first], points[-1]
+    if newest[0] - oldest[0] < MIN_SPAN_SECONDS:
+        return None
+    return (newest[1] - oldest[1]) / (newest[0] - oldest[0])
+
+
+def _start_rate(
+    previous: DetectionState, key: PartitionKey, r: PartitionPoint, now: float, window: float
+) -> float | None:
+    """:func:`rate` of the log start over the partition's range history and this cycle's observation."""
+    history: tuple[RangeSample, ...] = previous.ranges.get(key, ())
+    if r.log_start is not None and r.log_end is not None:
+        history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
+    return rate(_LogStarts(history), now, window)
+
+
+class _LogStarts(Sequence[tuple[float, int]]):
+    """``(at, log_start)`` of each range sample, read on demand (no copy of a long history)."""
+
+    def __init__(self, history: Sequence[RangeSample]) -> None:
+        self._history = history
+
+    def __len__(self) -> int:
+        return len(self._history)
+
+    def __getitem__(self, i: int) -> tuple[float, int]:  # type: ignore[override]
+        s = self._history[i]
+        return (s.at, s.log_start)
 
 
 def detect_retention_risk(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    if inputs.offsets is None:
+        return ()  # no log range this cycle: nothing to forecast from
     partitions = current_partitions(inputs)
     window = thresholds.rate_window_seconds
+    start_rates: dict[PartitionKey, float | None] = {}
     findings = []
-    for key, point in sorted(replay(previous, inputs).commits.items()):
-        horizon = thresholds.limits(key.group, key.topic).retention_risk_seconds
+    for key, point in replay(previous, inputs).commits.items():
         pk = PartitionKey(key.topic, key.partition)
         r = partitions.get(pk)
-        if horizon is None or r is None or r.log_start is None or point.offset < r.log_start:
+        if r is None or r.log_start is None or point.offset < r.log_start:
             continue
-        start_rate = rate([(s.at, s.log_start) for s in samples(previous, pk, r)], now, window)
+        if pk not in start_rates:
+            start_rates[pk] = _start_rate(previous, pk, r, now, window)
+        start_rate = start_rates[pk]
+        if start_rate is None or start_rate <= 0:
+            continue  # the log start is not moving: retention is deleting nothing here
+        horizon = thresholds.limits(key.group, key.topic).retention_risk_seconds
+        if horizon is None:
+            continue
         consumed = [*previous.commit_history.get(key, ()), OffsetSample(now, point.offset)]
         consume_rate = rate(consumed, now, window)
-        if start_rate is None or consume_rate is None or start_rate <= consume_rate:
+        if consume_rate is None or start_rate <= consume_rate:
             continue
         gap = point.offset - r.log_start
         ttl = gap / (start_rate - consume_rate)
@@ -72,4 +113,8 @@ def detect_retention_risk(
                 },
             )
         )
-    return tuple(findings)
+    return tuple(sorted(findings, key=_order))
+
+
+def _order(f: Finding) -> tuple[str, str, int]:
+    return (f.group or "", f.topic or "", f.partition or 0)

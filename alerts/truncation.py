@@ -8,7 +8,7 @@ OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch.
 from __future__ import annotations
 
 from alerts.commits import replay
-from alerts.current import current_partitions
+from alerts.current import commits_in_order, current_partitions, partitions_in_order
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
@@ -19,7 +19,7 @@ def detect_log_truncations(
 ) -> tuple[Finding, ...]:
     commits = replay(previous, inputs).commits
     findings = []
-    for key, cur in sorted(current_partitions(inputs).items()):
+    for key, cur in partitions_in_order(current_partitions(inputs)):
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
@@ -69,7 +69,7 @@ def detect_epoch_divergence(
 ) -> tuple[Finding, ...]:
     ends = {(e.topic, e.partition, e.requested_epoch): e for e in inputs.epoch_ends}
     findings = []
-    for key, point in sorted(replay(previous, inputs).commits.items()):
+    for key, point in commits_in_order(replay(previous, inputs).commits):
         if point.leader_epoch is None:
             continue
         e = ends.get((key.topic, key.partition, point.leader_epoch))

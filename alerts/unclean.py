@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from alerts.commits import replay
 from alerts.counters import UNCLEAN_ELECTIONS, counter_increases
-from alerts.current import current_partitions
+from alerts.current import current_partitions, partitions_in_order
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from alerts.thresholds import Thresholds
@@ -24,7 +24,7 @@ def detect_unclean_elections(
     elections = sum(rises.values())
     commits = replay(previous, inputs).commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
-    for key, cur in sorted(current_partitions(inputs).items()):
+    for key, cur in partitions_in_order(current_partitions(inputs)):
         old = previous.partitions.get(key)
         if old is None or old.isr is None or old.leader is None or cur.leader is None:
             continue

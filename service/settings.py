@@ -182,6 +182,10 @@ class DetectionSettings(BaseModel):
     collector_failure_grace_seconds: float = Field(default=120.0, ge=0, le=3600)
     # Tail events are evaluated together once they stop arriving for this long (capped at 4x).
     debounce_seconds: float = Field(default=0.15, ge=0, le=5)
+    # An evaluation starts at most this often: collector observations and tail events arriving sooner join
+    # the next one (each collector, and a busy tail, would otherwise start one of its own: at 50k
+    # group-partitions several full evaluations per offsets interval). Bounds detection latency from above.
+    min_evaluation_interval_seconds: float = Field(default=2.5, ge=0, le=60)
     state_save_seconds: float = Field(default=30.0, gt=0, le=3600)
     # commit_history gets at most one sample per group-partition this often (rates need a long span).
     history_sample_seconds: float = Field(default=15.0, ge=0, le=3600)

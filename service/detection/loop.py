@@ -2,7 +2,9 @@
 
 Triggers: a fresh collector observation (:meth:`observe`, a scheduler sink) evaluates at once; tail
 events (:meth:`add_events`) are batched for at most ``debounce_seconds`` after the first one; and a
-``tick_seconds`` timer evaluates anyway (collector failures, quiet periods). One worker task runs the
+``tick_seconds`` timer evaluates anyway (collector failures, quiet periods). Evaluations start at most
+every ``min_evaluation_interval_seconds``: triggers arriving sooner are folded into the next one (each
+collector and a busy tail would otherwise start a full evaluation of their own). One worker task runs the
 evaluations one after another, in a worker thread (detectors, SQLite).
 
 An evaluation's alerts are written (one transaction) **before** anything is reported (listeners,
@@ -39,6 +41,7 @@ from service.detection.inputs import (
     thin_commit_history,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
+from service.detection.reached import ReachedAtCache
 from service.detection.snapshots import SnapshotTrigger
 from service.settings import DetectionSettings
 from service.state import LatestObservations
@@ -81,7 +84,7 @@ class DetectionLoop:
         self._epoch_ends = epoch_ends  # KIP-320 answers for epoch_divergence (asks Kafka: blocking)
         self._alerts = alerts
         self._health = health
-        self._log_end = log_end_reached_at
+        self._log_end = ReachedAtCache(log_end_reached_at) if log_end_reached_at is not None else None
         self.tail_live = tail_live  # True while the tail delivers every commit (then polls only seed)
         self._snapshots = snapshots
         self._listeners = list(listeners)
@@ -92,6 +95,7 @@ class DetectionLoop:
         self._grace = FailureGrace(settings.collector_failure_grace_seconds)
         self._pending: list[Event] = []
         self._due: float | None = None  # monotonic time of the next evaluation
+        self._last_start = float("-inf")  # monotonic time the last evaluation started
         self._wake = asyncio.Event()
         self._one_at_a_time = asyncio.Lock()
         self._drained = asyncio.Event()
@@ -122,7 +126,7 @@ class DetectionLoop:
         self._schedule(self._settings.debounce_seconds)
 
     def _schedule(self, delay: float) -> None:
-        due = time.monotonic() + delay
+        due = max(time.monotonic() + delay, self._last_start + self._settings.min_evaluation_interval_seconds)
         if self._due is None or due < self._due:
             self._due = due
             self._wake.set()
@@ -174,6 +178,7 @@ class DetectionLoop:
                 self._due = now + self._tick
             if self._due <= now:
                 self._due = None
+                self._last_start = now
                 return
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
@@ -201,6 +206,8 @@ class DetectionLoop:
         now = self._clock()
         fresh = self._fresh.peek()
         o = fresh.observations
+        if self._log_end is not None and o.get("offsets") is not None:
+            self._log_end.observe(o["offsets"])
         inputs = CycleInputs(
             self.cluster,
             metadata=o.get("metadata"),
