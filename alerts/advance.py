@@ -36,8 +36,9 @@ def advance(
         for key in [k for k in partitions if k.topic not in topics]:
             del partitions[key]
             ranges.pop(key, None)
+    spacing = thresholds.history_spacing_seconds
     history = {
-        key: (*previous.commit_history.get(key, ()), OffsetSample(now, point.offset))[-keep:]
+        key: _sampled(previous.commit_history.get(key, ()), OffsetSample(now, point.offset), keep, spacing)
         for key, point in rp.commits.items()
     }
     return DetectionState(
@@ -54,3 +55,21 @@ def advance(
         else previous.committed_polled_at,
         offsets_retention_seconds=observed_retention_seconds(inputs) or previous.offsets_retention_seconds,
     )
+
+
+def _sampled(
+    kept: tuple[OffsetSample, ...], sample: OffsetSample, keep: int, spacing: float
+) -> tuple[OffsetSample, ...]:
+    """``kept`` with ``sample`` folded in: samples at least ``spacing`` apart, the newest always kept.
+
+    An offset that has not moved since a sample less than ``spacing`` old adds nothing (and costs no copy
+    of the history): the caller's own current sample stands for it.
+    """
+    if spacing <= 0:
+        return (*kept, sample)[-keep:]
+    if kept and kept[-1].offset == sample.offset and sample.at - kept[-1].at < spacing:
+        return kept
+    out = (*kept, sample)[-keep:]
+    if len(out) >= 3 and out[-2].at - out[-3].at < spacing:
+        out = (*out[:-2], out[-1])
+    return out

@@ -47,6 +47,9 @@ class Thresholds:
     observation_skew_seconds: float = 5.0  # how far apart one cycle's collectors may observe
     rate_window_seconds: float = 3600.0  # history used for log-start and consume rates
     history_samples: int = 240  # samples kept per partition / group-partition
+    # commit_history keeps a group-partition's samples at least this far apart (the newest one is always
+    # its latest move); 0: one per evaluation. Consume rates need a long span, not every evaluation.
+    history_spacing_seconds: float = 0.0
 
     def limits(self, group: str | None, topic: str | None) -> Limits:
         """The limits for ``group`` on ``topic``: default, then topic override, then group override."""

@@ -1,7 +1,7 @@
 """bench/evaluate: one detection evaluation at fleet scale, in memory (no Kafka, no store).
 
 Folds ``--cycles`` 5 s cycles of synthetic observations through :func:`alerts.engine.evaluate` the way the
-detection loop does (state kept, history thinned, the state serialised every 30 s): ``--partitions``
+detection loop does (state kept, the state serialised every 30 s): ``--partitions``
 partitions, ``--groups`` groups committed on 25 partitions each, ``--churn`` of the partitions getting a
 message and their groups a new commit every cycle. Reports CPU seconds per evaluation, per part.
 
@@ -24,7 +24,6 @@ from typing import Any
 
 from alerts.engine import evaluate
 from alerts.state import CycleInputs, DetectionState
-from alerts.thresholds import Thresholds
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -40,7 +39,7 @@ from collectors.model import (
     TopicPartition,
 )
 from service.detection import state_codec
-from service.detection.inputs import thin_commit_history
+from service.settings import DetectionSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"
@@ -110,11 +109,11 @@ def main() -> None:
     args = parser.parse_args()
 
     world = World(args.partitions, args.groups)
-    thresholds = Thresholds()
+    thresholds = DetectionSettings().thresholds()  # the service's defaults (history spacing included)
     state = DetectionState()
     now = time.time()
     meta = world.metadata(now)
-    parts: dict[str, list[float]] = {"evaluate": [], "thin": [], "save": []}
+    parts: dict[str, list[float]] = {"evaluate": [], "save": []}
     findings = 0
     for cycle in range(args.cycles):
         now += 5.0
@@ -129,14 +128,11 @@ def main() -> None:
         t0 = time.process_time()
         found, state = evaluate(state, inputs, now, thresholds)
         t1 = time.process_time()
-        state = thin_commit_history(state, 15.0)
-        t2 = time.process_time()
         if cycle % 6 == 5:
             state_codec.dumps(state)
-            parts["save"].append(time.process_time() - t2)
+            parts["save"].append(time.process_time() - t1)
         if cycle > 0:  # the first cycle builds the state from nothing
             parts["evaluate"].append(t1 - t0)
-            parts["thin"].append(t2 - t1)
         findings = len(found)
     figures = {k: round(statistics.median(v), 4) for k, v in parts.items() if v}
     result: dict[str, Any] = {

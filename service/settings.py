@@ -205,6 +205,7 @@ class DetectionSettings(BaseModel):
             groups={g: override(o) for g, o in self.groups.items()},
             recommit_window_seconds=self.recommit_window_seconds,
             recent_commit_seconds=self.recent_commit_seconds,
+            history_spacing_seconds=self.history_sample_seconds,
         )
 
 

@@ -10,7 +10,7 @@ observation so partitions keep their leader and ISR. Which state-like kinds an e
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from alerts.model import (
@@ -26,7 +26,6 @@ from alerts.model import (
     RETENTION_RISK,
     CollectorStatus,
 )
-from alerts.state import DetectionState
 from collectors.model import (
     ClusterMetadata,
     CommittedObservation,
@@ -164,18 +163,3 @@ class FailureGrace:
     def covered(self, covered: frozenset[str]) -> frozenset[str]:
         """While degraded, a cycle without the finding (no failing observation in it) is not clean."""
         return covered - {COLLECTOR_FAILURE} if self.since is not None else covered
-
-
-def thin_commit_history(new: DetectionState, spacing: float) -> DetectionState:
-    """Keep ``commit_history`` samples at least ``spacing`` apart (the newest one always).
-
-    Every evaluation appends a sample per group-partition; with tail-driven evaluations several times a
-    second the kept samples would span too little time for the consume rates retention risk needs.
-    """
-    if spacing <= 0:
-        return new
-    history = dict(new.commit_history)
-    for key, samples in new.commit_history.items():
-        if len(samples) >= 3 and samples[-2].at - samples[-3].at < spacing:
-            history[key] = (*samples[:-2], samples[-1])
-    return replace(new, commit_history=history)

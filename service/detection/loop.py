@@ -38,7 +38,6 @@ from service.detection.inputs import (
     CollectorHealth,
     FailureGrace,
     FreshObservations,
-    thin_commit_history,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.reached import ReachedAtCache
@@ -248,7 +247,7 @@ class DetectionLoop:
         since = now - self._settings.quiet_period_seconds
         stored = self._alerts.update_firing(self.cluster, planner, now, resolved_since=since)
         self._streaks = dict(planned[-1].clean_streaks)
-        self.state = thin_commit_history(state, self._settings.history_sample_seconds)
+        self.state = state
         self._fresh.taken(fresh)
         return [(a, w.transition) for a, w in zip(stored, planned[-1].writes, strict=True)]
 

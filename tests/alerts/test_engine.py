@@ -1,5 +1,7 @@
 """The engine runs every detector; ordinary operation raises nothing above info."""
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -126,3 +128,13 @@ def test_evaluate_forward_traffic_never_warning_or_critical(
     steps: list[tuple[int, float, bool]], tail: bool
 ) -> None:
     assert [f for f in _forward_run(steps, tail) if f.severity != "info"] == []
+
+
+def test_commit_history_keeps_samples_spacing_apart_and_each_move() -> None:
+    spaced = replace(TH, history_spacing_seconds=15.0)
+    state = DetectionState()
+    for at, value in ((0.0, 0), (1.0, 1), (2.0, 2), (3.0, 2), (16.0, 16), (17.0, 16), (40.0, 16)):
+        state = evaluate(state, inputs(committed=committed(at, {("g", T, 0): value})), at, spaced)[1]
+    [history] = state.commit_history.values()
+    # 1 and 2 fell within 15 s of 0 (the newest move replaced them); 17 did not move within 15 s of 16
+    assert [(s.at, s.offset) for s in history] == [(0.0, 0), (16.0, 16), (40.0, 16)]

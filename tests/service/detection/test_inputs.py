@@ -1,8 +1,8 @@
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
-from alerts.state import DetectionState, OffsetSample
+from alerts.state import DetectionState
 from service.detection import state_codec
-from service.detection.inputs import CollectorHealth, FreshObservations, thin_commit_history
+from service.detection.inputs import CollectorHealth, FreshObservations
 from service.scheduler import CollectorStatus as JobStatus
 from service.state import LatestObservations
 from tests.alerts.builders import TH, commit, committed, groups, inputs, metadata, metrics, offsets
@@ -50,17 +50,6 @@ def test_collector_health_single_failure_ok_stale_failure_down() -> None:
         "KafkaUnavailableError",
         "down",
     )
-
-
-def test_thin_commit_history_keeps_samples_spacing_apart_and_newest() -> None:
-    key = next(
-        iter(evaluate(DetectionState(), inputs(committed=committed(1, {("g", T, 0): 5})), 1, TH)[1].commits)
-    )
-    state = DetectionState()
-    for at in (0.0, 1.0, 2.0, 3.0, 16.0, 17.0):
-        hist = (*state.commit_history.get(key, ()), OffsetSample(at, int(at)))
-        state = thin_commit_history(DetectionState(commit_history={key: hist}), 15.0)
-    assert [s.at for s in state.commit_history[key]] == [0.0, 16.0, 17.0]
 
 
 def test_state_codec_round_trip_equal() -> None:
