@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from alerts.model import EpochEnd
 from alerts.state import CommitKey, CommitPoint
 from collectors.errors import KafkaError
-from collectors.model import ClusterMetadata, TopicPartition
+from collectors.model import ClusterMetadata, PartitionInfo, TopicPartition
 from collectors.seam import EpochEndResult
 
 log = logging.getLogger(__name__)
@@ -52,13 +52,19 @@ class EpochEnds:
         self._clock = clock
         self._cache: dict[EpochKey, EpochEnd] = {}
         self._retry_at: dict[EpochKey, float] = {}
+        self._indexed: tuple[ClusterMetadata, dict[tuple[str, int], PartitionInfo]] | None = None
 
     def __call__(
         self, commits: Mapping[CommitKey, CommitPoint], metadata: ClusterMetadata | None
     ) -> tuple[EpochEnd, ...]:
         if metadata is None:
             return ()
-        current = {(p.topic, p.partition): p for t in metadata.topics for p in t.partitions}
+        if self._indexed is None or self._indexed[0] is not metadata:  # metadata changes every 30 s
+            self._indexed = (
+                metadata,
+                {(p.topic, p.partition): p for t in metadata.topics for p in t.partitions},
+            )
+        current = self._indexed[1]
         now = self._clock()
         known: dict[EpochKey, EpochEnd] = {}
         wanted: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
