@@ -38,7 +38,7 @@ def advance(
             ranges.pop(key, None)
     spacing = thresholds.history_spacing_seconds
     history = {
-        key: _sampled(previous.commit_history.get(key, ()), OffsetSample(now, point.offset), keep, spacing)
+        key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
         for key, point in rp.commits.items()
     }
     return DetectionState(
@@ -58,18 +58,16 @@ def advance(
 
 
 def _sampled(
-    kept: tuple[OffsetSample, ...], sample: OffsetSample, keep: int, spacing: float
+    kept: tuple[OffsetSample, ...], now: float, offset: int, keep: int, spacing: float
 ) -> tuple[OffsetSample, ...]:
-    """``kept`` with ``sample`` folded in: samples at least ``spacing`` apart, the newest always kept.
+    """``kept`` with ``(now, offset)`` folded in: samples at least ``spacing`` apart, the newest kept.
 
     An offset that has not moved since a sample less than ``spacing`` old adds nothing (and costs no copy
     of the history): the caller's own current sample stands for it.
     """
-    if spacing <= 0:
-        return (*kept, sample)[-keep:]
-    if kept and kept[-1].offset == sample.offset and sample.at - kept[-1].at < spacing:
+    if spacing > 0 and kept and kept[-1].offset == offset and now - kept[-1].at < spacing:
         return kept
-    out = (*kept, sample)[-keep:]
-    if len(out) >= 3 and out[-2].at - out[-3].at < spacing:
+    out = (*kept, OffsetSample(now, offset))[-keep:]
+    if spacing > 0 and len(out) >= 3 and out[-2].at - out[-3].at < spacing:
         out = (*out[:-2], out[-1])
     return out
