@@ -27,6 +27,8 @@ def detect_committed_outside_log(
         r = partitions.get(PartitionKey(key.topic, key.partition))
         if r is None or r.log_start is None or r.log_end is None:
             continue
+        if r.log_start <= point.offset <= r.log_end:
+            continue  # inside the log: the common case, nothing to build
         g = rp.groups.get(key.group)
         evidence = {
             "committed": point.offset,

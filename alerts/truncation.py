@@ -68,6 +68,8 @@ def detect_epoch_divergence(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
     ends = {(e.topic, e.partition, e.requested_epoch): e for e in inputs.epoch_ends}
+    if not ends:
+        return ()  # nothing asked of the leaders this cycle
     findings = []
     for key, point in commits_in_order(replay(previous, inputs).commits):
         if point.leader_epoch is None:
