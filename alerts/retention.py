@@ -40,6 +40,8 @@ def _start_rate(
 ) -> float | None:
     """:func:`rate` of the log start over the partition's range history and this cycle's observation."""
     history: tuple[RangeSample, ...] = previous.ranges.get(key, ())
+    if not history or history[0].log_start == r.log_start:
+        return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:
         history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
     return rate(_LogStarts(history), now, window)
