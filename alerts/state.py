@@ -92,6 +92,8 @@ class GroupPoint:
     group_type: str | None = None
     protocol_type: str | None = None
     generation: int | None = None
+    # Topics its members subscribe to or are assigned, when known (``()`` without members; None: unknown).
+    topics: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,7 +56,7 @@ def loads(text: str) -> DetectionState:
         commit_history={
             CommitKey(g, t, p): tuple(OffsetSample(*s) for s in v) for g, t, p, v in b["commit_history"]
         },
-        groups={k: GroupPoint(**v) for k, v in b["groups"].items()},
+        groups={k: _group(v) for k, v in b["groups"].items()},
         counters={
             MetricKey(broker, name, tuple((a, c) for a, c in labels)): value
             for broker, name, labels, value in b["counters"]
@@ -80,3 +80,8 @@ def _point(p: PartitionPoint) -> dict[str, Any]:
 def _partition(d: dict[str, Any]) -> PartitionPoint:
     isr = d.pop("isr")
     return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)
+
+
+def _group(d: dict[str, Any]) -> GroupPoint:
+    topics = d.pop("topics", None)  # absent in states saved before it
+    return GroupPoint(**d, topics=tuple(topics) if topics is not None else None)
