@@ -170,7 +170,9 @@ def _apply_poll(
     fetched = set(obs.groups) - failed
     for key in [k for k in commits if k.group in fetched and k not in seen]:
         info = polled.get(key.group)
-        group = polled_point(info, at) if info else None
+        known = groups.get(key.group)
+        since = known.since if known is not None and info is not None and known.state == info.state else at
+        group = polled_point(info, since) if info else None
         removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll", group))
 
 
