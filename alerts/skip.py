@@ -64,7 +64,8 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
         cause = "unknown"
     jumped = m.new.offset - m.old.offset
     deleted = _deleted_unread(m, history)
-    read_past = jumped - deleted if cause in ("auto_reset_earliest", "unknown") else 0
+    read_on = reason == "below_log_start" and cause in ("auto_reset_earliest", "unknown")
+    read_past = jumped - deleted if read_on else 0
     skipped = jumped - read_past
     severity: Severity = "info" if cause == "admin_reset" else "critical"
     evidence = move_evidence(m, history)

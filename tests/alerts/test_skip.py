@@ -293,3 +293,11 @@ def test_detect_offset_skips_admin_reset_of_memberless_group_over_retention_info
         "messages_deleted_unread": 400,
         "messages_read_past": 0,
     }
+
+
+def test_detect_offset_skips_forward_from_beyond_truncated_end_all_skipped_none_read_past() -> None:
+    # past the log end again (170): not where a reset lands, so no cause; nothing read from beyond the end
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 170)}), committed=committed(30, {G: 180}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.cause, f.evidence["old_offset_was"]) == ("unknown", "beyond_log_end")
+    assert f.magnitude == {"messages_skipped": 30, "messages_deleted_unread": 0, "messages_read_past": 0}
