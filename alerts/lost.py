@@ -25,18 +25,25 @@ deleted                  members unknown and the group idle: what removed it can
 notices, are one finding per group and cycle (``topic``/``partition`` None, cause ``mixed`` when they
 differ, the highest severity). ``expired`` and ``deleted`` warn: nobody decided it, and the group's
 next consumer falls back to ``auto.offset.reset``. The deliberate ones are info.
+
+A deleted topic's tombstones usually arrive before the next metadata poll shows the topic gone, while
+the members still subscribe to it: a loss that would page is held in ``DetectionState.pending_losses``
+until an observation after it (metadata, or a log range of the partition) shows whether the topic
+exists, at most ``topic_confirm_seconds``; then it pages as ``deleted_while_consuming`` or is reported
+as ``topic_deleted``.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from alerts.commits import DEAD, EMPTY, Removal, replay
 from alerts.current import offsets_retention_seconds
 from alerts.expiry import expiry_at
 from alerts.membership import consuming, memberless
 from alerts.model import OFFSETS_LOST, Finding, Severity
-from alerts.state import CycleInputs, DetectionState
+from alerts.state import CycleInputs, DetectionState, PendingLoss
 from alerts.thresholds import Thresholds
 
 WHILE_CONSUMING = "deleted_while_consuming"
@@ -60,30 +67,78 @@ RANK = {"info": 0, "warning": 1, "critical": 2}
 def detect_offsets_lost(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    return loss_outcomes(previous, inputs, now, thresholds)[0]
+
+
+def loss_outcomes(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[tuple[Finding, ...], tuple[PendingLoss, ...]]:
+    """Findings for this cycle and the losses still waiting to see whether their topic exists."""
     rp = replay(previous, inputs)
     retention = offsets_retention_seconds(previous, inputs, thresholds)
-    topics = _existing_topics(inputs)
     deleted = set(rp.deleted_groups)
     if inputs.groups is not None and not inputs.groups.failures:
         deleted |= {r.key.group for r in rp.removals if r.key.group not in rp.groups}
+    seen = _TopicCheck(inputs)
     findings: list[Finding] = []
-    idle: dict[str, list[tuple[Removal, str]]] = {}
-    for r in rp.removals:
-        if topics is not None and r.key.topic not in topics:
-            cause = "topic_deleted"
-        elif _while_consuming(r, thresholds):
-            findings.append(_partition_finding(inputs.cluster, r))
+    idle: dict[str, list[PendingLoss]] = {}
+    pending: list[PendingLoss] = []
+    new = (_loss(r, _cause(r, previous, deleted, retention, thresholds)) for r in rp.removals)
+    for loss in (*previous.pending_losses, *new):
+        exists = seen.exists(loss)
+        if exists is False:
+            loss = replace(loss, cause="topic_deleted")
+        elif loss.cause == WHILE_CONSUMING:
+            if exists is None and now - loss.at < thresholds.topic_confirm_seconds:
+                pending.append(loss)
+            else:
+                findings.append(_partition_finding(inputs.cluster, loss))
             continue
-        elif _expired(r, previous, retention):
-            cause = "expired"
-        elif r.key.group in deleted:
-            cause = "group_deleted"
-        else:
-            cause = "admin_offset_delete" if consuming(r.group, r.key.topic) is False else "deleted"
-        idle.setdefault(r.key.group, []).append((r, cause))
+        idle.setdefault(loss.key.group, []).append(loss)
     for group, lost in sorted(idle.items()):
         findings.append(_group_finding(inputs.cluster, group, lost, retention))
-    return tuple(findings)
+    return tuple(findings), tuple(pending)
+
+
+def _cause(
+    r: Removal, previous: DetectionState, deleted: set[str], retention: float, thresholds: Thresholds
+) -> str:
+    """The cause as the group shows it (a deleted topic is told by :class:`_TopicCheck`)."""
+    if _while_consuming(r, thresholds):
+        return WHILE_CONSUMING
+    if _expired(r, previous, retention):
+        return "expired"
+    if r.key.group in deleted:
+        return "group_deleted"
+    return "admin_offset_delete" if consuming(r.group, r.key.topic) is False else "deleted"
+
+
+def _loss(r: Removal, cause: str) -> PendingLoss:
+    topics = r.group.topics if r.group is not None else None
+    return PendingLoss(r.key, r.old, r.at, r.group_state, r.source, cause, topics)
+
+
+class _TopicCheck:
+    """Whether a loss's topic exists, from this cycle's metadata and log ranges (None: not known yet)."""
+
+    def __init__(self, inputs: CycleInputs) -> None:
+        meta = inputs.metadata
+        ok = meta is not None and not meta.failures
+        self.names = {t.name for t in meta.topics} if meta is not None and ok else None
+        self.names_at = meta.observed_at if meta is not None else 0.0
+        offs = inputs.offsets
+        self.ranged = {(p.topic, p.partition) for p in offs.partitions} if offs is not None else set()
+        self.ranged_at = offs.observed_at if offs is not None else 0.0
+
+    def exists(self, loss: PendingLoss) -> bool | None:
+        if self.names is not None:
+            if loss.key.topic not in self.names:
+                return False
+            if self.names_at >= loss.at:  # seen after the offset vanished
+                return True
+        if self.ranged_at >= loss.at and (loss.key.topic, loss.key.partition) in self.ranged:
+            return True
+        return None
 
 
 def _while_consuming(r: Removal, thresholds: Thresholds) -> bool:
@@ -107,14 +162,8 @@ def _expired(r: Removal, previous: DetectionState, retention: float) -> bool:
     return at is not None and at <= r.at
 
 
-def _existing_topics(inputs: CycleInputs) -> set[str] | None:
-    if inputs.metadata is None or inputs.metadata.failures:
-        return None
-    return {t.name for t in inputs.metadata.topics}
-
-
-def _partition_finding(cluster: str, r: Removal) -> Finding:
-    g, t, p = r.key
+def _partition_finding(cluster: str, loss: PendingLoss) -> Finding:
+    g, t, p = loss.key
     return Finding(
         kind=OFFSETS_LOST,
         severity="critical",
@@ -122,32 +171,32 @@ def _partition_finding(cluster: str, r: Removal) -> Finding:
         group=g,
         topic=t,
         partition=p,
-        summary=f"committed offset {r.old.offset} of group {g} on {t}[{p}] vanished while the group was "
-        f"consuming ({r.group_state or 'state unknown'}); it will restart from auto.offset.reset",
+        summary=f"committed offset {loss.old.offset} of group {g} on {t}[{p}] vanished while the group was "
+        f"consuming ({loss.group_state or 'state unknown'}); it will restart from auto.offset.reset",
         cause=WHILE_CONSUMING,
-        magnitude={"offsets_lost": 1, "offset": r.old.offset},
+        magnitude={"offsets_lost": 1, "offset": loss.old.offset},
         evidence={
-            "offset": r.old.offset,
-            "leader_epoch": r.old.leader_epoch,
-            "committed_at": r.old.at,
-            "removed_at": r.at,
-            "group_state": r.group_state,
-            "members_topics": r.group.topics if r.group is not None else None,
-            "source": r.source,
+            "offset": loss.old.offset,
+            "leader_epoch": loss.old.leader_epoch,
+            "committed_at": loss.old.at,
+            "removed_at": loss.at,
+            "group_state": loss.group_state,
+            "members_topics": loss.members_topics,
+            "source": loss.source,
         },
     )
 
 
-def _group_finding(cluster: str, group: str, lost: list[tuple[Removal, str]], retention: float) -> Finding:
-    counts = Counter(c for _, c in lost)
+def _group_finding(cluster: str, group: str, lost: list[PendingLoss], retention: float) -> Finding:
+    counts = Counter(loss.cause for loss in lost)
     causes = sorted(counts)
     severity = max((SEVERITY[c] for c in causes), key=RANK.__getitem__)
     if len(causes) == 1:
         cause, why = causes[0], PHRASE[causes[0]]
     else:
         cause, why = "mixed", "; ".join(f"{counts[c]} {PHRASE[c]}" for c in causes)
-    topics = sorted({r.key.topic for r, _ in lost})
-    last = max(lost, key=lambda rc: rc[0].at)[0]
+    topics = sorted({loss.key.topic for loss in lost})
+    last = max(lost, key=lambda loss: loss.at)
     return Finding(
         kind=OFFSETS_LOST,
         severity=severity,
@@ -160,12 +209,12 @@ def _group_finding(cluster: str, group: str, lost: list[tuple[Removal, str]], re
         cause=cause,
         magnitude={"offsets_lost": len(lost)},
         evidence={
-            "offsets": tuple(f"{r.key.topic}[{r.key.partition}]={r.old.offset}" for r, _ in lost),
+            "offsets": tuple(f"{x.key.topic}[{x.key.partition}]={x.old.offset}" for x in lost),
             "causes": tuple(f"{c}={counts[c]}" for c in causes),
-            "last_commit_at": max(r.old.at for r, _ in lost),
+            "last_commit_at": max(x.old.at for x in lost),
             "removed_at": last.at,
             "group_state": last.group_state,
-            "members_topics": last.group.topics if last.group is not None else None,
+            "members_topics": last.members_topics,
             "retention_seconds": retention,
         },
     )

@@ -19,6 +19,7 @@ from alerts.state import (
     OffsetSample,
     PartitionKey,
     PartitionPoint,
+    PendingLoss,
     PendingRewind,
     RangeSample,
 )
@@ -38,6 +39,10 @@ def dumps(state: DetectionState) -> str:
         ],
         "pending_rewinds": [
             [list(p.key), asdict(p.old), asdict(p.new), p.group_state] for p in state.pending_rewinds
+        ],
+        "pending_losses": [
+            [list(p.key), asdict(p.old), p.at, p.group_state, p.source, p.cause, p.members_topics]
+            for p in state.pending_losses
         ],
         "tail_positions": {str(k): v for k, v in state.tail_positions.items()},
         "committed_polled_at": state.committed_polled_at,
@@ -65,6 +70,10 @@ def loads(text: str) -> DetectionState:
             PendingRewind(CommitKey(*k), CommitPoint(**old), CommitPoint(**new), state)
             for k, old, new, state in b["pending_rewinds"]
         ),
+        pending_losses=tuple(
+            PendingLoss(CommitKey(*k), CommitPoint(**old), at, state, source, cause, _tuple(topics))
+            for k, old, at, state, source, cause, topics in b.get("pending_losses", ())
+        ),
         tail_positions={int(k): v for k, v in b["tail_positions"].items()},
         committed_polled_at=b["committed_polled_at"],
         offsets_retention_seconds=b.get("offsets_retention_seconds"),  # absent in states saved before it
@@ -83,5 +92,9 @@ def _partition(d: dict[str, Any]) -> PartitionPoint:
 
 
 def _group(d: dict[str, Any]) -> GroupPoint:
-    topics = d.pop("topics", None)  # absent in states saved before it
-    return GroupPoint(**d, topics=tuple(topics) if topics is not None else None)
+    topics = _tuple(d.pop("topics", None))  # absent in states saved before it
+    return GroupPoint(**d, topics=topics)
+
+
+def _tuple(items: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(items) if items is not None else None

@@ -1,10 +1,27 @@
-from alerts.lost import detect_offsets_lost
+from alerts.lost import detect_offsets_lost, loss_outcomes
 from alerts.model import OFFSETS_LOST
 from alerts.state import CommitKey, DetectionState
-from tests.alerts.builders import TH, T, commit, committed, group_event, groups, inputs, metadata, run
+from collectors.model import OffsetsObservation
+from tests.alerts.builders import (
+    TH,
+    T,
+    commit,
+    committed,
+    group_event,
+    groups,
+    inputs,
+    metadata,
+    offsets,
+    run,
+)
 
 DAY = 86400.0
 RETENTION = 7 * DAY
+
+
+def _ranges(at: float) -> OffsetsObservation:
+    """A log-range observation of t[0] and t[1] at ``at``: the topic exists then."""
+    return offsets(at, {(T, 0): (0, 1000), (T, 1): (0, 1000)})
 
 
 def _tailed(state: str, at: float = 100) -> DetectionState:
@@ -14,7 +31,7 @@ def _tailed(state: str, at: float = 100) -> DetectionState:
 
 def test_detect_offsets_lost_tombstone_while_group_stable_critical_per_partition() -> None:
     s = _tailed("Stable")
-    inp = inputs(commit_events=(commit(None, 200, 4),), tail_live=True)
+    inp = inputs(offsets=_ranges(200), commit_events=(commit(None, 200, 4),), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 200, TH)
     assert (f.kind, f.severity, f.partition, f.cause) == (
         OFFSETS_LOST,
@@ -77,7 +94,9 @@ def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> No
         inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
         10,
     )
-    inp = inputs(committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"}))
+    inp = inputs(
+        offsets=_ranges(20), committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"})
+    )
     [f] = detect_offsets_lost(s, inp, 20, TH)
     assert (f.severity, f.evidence["source"]) == ("critical", "poll")
 
@@ -160,7 +179,8 @@ def test_detect_offsets_lost_admin_offset_delete_of_topic_no_member_subscribes_i
 
 def test_detect_offsets_lost_offset_vanishes_under_members_subscribed_critical_while_consuming() -> None:
     s = _members_on((T,))
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130, TH)
+    inp = inputs(offsets=_ranges(130), commit_events=(commit(None, 130, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 130, TH)
     assert (f.severity, f.cause, f.topic, f.partition) == ("critical", "deleted_while_consuming", T, 0)
     assert f.evidence["members_topics"] == (T,)
 
@@ -170,7 +190,8 @@ def test_detect_offsets_lost_expiry_of_subscribed_offsets_of_a_live_group_critic
     # tombstoned anyway (the LinkedIn incident). Expiry or not, the group was consuming that topic.
     s = _members_on((T,))
     later = 100 + RETENTION + 60
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, later, 4),), tail_live=True), later, TH)
+    inp = inputs(offsets=_ranges(later), commit_events=(commit(None, later, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, later, TH)
     assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
 
 
@@ -208,7 +229,9 @@ def test_detect_offsets_lost_polled_offset_of_assigned_topic_vanishes_critical()
         10,
     )
     inp = inputs(
-        committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"}, assigned=assigned)
+        offsets=_ranges(20),
+        committed=committed(20, {}, groups=("g",)),
+        groups=groups(20, {"g": "Stable"}, assigned=assigned),
     )
     [f] = detect_offsets_lost(s, inp, 20, TH)
     assert (f.severity, f.cause, f.partition) == ("critical", "deleted_while_consuming", 0)
@@ -216,7 +239,8 @@ def test_detect_offsets_lost_polled_offset_of_assigned_topic_vanishes_critical()
 
 def test_detect_offsets_lost_group_never_seen_recent_commit_critical() -> None:
     s = run(DetectionState(), inputs(commit_events=(commit(40, 100, 1),), tail_live=True), 100)
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, 150, 2),), tail_live=True), 150, TH)
+    inp = inputs(offsets=_ranges(150), commit_events=(commit(None, 150, 2),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 150, TH)
     assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
 
 
@@ -243,3 +267,50 @@ def test_detect_offsets_lost_expired_and_topic_deleted_in_one_cycle_mixed_highes
     [f] = detect_offsets_lost(s, inp, later, TH)
     assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "mixed", 2)
     assert f.evidence["causes"] == ("expired=1", "topic_deleted=1")
+
+
+def test_loss_outcomes_while_consuming_held_until_the_topic_is_seen_then_critical() -> None:
+    s = _members_on((T,))
+    found, held = loss_outcomes(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130, TH)
+    assert found == () and [(p.key.partition, p.cause) for p in held] == [(0, "deleted_while_consuming")]
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    assert len(s.pending_losses) == 1
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(135)), 135, TH)
+    assert (f.severity, f.cause, f.partition, f.evidence["removed_at"]) == (
+        "critical",
+        "deleted_while_consuming",
+        0,
+        130,
+    )
+    assert run(s, inputs(offsets=_ranges(135)), 135).pending_losses == ()
+
+
+def test_detect_offsets_lost_topic_deleted_under_subscribed_members_metadata_after_info_not_critical() -> (
+    None
+):
+    # the tombstones of a deleted topic arrive before the metadata poll shows it gone
+    s = _members_on((T,))
+    tombs = (commit(None, 130, 4), commit(None, 130, 5, partition=1))
+    s = run(s, inputs(commit_events=tombs, tail_live=True), 130)
+    inp = inputs(metadata=metadata(150, {("other", 0): (1, 0, (1,))}))
+    [f] = detect_offsets_lost(s, inp, 150, TH)
+    assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
+        "info",
+        "topic_deleted",
+        None,
+        2,
+    )
+
+
+def test_detect_offsets_lost_topic_never_seen_again_pages_after_the_confirm_window() -> None:
+    s = _members_on((T,))
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    assert detect_offsets_lost(s, inputs(), 130 + TH.topic_confirm_seconds - 1, TH) == ()
+    [f] = detect_offsets_lost(s, inputs(), 130 + TH.topic_confirm_seconds, TH)
+    assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
+
+
+def test_detect_offsets_lost_range_observed_before_the_tombstone_does_not_confirm_the_topic() -> None:
+    s = _members_on((T,))
+    inp = inputs(offsets=_ranges(129), commit_events=(commit(None, 130, 4),), tail_live=True)
+    assert detect_offsets_lost(s, inp, 131, TH) == ()

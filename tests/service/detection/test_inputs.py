@@ -80,6 +80,8 @@ def test_state_codec_round_trip_equal() -> None:
         TH,
     )[1]
     s = evaluate(s, inputs(commit_events=(commit(500, 2, 1), commit(300, 3, 2)), tail_live=True), 3, TH)[1]
+    s = evaluate(s, inputs(commit_events=(commit(None, 4, 3),), tail_live=True), 4, TH)[1]
+    assert s.pending_losses and s.pending_losses[0].members_topics == (T,)
     assert s.pending_rewinds and s.counters and s.partitions[next(iter(s.partitions))].isr == (1, 2)
     assert s.groups["g"].topics == (T,)
     assert state_codec.loads(state_codec.dumps(s)) == s
