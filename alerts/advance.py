@@ -5,6 +5,7 @@ from __future__ import annotations
 from alerts.commits import replay
 from alerts.counters import counter_values
 from alerts.current import current_partitions, observed_retention_seconds
+from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
 from alerts.state import CycleInputs, DetectionState, OffsetSample, RangeSample
 from alerts.thresholds import Thresholds
@@ -49,6 +50,7 @@ def advance(
         groups=rp.groups,
         counters={**previous.counters, **counter_values(inputs.metrics)},
         pending_rewinds=rewind_outcomes(previous, inputs, now, thresholds)[1],
+        pending_losses=loss_outcomes(previous, inputs, now, thresholds)[1],
         tail_positions=rp.tail_positions,
         committed_polled_at=inputs.committed.observed_at
         if inputs.committed

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from alerts.current import current_groups
+from alerts.membership import DEAD as DEAD
+from alerts.membership import EMPTY as EMPTY
+from alerts.membership import polled_point
 from alerts.memo import per_cycle
 from alerts.model import CommitEvent, GroupEvent
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
-
-EMPTY = "Empty"
-DEAD = "Dead"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,7 @@ class Removal:
     at: float
     group_state: str | None
     source: str  # "tombstone" or "poll"
+    group: GroupPoint | None = None  # the group (state, members' topics) when the offset disappeared
 
 
 @dataclass(frozen=True)
@@ -60,13 +61,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
     if inputs.groups is not None:
         for info in inputs.groups.groups:
             if info.group_id not in groups:  # first sight: the poll is the best baseline there is
-                groups[info.group_id] = GroupPoint(
-                    info.state,
-                    inputs.groups.observed_at,
-                    info.group_type,
-                    info.protocol_type,
-                    info.group_epoch,
-                )
+                groups[info.group_id] = polled_point(info, inputs.groups.observed_at)
     commits = dict(previous.commits)
     moves: list[CommitMove] = []
     removals: list[Removal] = []
@@ -89,7 +84,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         if e.offset is None:
             if old is not None:
                 del commits[key]
-                removals.append(Removal(key, old, at, state, "tombstone"))
+                removals.append(Removal(key, old, at, state, "tombstone", g))
             continue
         if old is not None and old.source == "poll" and at <= old.at:
             if old.offset == e.offset:
@@ -134,7 +129,9 @@ def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: Grou
     generation = e.generation if e.generation is not None else (old.generation if old else None)
     protocol_type = e.protocol_type if e.protocol_type is not None else (old.protocol_type if old else None)
     group_type = old.group_type if old else None
-    groups[e.group] = GroupPoint(state, since, group_type, protocol_type, generation)
+    # A KIP-848 epoch record (no state) says membership changed, not how: the members' topics are unknown.
+    topics = e.topics if e.state is not None else None
+    groups[e.group] = GroupPoint(state, since, group_type, protocol_type, generation, topics)
 
 
 def _apply_poll(
@@ -175,7 +172,10 @@ def _apply_poll(
     fetched = set(obs.groups) - failed
     for key in [k for k in commits if k.group in fetched and k not in seen]:
         info = polled.get(key.group)
-        removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll"))
+        known = groups.get(key.group)
+        since = known.since if known is not None and info is not None and known.state == info.state else at
+        group = polled_point(info, since) if info else None
+        removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll", group))
 
 
 def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> None:
@@ -189,9 +189,7 @@ def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> 
         if old is not None and old.since > obs.observed_at:
             continue  # a tail record newer than this poll already told us more
         since = old.since if old is not None and old.state == info.state else obs.observed_at
-        groups[info.group_id] = GroupPoint(
-            info.state, since, info.group_type, info.protocol_type, info.group_epoch
-        )
+        groups[info.group_id] = polled_point(info, since)
     if not failed and not obs.failures:
         for name in [n for n in groups if n not in listed]:
             del groups[name]

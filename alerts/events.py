@@ -57,6 +57,7 @@ def to_event(
             source_partition,
             source_offset,
             tuple(m.member_id for m in record.members),
+            _subscribed_topics(record),
         )
     if isinstance(record, ConsumerGroupMetadata):
         return GroupEvent(
@@ -64,6 +65,19 @@ def to_event(
         )
     if isinstance(record, GroupTombstone) and record.record_type in GROUP_METADATA_TYPES:
         return GroupEvent(
-            cluster, record.group, "Dead", None, None, timestamp, source_partition, source_offset
+            cluster, record.group, "Dead", None, None, timestamp, source_partition, source_offset, (), ()
         )
     return None
+
+
+def _subscribed_topics(record: GroupMetadata) -> tuple[str, ...] | None:
+    """Topics the members subscribe to or are assigned; None unless every member's subscription decoded
+    (another protocol type, or bytes a non-Java client wrote in its own format)."""
+    topics: set[str] = set()
+    for m in record.members:
+        if m.consumer_subscription is None:
+            return None
+        topics.update(m.consumer_subscription.topics)
+        if m.consumer_assignment is not None:
+            topics.update(tp.topic for tp in m.consumer_assignment.partitions)
+    return tuple(sorted(topics))

@@ -1,80 +1,169 @@
 """``offsets_lost``: committed offsets vanished (tombstone, expiry, or gone from a poll).
 
-``critical`` when the group was still consuming them (not Empty, or committed within
-``recent_commit_seconds``); ``warning`` when all of an idle group's offsets went without a DeleteGroups
-(expiry, or unexplained). Deliberate removals raise nothing: DeleteGroups (the group itself deleted
-before its expiry was due), OffsetDelete of part of an idle group, deleting the topic.
+Severity follows who could be consuming the offset's topic at that moment (:mod:`alerts.membership`);
+the cause is the first that applies:
+
+=======================  ===========================================================  ============
+cause                    when                                                         severity
+=======================  ===========================================================  ============
+topic_deleted            the topic is gone from this cycle's metadata                 info
+deleted_while_consuming  a member subscribes to / is assigned the topic; or, members  critical
+                         unknown, the group has members or committed within
+                         ``recent_commit_seconds``
+expired                  its expiry was due: an Empty group ``offsets.retention``     warning
+                         after it became Empty, a standalone commit or a topic the
+                         members do not subscribe to that long after its commit
+group_deleted            DeleteGroups: a group tombstone, or the group gone from a    info
+                         complete listing
+admin_offset_delete      OffsetDelete: no member consumes the topic (the broker       info
+                         refuses it otherwise)
+deleted                  members unknown and the group idle: what removed it cannot   warning
+                         be told
+=======================  ===========================================================  ============
+
+``deleted_while_consuming`` is one finding per partition; the others, which no running consumer
+notices, are one finding per group and cycle (``topic``/``partition`` None, cause ``mixed`` when they
+differ, the highest severity). ``expired`` and ``deleted`` warn: nobody decided it, and the group's
+next consumer falls back to ``auto.offset.reset``. The deliberate ones are info.
+
+A deleted topic's tombstones usually arrive before the next metadata poll shows the topic gone, while
+the members still subscribe to it: a loss that would page is held in ``DetectionState.pending_losses``
+until an observation after it (metadata, or a log range of the partition) shows whether the topic
+exists, at most ``topic_confirm_seconds``; then it pages as ``deleted_while_consuming`` or is reported
+as ``topic_deleted``.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+
 from alerts.commits import DEAD, EMPTY, Removal, replay
 from alerts.current import offsets_retention_seconds
 from alerts.expiry import expiry_at
-from alerts.model import OFFSETS_LOST, Finding
-from alerts.state import CycleInputs, DetectionState
+from alerts.membership import consuming, memberless
+from alerts.model import OFFSETS_LOST, Finding, Severity
+from alerts.state import CycleInputs, DetectionState, PendingLoss
 from alerts.thresholds import Thresholds
+
+WHILE_CONSUMING = "deleted_while_consuming"
+SEVERITY: dict[str, Severity] = {
+    "topic_deleted": "info",
+    "group_deleted": "info",
+    "admin_offset_delete": "info",
+    "expired": "warning",
+    "deleted": "warning",
+}
+PHRASE = {
+    "topic_deleted": "their topic was deleted",
+    "group_deleted": "the group was deleted",
+    "admin_offset_delete": "deleted (OffsetDelete) while no member consumed the topic",
+    "expired": "expired (offsets.retention.minutes)",
+    "deleted": "removed while the group was idle, by what cannot be told",
+}
+RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
 def detect_offsets_lost(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    return loss_outcomes(previous, inputs, now, thresholds)[0]
+
+
+def loss_outcomes(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> tuple[tuple[Finding, ...], tuple[PendingLoss, ...]]:
+    """Findings for this cycle and the losses still waiting to see whether their topic exists."""
     rp = replay(previous, inputs)
     retention = offsets_retention_seconds(previous, inputs, thresholds)
-    topics = _existing_topics(inputs)
     deleted = set(rp.deleted_groups)
     if inputs.groups is not None and not inputs.groups.failures:
         deleted |= {r.key.group for r in rp.removals if r.key.group not in rp.groups}
+    seen = _TopicCheck(inputs)
     findings: list[Finding] = []
-    idle: dict[str, list[tuple[Removal, str]]] = {}
-    for r in rp.removals:
-        if topics is not None and r.key.topic not in topics:
-            continue  # the topic was deleted: its offsets go with it
-        active = (
-            r.group_state not in (EMPTY, DEAD, None) or r.at - r.old.at <= thresholds.recent_commit_seconds
-        )
-        at, _ = expiry_at(r.old, previous.groups.get(r.key.group), retention)
-        expired = at is not None and at <= r.at
-        cause = "expired" if expired else ("group_deleted" if r.key.group in deleted else "deleted")
-        if active and not (r.key.group in deleted and r.group_state in (EMPTY, DEAD)):
-            findings.append(_partition_finding(inputs.cluster, r, cause + "_while_consuming"))
-        elif expired or r.key.group not in deleted:
-            idle.setdefault(r.key.group, []).append((r, cause))
+    idle: dict[str, list[PendingLoss]] = {}
+    pending: list[PendingLoss] = []
+    new = (_loss(r, _cause(r, previous, deleted, retention, thresholds)) for r in rp.removals)
+    for loss in (*previous.pending_losses, *new):
+        exists = seen.exists(loss)
+        if exists is False:
+            loss = replace(loss, cause="topic_deleted")
+        elif loss.cause == WHILE_CONSUMING:
+            if exists is None and now - loss.at < thresholds.topic_confirm_seconds:
+                pending.append(loss)
+            else:
+                findings.append(_partition_finding(inputs.cluster, loss))
+            continue
+        idle.setdefault(loss.key.group, []).append(loss)
     for group, lost in sorted(idle.items()):
-        if any(k.group == group for k in rp.commits):
-            continue  # part of an idle group: OffsetDelete or per-partition expiry of a standalone group
-        causes = sorted({c for _, c in lost})
-        findings.append(
-            Finding(
-                kind=OFFSETS_LOST,
-                severity="warning",
-                cluster=inputs.cluster,
-                group=group,
-                topic=None,
-                partition=None,
-                summary=f"all {len(lost)} committed offsets of idle group {group} are gone "
-                f"({', '.join(causes)}); it will restart from auto.offset.reset",
-                cause=causes[0] if len(causes) == 1 else "mixed",
-                magnitude={"offsets_lost": len(lost)},
-                evidence={
-                    "offsets": tuple(f"{r.key.topic}[{r.key.partition}]={r.old.offset}" for r, _ in lost),
-                    "last_commit_at": max(r.old.at for r, _ in lost),
-                    "removed_at": max(r.at for r, _ in lost),
-                    "retention_seconds": retention,
-                },
-            )
-        )
-    return tuple(findings)
+        findings.append(_group_finding(inputs.cluster, group, lost, retention))
+    return tuple(findings), tuple(pending)
 
 
-def _existing_topics(inputs: CycleInputs) -> set[str] | None:
-    if inputs.metadata is None or inputs.metadata.failures:
+def _cause(
+    r: Removal, previous: DetectionState, deleted: set[str], retention: float, thresholds: Thresholds
+) -> str:
+    """The cause as the group shows it (a deleted topic is told by :class:`_TopicCheck`)."""
+    if _while_consuming(r, thresholds):
+        return WHILE_CONSUMING
+    if _expired(r, previous, retention):
+        return "expired"
+    if r.key.group in deleted:
+        return "group_deleted"
+    return "admin_offset_delete" if consuming(r.group, r.key.topic) is False else "deleted"
+
+
+def _loss(r: Removal, cause: str) -> PendingLoss:
+    topics = r.group.topics if r.group is not None else None
+    return PendingLoss(r.key, r.old, r.at, r.group_state, r.source, cause, topics)
+
+
+class _TopicCheck:
+    """Whether a loss's topic exists, from this cycle's metadata and log ranges (None: not known yet)."""
+
+    def __init__(self, inputs: CycleInputs) -> None:
+        meta = inputs.metadata
+        ok = meta is not None and not meta.failures
+        self.names = {t.name for t in meta.topics} if meta is not None and ok else None
+        self.names_at = meta.observed_at if meta is not None else 0.0
+        offs = inputs.offsets
+        self.ranged = {(p.topic, p.partition) for p in offs.partitions} if offs is not None else set()
+        self.ranged_at = offs.observed_at if offs is not None else 0.0
+
+    def exists(self, loss: PendingLoss) -> bool | None:
+        if self.names is not None:
+            if loss.key.topic not in self.names:
+                return False
+            if self.names_at >= loss.at:  # seen after the offset vanished
+                return True
+        if self.ranged_at >= loss.at and (loss.key.topic, loss.key.partition) in self.ranged:
+            return True
         return None
-    return {t.name for t in inputs.metadata.topics}
 
 
-def _partition_finding(cluster: str, r: Removal, cause: str) -> Finding:
-    g, t, p = r.key
+def _while_consuming(r: Removal, thresholds: Thresholds) -> bool:
+    """A member consumes the topic; or, members unknown, the group has some or committed recently."""
+    who = consuming(r.group, r.key.topic)
+    if who is not None:
+        return who
+    return r.group_state not in (EMPTY, DEAD, None) or r.at - r.old.at <= thresholds.recent_commit_seconds
+
+
+def _expired(r: Removal, previous: DetectionState, retention: float) -> bool:
+    group = r.group
+    if group is None or group.state == DEAD:  # gone by now: as it was before
+        group = previous.groups.get(r.key.group)
+    if group is not None and not memberless(group.state) and consuming(group, r.key.topic) is False:
+        # KIP-211: in a group with members, offsets of topics it does not subscribe to expire by commit
+        # timestamp (expiry_at, for the group as a whole, says an active group's offsets never expire).
+        at: float | None = r.old.expire_at if r.old.expire_at is not None else r.old.at + retention
+    else:
+        at, _ = expiry_at(r.old, group, retention)
+    return at is not None and at <= r.at
+
+
+def _partition_finding(cluster: str, loss: PendingLoss) -> Finding:
+    g, t, p = loss.key
     return Finding(
         kind=OFFSETS_LOST,
         severity="critical",
@@ -82,16 +171,50 @@ def _partition_finding(cluster: str, r: Removal, cause: str) -> Finding:
         group=g,
         topic=t,
         partition=p,
-        summary=f"committed offset {r.old.offset} of group {g} on {t}[{p}] vanished while the group was "
-        f"consuming ({r.group_state or 'state unknown'}); it will restart from auto.offset.reset",
-        cause=cause,
-        magnitude={"offsets_lost": 1, "offset": r.old.offset},
+        summary=f"committed offset {loss.old.offset} of group {g} on {t}[{p}] vanished while the group was "
+        f"consuming ({loss.group_state or 'state unknown'}); it will restart from auto.offset.reset",
+        cause=WHILE_CONSUMING,
+        magnitude={"offsets_lost": 1, "offset": loss.old.offset},
         evidence={
-            "offset": r.old.offset,
-            "leader_epoch": r.old.leader_epoch,
-            "committed_at": r.old.at,
-            "removed_at": r.at,
-            "group_state": r.group_state,
-            "source": r.source,
+            "offset": loss.old.offset,
+            "leader_epoch": loss.old.leader_epoch,
+            "committed_at": loss.old.at,
+            "removed_at": loss.at,
+            "group_state": loss.group_state,
+            "members_topics": loss.members_topics,
+            "source": loss.source,
+        },
+    )
+
+
+def _group_finding(cluster: str, group: str, lost: list[PendingLoss], retention: float) -> Finding:
+    counts = Counter(loss.cause for loss in lost)
+    causes = sorted(counts)
+    severity = max((SEVERITY[c] for c in causes), key=RANK.__getitem__)
+    if len(causes) == 1:
+        cause, why = causes[0], PHRASE[causes[0]]
+    else:
+        cause, why = "mixed", "; ".join(f"{counts[c]} {PHRASE[c]}" for c in causes)
+    topics = sorted({loss.key.topic for loss in lost})
+    last = max(lost, key=lambda loss: loss.at)
+    return Finding(
+        kind=OFFSETS_LOST,
+        severity=severity,
+        cluster=cluster,
+        group=group,
+        topic=None,
+        partition=None,
+        summary=f"{len(lost)} committed offset(s) of group {group} on {', '.join(topics)} are gone: {why}; "
+        "a consumer that starts later falls back to auto.offset.reset",
+        cause=cause,
+        magnitude={"offsets_lost": len(lost)},
+        evidence={
+            "offsets": tuple(f"{x.key.topic}[{x.key.partition}]={x.old.offset}" for x in lost),
+            "causes": tuple(f"{c}={counts[c]}" for c in causes),
+            "last_commit_at": max(x.old.at for x in lost),
+            "removed_at": last.at,
+            "group_state": last.group_state,
+            "members_topics": last.members_topics,
+            "retention_seconds": retention,
         },
     )

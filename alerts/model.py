@@ -104,7 +104,8 @@ class GroupEvent:
 
     ``state`` is what the record implies: ``"Empty"`` for a classic group written without members,
     ``"Stable"`` for one with members, ``"Dead"`` for a tombstone, ``None`` when the record does not say
-    (KIP-848 group epochs).
+    (KIP-848 group epochs). ``topics`` are the topics its members subscribe to or are assigned when the
+    record tells them all (``()`` without members), else None.
     """
 
     cluster: str
@@ -116,6 +117,7 @@ class GroupEvent:
     source_partition: int
     source_offset: int
     members: tuple[str, ...] = ()
+    topics: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

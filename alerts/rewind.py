@@ -3,7 +3,8 @@
 Causes, first match wins: ``auto_reset_earliest`` (the old offset had become unfetchable, beyond a
 truncated log end, and the new one is the log start; ``auto_reset_latest``, the log end, is a skip: see
 below), ``admin_reset`` (the
-group was Empty; not for standalone groups, which are always Empty), ``rebalance_recommit`` (a stale
+group had no members: only an operator's tool commits then; not for standalone groups, which never have
+members), ``rebalance_recommit`` (a stale
 member's commit: an older generation / member epoch, or a rewind undone by a newer commit within
 ``recommit_window_seconds``), else ``unknown``.
 
@@ -19,8 +20,9 @@ lost by the truncation; :mod:`alerts.skip` reports it as an ``offset_skip``.
 
 from __future__ import annotations
 
-from alerts.commits import EMPTY, CommitMove, replay
+from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
+from alerts.membership import memberless
 from alerts.model import OFFSET_REWIND, Finding, Severity
 from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
 from alerts.state import CycleInputs, DetectionState, PendingRewind, RangeSample
@@ -81,7 +83,7 @@ def _cause(m: CommitMove, history: list[RangeSample], thresholds: Thresholds) ->
             return "auto_reset_earliest"
         if where == "log_end":
             return "auto_reset_latest"
-    if m.group_state == EMPTY and m.protocol_type != "":
+    if memberless(m.group_state) and m.protocol_type != "":
         return "admin_reset"
     if m.old.generation is not None and m.new.generation is not None and m.new.generation < m.old.generation:
         return RECOMMIT

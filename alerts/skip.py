@@ -1,10 +1,18 @@
 """``offset_skip``: a committed offset jumped forward over messages the group never read.
 
 Only a jump from an offset that had become unfetchable counts (below the log start before the move, or
-beyond a truncated log end): a consumer cannot have read past it, so everything between the old offset
-and the new one was skipped. Ordinary progress, however large, starts from a fetchable offset.
-Causes: ``auto_reset_latest`` (landed on the log end), ``auto_reset_earliest`` (landed on the log start
-after retention passed the old offset), ``admin_reset`` (group Empty; info), else ``unknown``.
+beyond a truncated log end): a consumer cannot have read from it. Ordinary progress, however large,
+starts from a fetchable offset. Causes: ``auto_reset_latest`` (landed on the log end),
+``auto_reset_earliest`` (landed on the log start after retention passed the old offset), ``admin_reset``
+(committed while the group had no members: an operator's tool; info), else ``unknown``.
+
+Magnitudes count only what is known lost or skipped. A jump from below the log start splits at the log
+start last observed before the move: ``messages_deleted_unread`` = that log start - old offset (never
+more: committed_below_log_start reports the same loss), and the rest, up to the new offset, was
+``messages_read_past`` when the group reset to the earliest offset and read on (``auto_reset_earliest``,
+``unknown``; it includes messages retention deleted after that observation, which nothing proves were
+unread), or skipped by a reset to the log end or by an operator (``auto_reset_latest``, ``admin_reset``:
+``messages_read_past`` 0). ``messages_skipped`` = new - old - ``messages_read_past``: never read.
 
 Also a move BACK from an offset beyond a truncated log end to the log end at reset time
 (auto.offset.reset=latest, cause ``auto_reset_latest`` whatever the group state): nothing below the new
@@ -15,8 +23,9 @@ right after the truncation`` (critical when > 0, else warning). Not reported as 
 
 from __future__ import annotations
 
-from alerts.commits import EMPTY, CommitMove, replay
+from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
+from alerts.membership import memberless
 from alerts.model import OFFSET_SKIP, Finding, Severity
 from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
 from alerts.state import CycleInputs, DetectionState, RangeSample
@@ -45,7 +54,7 @@ def detect_offset_skips(
 
 def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample]) -> Finding:
     where = landing(m, history)
-    if m.group_state == EMPTY and m.protocol_type != "":
+    if memberless(m.group_state) and m.protocol_type != "":
         cause = "admin_reset"
     elif where == "log_start":
         cause = "auto_reset_earliest"
@@ -53,12 +62,11 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
         cause = "auto_reset_latest"
     else:
         cause = "unknown"
-    skipped = m.new.offset - m.old.offset
-    if where == "log_start":
-        deleted = skipped  # the reset landed on the log start of its time: all of it was deleted unread
-    else:
-        starts = [s.log_start for s in history if s.at <= m.new.at] or [s.log_start for s in history[:1]]
-        deleted = max(0, min(m.new.offset, max(starts, default=m.old.offset)) - m.old.offset)
+    jumped = m.new.offset - m.old.offset
+    deleted = _deleted_unread(m, history)
+    read_on = reason == "below_log_start" and cause in ("auto_reset_earliest", "unknown")
+    read_past = jumped - deleted if read_on else 0
+    skipped = jumped - read_past
     severity: Severity = "info" if cause == "admin_reset" else "critical"
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = reason
@@ -71,11 +79,22 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
         topic=t,
         partition=p,
         summary=f"group {g} jumped {t}[{p}] from unfetchable offset {m.old.offset} to {m.new.offset}: "
-        f"{skipped} messages never read ({cause})",
+        f"{skipped} messages never read, {deleted} of them deleted unread ({cause})",
         cause=cause,
-        magnitude={"messages_skipped": skipped, "messages_deleted_unread": deleted},
+        magnitude={
+            "messages_skipped": skipped,
+            "messages_deleted_unread": deleted,
+            "messages_read_past": read_past,
+        },
         evidence=evidence,
     )
+
+
+def _deleted_unread(m: CommitMove, history: list[RangeSample]) -> int:
+    """Old offset -> the log start last observed up to the move (capped at the new offset): what retention
+    (or delete-records) is known to have removed unread. A projected or later log start proves nothing."""
+    starts = [s.log_start for s in history if s.at <= m.new.at] or [s.log_start for s in history[:1]]
+    return max(0, min(m.new.offset, max(starts, default=m.old.offset)) - m.old.offset)
 
 
 def _reset_after_truncation(
@@ -98,6 +117,6 @@ def _reset_after_truncation(
         summary=f"group {g} reset {t}[{p}] from {m.old.offset}, beyond the log end (truncated to "
         f"{truncated_end}), to the log end {m.new.offset}: {skipped} messages never read (auto_reset_latest)",
         cause="auto_reset_latest",
-        magnitude={"messages_skipped": skipped, "messages_deleted_unread": 0},
+        magnitude={"messages_skipped": skipped, "messages_deleted_unread": 0, "messages_read_past": 0},
         evidence=evidence,
     )

@@ -92,6 +92,8 @@ class GroupPoint:
     group_type: str | None = None
     protocol_type: str | None = None
     generation: int | None = None
+    # Topics its members subscribe to or are assigned, when known (``()`` without members; None: unknown).
+    topics: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +104,21 @@ class PendingRewind:
     old: CommitPoint
     new: CommitPoint
     group_state: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingLoss:
+    """A vanished committed offset with its cause decided, held (``topic_confirm_seconds`` at most) until
+    an observation after it shows whether its topic still exists: a deleted topic takes its offsets with
+    it, and the tombstones usually arrive before the next metadata poll."""
+
+    key: CommitKey
+    old: CommitPoint
+    at: float
+    group_state: str | None
+    source: str
+    cause: str
+    members_topics: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +132,7 @@ class DetectionState:
     groups: Mapping[str, GroupPoint] = field(default_factory=dict)
     counters: Mapping[MetricKey, float] = field(default_factory=dict)
     pending_rewinds: tuple[PendingRewind, ...] = ()
+    pending_losses: tuple[PendingLoss, ...] = ()
     tail_positions: Mapping[int, int] = field(default_factory=dict)  # source partition -> last offset seen
     committed_polled_at: float | None = None  # observed_at of the last committed-offsets poll
     offsets_retention_seconds: float | None = None  # the broker's offsets.retention.minutes, last observed

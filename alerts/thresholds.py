@@ -41,6 +41,7 @@ class Thresholds:
     groups: Mapping[str, Override] = field(default_factory=dict)
     recommit_window_seconds: float = 30.0  # a rewind undone this fast was a stale (re)commit
     recent_commit_seconds: float = 600.0  # a group that committed this recently is still consuming
+    topic_confirm_seconds: float = 60.0  # wait this long for its topic to be seen before a loss pages
     cleaner_stall_seconds: float = 3600.0  # log cleaner time-since-last-run above this is stalled ...
     cleaner_dirty_percent: float = 50.0  # ... when max-dirty-percent is at least this
     offsets_retention_minutes: int = 10080  # used when the broker setting is not observed

@@ -8,11 +8,13 @@ group's records all live in one ``__consumer_offsets`` partition):
   ``messages_replayed = old - new``;
 * ``offset_skip`` — a forward move from an offset that was unfetchable before the move (below a log
   start sampled before it, or beyond a log end sampled since the old offset was committed); needs log
-  ranges; ``messages_skipped = new - old``. Also a move back from beyond a truncated log end to the log
-  end (auto.offset.reset=latest after an unclean election), ``messages_skipped = new - truncated end``
-  (see :mod:`pipeline.log_ranges`);
-* ``offsets_lost`` — an offset tombstone while the group was consuming (state neither Empty nor Dead,
-  or a commit within ``recent_commit_seconds``), unless the group itself was being deleted;
+  ranges; ``messages_skipped`` = never read (``new - old`` less what was read on after a reset to
+  earliest past the sampled log start), deleted-unread in ``messages_lost``. Also a move back from
+  beyond a truncated log end to the log end (auto.offset.reset=latest after an unclean election),
+  ``messages_skipped = new - truncated end`` (see :mod:`pipeline.log_ranges`);
+* ``offsets_lost`` — an offset tombstone while the group was consuming (it had members: state neither
+  Empty nor Dead; or, state never seen, a commit within ``recent_commit_seconds``), unless the group
+  itself was being deleted;
 * ``committed_beyond_log_end`` / ``committed_below_log_start`` — a log-range sample showing the
   committed offset outside the log (``beyond`` / ``messages_lost``), once per committed offset.
 
@@ -262,12 +264,22 @@ def find_anomalies(
             found = found.unionByName(part.withColumn("_reset", F.lit(False)))
     found = with_group_state(found, history)
     recent_ms = settings.recent_commit_seconds * 1000
-    # offsets_lost only while consuming, and not when the group itself was being deleted while idle.
-    idle = F.col("group_state").isin("Empty", "Dead") | F.col("group_state").isNull()
+    # offsets_lost only while consuming (alerts.lost's deleted_while_consuming): the group has members, or,
+    # never seen, it committed recently. An Empty group's offsets vanish under nobody (an OffsetDelete,
+    # DeleteGroups or expiry: reported online as info/warning per group, not here). The members'
+    # subscriptions are not in the archive: an OffsetDelete of a topic a live group does not subscribe to
+    # is counted here, online it is admin_offset_delete.
+    idle = F.col("group_state").isin("Empty", "Dead")
     recent = (F.col("at") - F.col("prev_at")) <= recent_ms
-    consuming = ~idle | F.coalesce(recent, F.lit(False))
+    consuming = F.when(F.col("group_state").isNull(), F.coalesce(recent, F.lit(False))).otherwise(~idle)
     deleting = F.col("group_deleted") & F.col("group_state").isin("Empty", "Dead")
     keep = (F.col("kind") != OFFSETS_LOST) | (consuming & ~deleting)
+    admin = (
+        F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP) & (F.col("group_state") == "Empty") & ~F.col("_reset")
+    )
+    # an operator's reset reads nothing on the way: all of a skip is skipped (alerts.skip)
+    admin_skip = admin & (F.col("kind") == OFFSET_SKIP)
+    jumped = F.col("new_offset") - F.col("old_offset")
     cause = (
         F.when(
             F.col("kind") == OFFSETS_LOST,
@@ -275,12 +287,13 @@ def find_anomalies(
                 F.lit("deleted_while_consuming")
             ),
         )
-        .when(
-            F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP)
-            & (F.col("group_state") == "Empty")
-            & ~F.col("_reset"),
-            F.lit("admin_reset"),
-        )
+        .when(admin, F.lit("admin_reset"))
         .otherwise(F.col("cause"))
     )
-    return found.where(keep).withColumn("cause", cause).select(*ANOMALY_COLUMNS)
+    return (
+        found.where(keep)
+        .withColumn("cause", cause)
+        .withColumn("magnitude", F.when(admin_skip, jumped).otherwise(F.col("magnitude")))
+        .withColumn("messages_skipped", F.when(admin_skip, jumped).otherwise(F.col("messages_skipped")))
+        .select(*ANOMALY_COLUMNS)
+    )

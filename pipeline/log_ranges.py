@@ -40,7 +40,11 @@ def _asof_ranges(moves: DataFrame, ranges: DataFrame) -> DataFrame:
 
 
 def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
-    """``offset_skip`` rows: forward moves whose old offset was below the log start or beyond the log end."""
+    """``offset_skip`` rows: forward moves whose old offset was below the log start or beyond the log end.
+
+    ``messages_lost`` is the deleted-unread part, ``messages_skipped`` what was never read (see
+    :mod:`alerts.skip`; an ``admin_reset``, known only with the group state, is set in
+    :func:`pipeline.analysis.find_anomalies`)."""
     moves = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") > F.col("prev_offset")))
     looked = _asof_ranges(moves, ranges)
     below = F.col("prev_offset") < F.col("r_start")
@@ -50,8 +54,12 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
         .when(F.col("offset") == F.col("r_start"), F.lit("auto_reset_earliest"))
         .otherwise(F.lit("unknown"))
     )
-    skipped = F.col("offset") - F.col("prev_offset")
+    jumped = F.col("offset") - F.col("prev_offset")
+    # As alerts.skip: deleted unread only up to the log start sampled before the move; from below it, what
+    # lies past that log start was read after a reset to earliest (not skipped) unless it reset to latest.
     deleted = F.greatest(F.least("offset", "r_start") - F.col("prev_offset"), F.lit(0))
+    read_past = F.when(below & (cause != "auto_reset_latest"), jumped - deleted).otherwise(F.lit(0))
+    skipped = jumped - read_past
     return looked.where(below | beyond).select(
         *anomaly_row(OFFSET_SKIP, cause, skipped, messages_skipped=skipped, messages_lost=deleted)
     )

@@ -171,6 +171,9 @@ class DetectionSettings(BaseModel):
     groups: dict[str, OverrideSettings] = Field(default_factory=dict)  # group beats topic
     recommit_window_seconds: float = Field(default=30.0, ge=0, le=3600)
     recent_commit_seconds: float = Field(default=600.0, gt=0)
+    # An offset vanishing under a consuming group pages only once its topic is seen to still exist (the
+    # tombstones of a deleted topic arrive before the metadata poll shows it gone), or after this long.
+    topic_confirm_seconds: float = Field(default=60.0, ge=0, le=3600)
     # Event-like alerts (rewind, skip, truncation, unclean election, offsets lost) resolve after this
     # long without recurrence, unless acknowledged first.
     quiet_period_seconds: float = Field(default=3600.0, gt=0)
@@ -209,6 +212,7 @@ class DetectionSettings(BaseModel):
             recommit_window_seconds=self.recommit_window_seconds,
             recent_commit_seconds=self.recent_commit_seconds,
             history_spacing_seconds=self.history_sample_seconds,
+            topic_confirm_seconds=self.topic_confirm_seconds,
         )
 
 

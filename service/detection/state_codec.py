@@ -19,6 +19,7 @@ from alerts.state import (
     OffsetSample,
     PartitionKey,
     PartitionPoint,
+    PendingLoss,
     PendingRewind,
     RangeSample,
 )
@@ -40,6 +41,10 @@ def dumps(state: DetectionState) -> str:
         "pending_rewinds": [
             [list(p.key), asdict(p.old), asdict(p.new), p.group_state] for p in state.pending_rewinds
         ],
+        "pending_losses": [
+            [list(p.key), asdict(p.old), p.at, p.group_state, p.source, p.cause, p.members_topics]
+            for p in state.pending_losses
+        ],
         "tail_positions": {str(k): v for k, v in state.tail_positions.items()},
         "committed_polled_at": state.committed_polled_at,
         "offsets_retention_seconds": state.offsets_retention_seconds,
@@ -57,7 +62,7 @@ def loads(text: str) -> DetectionState:
         commit_history={
             CommitKey(g, t, p): tuple(OffsetSample(*s) for s in v) for g, t, p, v in b["commit_history"]
         },
-        groups={k: GroupPoint(**v) for k, v in b["groups"].items()},
+        groups={k: _group(v) for k, v in b["groups"].items()},
         counters={
             MetricKey(broker, name, tuple((a, c) for a, c in labels)): value
             for broker, name, labels, value in b["counters"]
@@ -65,6 +70,10 @@ def loads(text: str) -> DetectionState:
         pending_rewinds=tuple(
             PendingRewind(CommitKey(*k), CommitPoint(**old), CommitPoint(**new), state)
             for k, old, new, state in b["pending_rewinds"]
+        ),
+        pending_losses=tuple(
+            PendingLoss(CommitKey(*k), CommitPoint(**old), at, state, source, cause, _tuple(topics))
+            for k, old, at, state, source, cause, topics in b.get("pending_losses", ())
         ),
         tail_positions={int(k): v for k, v in b["tail_positions"].items()},
         committed_polled_at=b["committed_polled_at"],
@@ -88,3 +97,12 @@ def _point(p: PartitionPoint) -> dict[str, Any]:
 def _partition(d: dict[str, Any]) -> PartitionPoint:
     isr = d.pop("isr")
     return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)
+
+
+def _group(d: dict[str, Any]) -> GroupPoint:
+    topics = _tuple(d.pop("topics", None))  # absent in states saved before it
+    return GroupPoint(**d, topics=topics)
+
+
+def _tuple(items: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(items) if items is not None else None

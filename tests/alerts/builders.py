@@ -14,6 +14,7 @@ from collectors.model import (
     CommittedObservation,
     CommittedOffset,
     GroupInfo,
+    GroupMember,
     GroupsObservation,
     MetricSample,
     MetricsObservation,
@@ -21,6 +22,7 @@ from collectors.model import (
     PartitionInfo,
     PartitionOffsets,
     TopicInfo,
+    TopicPartition,
 )
 
 C = "c"
@@ -41,9 +43,28 @@ def committed(
     return CommittedObservation(C, at, offs, tuple(sorted({g for g, _, _ in values} | set(groups))))
 
 
-def groups(at: float, states: Mapping[str, str], protocol_type: str = "consumer") -> GroupsObservation:
+def groups(
+    at: float,
+    states: Mapping[str, str],
+    protocol_type: str = "consumer",
+    assigned: Mapping[str, tuple[tuple[str, int], ...]] | None = None,
+) -> GroupsObservation:
+    """Classic groups in ``states``; ``assigned[g]`` gives group ``g`` one member with those partitions."""
+    assigned = assigned or {}
+
+    def members(g: str) -> tuple[GroupMember, ...]:
+        if g not in assigned:
+            return ()
+        return (
+            GroupMember(
+                f"{g}-1", "client", "/10.0.0.1", None, tuple(TopicPartition(*tp) for tp in assigned[g])
+            ),
+        )
+
     return GroupsObservation(
-        C, at, tuple(GroupInfo(g, "classic", s, protocol_type, "range") for g, s in states.items())
+        C,
+        at,
+        tuple(GroupInfo(g, "classic", s, protocol_type, "range", members(g)) for g, s in states.items()),
     )
 
 
@@ -96,9 +117,18 @@ def commit(
 
 
 def group_event(
-    state: str | None, at: float, source_offset: int, group: str = "g", generation: int = 1
+    state: str | None,
+    at: float,
+    source_offset: int,
+    group: str = "g",
+    generation: int = 1,
+    topics: tuple[str, ...] | None = None,
 ) -> GroupEvent:
-    return GroupEvent(C, group, state, generation, "consumer", int(at * 1000), 0, source_offset)
+    """A group record; ``topics``: what its members subscribe to (None: not decodable / not said)."""
+    members = ("m-1",) if state not in (None, "Empty", "Dead") else ()
+    return GroupEvent(
+        C, group, state, generation, "consumer", int(at * 1000), 0, source_offset, members, topics
+    )
 
 
 def inputs(**kw: Any) -> CycleInputs:

@@ -1,10 +1,27 @@
-from alerts.lost import detect_offsets_lost
+from alerts.lost import detect_offsets_lost, loss_outcomes
 from alerts.model import OFFSETS_LOST
 from alerts.state import CommitKey, DetectionState
-from tests.alerts.builders import TH, T, commit, committed, group_event, groups, inputs, metadata, run
+from collectors.model import OffsetsObservation
+from tests.alerts.builders import (
+    TH,
+    T,
+    commit,
+    committed,
+    group_event,
+    groups,
+    inputs,
+    metadata,
+    offsets,
+    run,
+)
 
 DAY = 86400.0
 RETENTION = 7 * DAY
+
+
+def _ranges(at: float) -> OffsetsObservation:
+    """A log-range observation of t[0] and t[1] at ``at``: the topic exists then."""
+    return offsets(at, {(T, 0): (0, 1000), (T, 1): (0, 1000)})
 
 
 def _tailed(state: str, at: float = 100) -> DetectionState:
@@ -14,7 +31,7 @@ def _tailed(state: str, at: float = 100) -> DetectionState:
 
 def test_detect_offsets_lost_tombstone_while_group_stable_critical_per_partition() -> None:
     s = _tailed("Stable")
-    inp = inputs(commit_events=(commit(None, 200, 4),), tail_live=True)
+    inp = inputs(offsets=_ranges(200), commit_events=(commit(None, 200, 4),), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 200, TH)
     assert (f.kind, f.severity, f.partition, f.cause) == (
         OFFSETS_LOST,
@@ -25,11 +42,12 @@ def test_detect_offsets_lost_tombstone_while_group_stable_critical_per_partition
     assert f.magnitude["offset"] == 40
 
 
-def test_detect_offsets_lost_tombstone_soon_after_last_commit_critical_even_if_empty() -> None:
+def test_detect_offsets_lost_tombstone_soon_after_last_commit_of_empty_group_info_not_critical() -> None:
+    # Empty: nobody consumes, whoever committed 50 s ago (a tool, or a member that has left since)
     s = _tailed("Empty")
     inp = inputs(commit_events=(commit(None, 150, 4),), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 150, TH)
-    assert f.severity == "critical"
+    assert (f.severity, f.cause, f.partition) == ("info", "admin_offset_delete", None)
 
 
 def test_detect_offsets_lost_idle_group_all_expired_warning_group_level() -> None:
@@ -41,25 +59,33 @@ def test_detect_offsets_lost_idle_group_all_expired_warning_group_level() -> Non
     assert f.evidence["offsets"] == ("t[0]=40", "t[1]=70")
 
 
-def test_detect_offsets_lost_delete_groups_of_idle_group_nothing() -> None:
+def test_detect_offsets_lost_delete_groups_of_idle_group_info_group_deleted() -> None:
     s = _tailed("Empty")
     at = 100 + DAY
     events = (commit(None, at, 4), commit(None, at, 5, partition=1), group_event("Dead", at, 6))
-    assert detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH) == ()
+    [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
+    assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
+        "info",
+        "group_deleted",
+        None,
+        2,
+    )
 
 
-def test_detect_offsets_lost_all_gone_idle_group_not_deleted_warning_unknown_deletion() -> None:
+def test_detect_offsets_lost_all_gone_empty_group_not_deleted_info_admin_offset_delete() -> None:
     s = _tailed("Empty")
     at = 100 + DAY
     events = (commit(None, at, 4), commit(None, at, 5, partition=1))
     [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
-    assert (f.severity, f.cause) == ("warning", "deleted")
+    assert (f.severity, f.cause) == ("info", "admin_offset_delete")
 
 
-def test_detect_offsets_lost_part_of_idle_group_offset_delete_nothing() -> None:
+def test_detect_offsets_lost_part_of_idle_group_offset_delete_info_group_level() -> None:
     s = _tailed("Empty")
     at = 100 + DAY
-    assert detect_offsets_lost(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at, TH) == ()
+    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at, TH)
+    assert (f.severity, f.cause, f.topic, f.partition) == ("info", "admin_offset_delete", None, None)
+    assert f.evidence["offsets"] == ("t[0]=40",)
 
 
 def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> None:
@@ -68,7 +94,9 @@ def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> No
         inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
         10,
     )
-    inp = inputs(committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"}))
+    inp = inputs(
+        offsets=_ranges(20), committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"})
+    )
     [f] = detect_offsets_lost(s, inp, 20, TH)
     assert (f.severity, f.evidence["source"]) == ("critical", "poll")
 
@@ -83,14 +111,15 @@ def test_detect_offsets_lost_group_not_fetched_this_cycle_nothing() -> None:
     assert detect_offsets_lost(s, inp, 20, TH) == ()
 
 
-def test_detect_offsets_lost_topic_deleted_nothing() -> None:
+def test_detect_offsets_lost_topic_deleted_under_stable_group_info_topic_deleted() -> None:
     s = _tailed("Stable")
     inp = inputs(
         metadata=metadata(200, {("other", 0): (1, 0, (1,))}),
         commit_events=(commit(None, 200, 4),),
         tail_live=True,
     )
-    assert detect_offsets_lost(s, inp, 200, TH) == ()
+    [f] = detect_offsets_lost(s, inp, 200, TH)
+    assert (f.severity, f.cause, f.partition) == ("info", "topic_deleted", None)
 
 
 def test_detect_offsets_lost_expiry_judged_by_retention_observed_in_an_earlier_cycle() -> None:
@@ -122,3 +151,166 @@ def test_detect_offsets_lost_expiry_reckoned_from_the_record_when_the_poll_saw_t
     inp = inputs(commit_events=(commit(None, 160.5, 3), group_event("Dead", 160.5, 4)), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 161, TH)
     assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)
+
+
+def _members_on(topics: tuple[str, ...], at: float = 100) -> DetectionState:
+    """A classic group whose members subscribe to ``topics``, with commits on t[0] (40) and t[1] (70)."""
+    events = (commit(40, at, 2), commit(70, at, 3, partition=1))
+    group = (group_event("Stable", at, 1, topics=topics),)
+    return run(DetectionState(), inputs(commit_events=events, group_events=group, tail_live=True), at)
+
+
+def test_detect_offsets_lost_admin_offset_delete_of_tool_committed_memberless_group_info() -> None:
+    # Bug: offsets committed by a tool (no member ever) and removed 30 s later by deleteConsumerGroupOffsets
+    # paged twice as deleted_while_consuming. The broker only deletes offsets nobody subscribes to.
+    events = (group_event("Empty", 100, 1), commit(40, 100, 2), commit(70, 100, 3, partition=1))
+    s = run(DetectionState(), inputs(commit_events=events, tail_live=True), 100)
+    removed = (commit(None, 130, 4), commit(None, 130, 5, partition=1))
+    findings = detect_offsets_lost(s, inputs(commit_events=removed, tail_live=True), 130, TH)
+    assert [(f.severity, f.cause, f.topic) for f in findings] == [("info", "admin_offset_delete", None)]
+    assert findings[0].magnitude["offsets_lost"] == 2
+
+
+def test_detect_offsets_lost_admin_offset_delete_of_topic_no_member_subscribes_info() -> None:
+    s = _members_on(("other",))
+    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130, TH)
+    assert (f.severity, f.cause, f.evidence["members_topics"]) == ("info", "admin_offset_delete", ("other",))
+
+
+def test_detect_offsets_lost_offset_vanishes_under_members_subscribed_critical_while_consuming() -> None:
+    s = _members_on((T,))
+    inp = inputs(offsets=_ranges(130), commit_events=(commit(None, 130, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 130, TH)
+    assert (f.severity, f.cause, f.topic, f.partition) == ("critical", "deleted_while_consuming", T, 0)
+    assert f.evidence["members_topics"] == (T,)
+
+
+def test_detect_offsets_lost_expiry_of_subscribed_offsets_of_a_live_group_critical_linkedin() -> None:
+    # Live members, a quiet partition not committed for longer than the retention: the offsets are
+    # tombstoned anyway (the LinkedIn incident). Expiry or not, the group was consuming that topic.
+    s = _members_on((T,))
+    later = 100 + RETENTION + 60
+    inp = inputs(offsets=_ranges(later), commit_events=(commit(None, later, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, later, TH)
+    assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
+
+
+def test_detect_offsets_lost_expiry_of_unsubscribed_topic_of_a_live_group_warning_expired() -> None:
+    # KIP-211: offsets of a topic the members no longer subscribe to expire by commit timestamp
+    s = _members_on(("other",))
+    later = 100 + RETENTION + 60
+    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, later, 4),), tail_live=True), later, TH)
+    assert (f.severity, f.cause, f.partition) == ("warning", "expired", None)
+
+
+def test_detect_offsets_lost_polled_offset_of_topic_no_member_is_assigned_info_admin_offset_delete() -> None:
+    assigned = {"g": (("other", 0),)}
+    s = run(
+        DetectionState(),
+        inputs(
+            committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"}, assigned=assigned)
+        ),
+        10,
+    )
+    inp = inputs(
+        committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"}, assigned=assigned)
+    )
+    [f] = detect_offsets_lost(s, inp, 20, TH)
+    assert (f.severity, f.cause) == ("info", "admin_offset_delete")
+
+
+def test_detect_offsets_lost_polled_offset_of_assigned_topic_vanishes_critical() -> None:
+    assigned = {"g": ((T, 0),)}
+    s = run(
+        DetectionState(),
+        inputs(
+            committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"}, assigned=assigned)
+        ),
+        10,
+    )
+    inp = inputs(
+        offsets=_ranges(20),
+        committed=committed(20, {}, groups=("g",)),
+        groups=groups(20, {"g": "Stable"}, assigned=assigned),
+    )
+    [f] = detect_offsets_lost(s, inp, 20, TH)
+    assert (f.severity, f.cause, f.partition) == ("critical", "deleted_while_consuming", 0)
+
+
+def test_detect_offsets_lost_group_never_seen_recent_commit_critical() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(40, 100, 1),), tail_live=True), 100)
+    inp = inputs(offsets=_ranges(150), commit_events=(commit(None, 150, 2),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 150, TH)
+    assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
+
+
+def test_detect_offsets_lost_group_never_seen_idle_warning_deleted_unexplained() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(40, 100, 1),), tail_live=True), 100)
+    at = 100 + DAY
+    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, at, 2),), tail_live=True), at, TH)
+    assert (f.severity, f.cause) == ("warning", "deleted")
+
+
+def test_detect_offsets_lost_expired_and_topic_deleted_in_one_cycle_mixed_highest_severity() -> None:
+    from alerts.model import CommitEvent
+
+    s = _tailed("Empty")
+    gone = CommitEvent("c", "g", "gone", 0, 9, None, 100_000, 0, 10)
+    s = run(s, inputs(commit_events=(gone,), tail_live=True), 101)
+    later = 100 + RETENTION + 60
+    tomb = CommitEvent("c", "g", "gone", 0, None, None, int(later * 1000), 0, 11)
+    inp = inputs(
+        metadata=metadata(later, {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}),
+        commit_events=(commit(None, later, 12), tomb),
+        tail_live=True,
+    )
+    [f] = detect_offsets_lost(s, inp, later, TH)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "mixed", 2)
+    assert f.evidence["causes"] == ("expired=1", "topic_deleted=1")
+
+
+def test_loss_outcomes_while_consuming_held_until_the_topic_is_seen_then_critical() -> None:
+    s = _members_on((T,))
+    found, held = loss_outcomes(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130, TH)
+    assert found == () and [(p.key.partition, p.cause) for p in held] == [(0, "deleted_while_consuming")]
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    assert len(s.pending_losses) == 1
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(135)), 135, TH)
+    assert (f.severity, f.cause, f.partition, f.evidence["removed_at"]) == (
+        "critical",
+        "deleted_while_consuming",
+        0,
+        130,
+    )
+    assert run(s, inputs(offsets=_ranges(135)), 135).pending_losses == ()
+
+
+def test_detect_offsets_lost_topic_deleted_under_subscribed_members_metadata_after_info_not_critical() -> (
+    None
+):
+    # the tombstones of a deleted topic arrive before the metadata poll shows it gone
+    s = _members_on((T,))
+    tombs = (commit(None, 130, 4), commit(None, 130, 5, partition=1))
+    s = run(s, inputs(commit_events=tombs, tail_live=True), 130)
+    inp = inputs(metadata=metadata(150, {("other", 0): (1, 0, (1,))}))
+    [f] = detect_offsets_lost(s, inp, 150, TH)
+    assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
+        "info",
+        "topic_deleted",
+        None,
+        2,
+    )
+
+
+def test_detect_offsets_lost_topic_never_seen_again_pages_after_the_confirm_window() -> None:
+    s = _members_on((T,))
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    assert detect_offsets_lost(s, inputs(), 130 + TH.topic_confirm_seconds - 1, TH) == ()
+    [f] = detect_offsets_lost(s, inputs(), 130 + TH.topic_confirm_seconds, TH)
+    assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
+
+
+def test_detect_offsets_lost_range_observed_before_the_tombstone_does_not_confirm_the_topic() -> None:
+    s = _members_on((T,))
+    inp = inputs(offsets=_ranges(129), commit_events=(commit(None, 130, 4),), tail_live=True)
+    assert detect_offsets_lost(s, inp, 131, TH) == ()

@@ -191,3 +191,26 @@ def test_detect_offset_rewinds_recommitted_after_truncation_seen_still_auto_rese
     inp = inputs(commit_events=(commit(0, 30, 3),), tail_live=True)
     [f] = detect_offset_rewinds(prev, inp, 30, TH)
     assert (f.cause, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", 150)
+
+
+def test_detect_offset_rewinds_membership_at_each_commit_from_tail_group_records() -> None:
+    from tests.alerts.builders import group_event
+
+    s = run(
+        DetectionState(),
+        inputs(commit_events=(group_event("Stable", 1, 1), commit(500, 2, 2)), tail_live=True),
+        2,
+    )
+    events = (
+        group_event("Empty", 3, 3),  # the members left: only an operator's tool commits now
+        commit(100, 4, 4),
+        group_event("Stable", 5, 5, generation=2),  # members again
+        commit(10, 6, 6),
+    )
+    found = detect_offset_rewinds(
+        s, inputs(commit_events=events[1::2], group_events=events[::2], tail_live=True), 6, TH
+    )
+    assert [(f.evidence["new_offset"], f.severity, f.cause) for f in found] == [
+        (100, "info", "admin_reset"),
+        (10, "critical", "unknown"),
+    ]

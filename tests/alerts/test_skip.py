@@ -1,8 +1,8 @@
 from alerts.engine import evaluate
-from alerts.model import OFFSET_REWIND, OFFSET_SKIP
+from alerts.model import COMMITTED_BELOW_LOG_START, OFFSET_REWIND, OFFSET_SKIP, Finding
 from alerts.skip import detect_offset_skips
 from alerts.state import DetectionState
-from tests.alerts.builders import TH, T, commit, committed, groups, inputs, kinds, offsets, run
+from tests.alerts.builders import TH, T, commit, committed, group_event, groups, inputs, kinds, offsets, run
 
 G = ("g", T, 0)
 
@@ -36,7 +36,7 @@ def test_detect_offset_skips_reset_to_latest_after_retention_critical_skipped_co
     )
     [f] = detect_offset_skips(_fell_below_start(), inp, 30, TH)
     assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "critical", "auto_reset_latest")
-    assert f.magnitude == {"messages_skipped": 1000, "messages_deleted_unread": 100}
+    assert f.magnitude == {"messages_skipped": 1000, "messages_deleted_unread": 100, "messages_read_past": 0}
     assert f.evidence["old_offset_was"] == "below_log_start"
 
 
@@ -88,9 +88,11 @@ def test_detect_offset_skips_reset_past_last_sample_while_retention_moves_auto_r
     for t, start in ((2, 90), (3, 95), (4, 100), (5, 105)):  # retention deletes ~5 messages a second
         s = run(s, inputs(offsets=offsets(t, {(T, 0): (start, 400)}), tail_live=True), t)
     # the consumer's fetch at 100 fails, it resets to the log start (now 108) and commits, before the
-    # next range observation
+    # next range observation: deleted unread only up to the log start observed (105), as
+    # committed_below_log_start said; the 3 past it may have been read or deleted since, nothing proves which
     [f] = detect_offset_skips(s, inputs(commit_events=(commit(108, 5.5, 2),), tail_live=True), 5.5, TH)
-    assert (f.cause, f.magnitude["messages_skipped"]) == ("auto_reset_earliest", 8)
+    assert f.cause == "auto_reset_earliest"
+    assert f.magnitude == {"messages_skipped": 5, "messages_deleted_unread": 5, "messages_read_past": 3}
 
 
 def test_detect_offset_skips_reset_past_last_sample_segment_sized_jump_auto_reset_earliest() -> None:
@@ -100,7 +102,8 @@ def test_detect_offset_skips_reset_past_last_sample_segment_sized_jump_auto_rese
     for t, start in ((2, 90), (3, 90), (4, 100), (5, 100), (6, 110)):  # whole 10-message segments go
         s = run(s, inputs(offsets=offsets(t, {(T, 0): (start, 400)}), tail_live=True), t)
     [f] = detect_offset_skips(s, inputs(commit_events=(commit(120, 6.2, 2),), tail_live=True), 6.2, TH)
-    assert (f.cause, f.magnitude["messages_skipped"]) == ("auto_reset_earliest", 20)
+    assert f.cause == "auto_reset_earliest"
+    assert f.magnitude == {"messages_skipped": 10, "messages_deleted_unread": 10, "messages_read_past": 10}
 
 
 def _truncated(state: str = "Stable") -> DetectionState:
@@ -186,9 +189,115 @@ def test_detect_offset_skips_move_back_below_truncated_end_not_at_log_end_not_a_
     assert detect_offset_skips(_truncated(), inp, 30, TH) == ()
 
 
-def test_detect_offset_skips_reset_to_a_log_start_newer_than_the_samples_all_deleted_unread() -> None:
-    # the tail sees the reset before the range is sampled again: retention has moved the start past 200
+def test_detect_offset_skips_reset_past_the_last_observed_log_start_deleted_unread_only_up_to_it() -> None:
+    # the tail sees the reset before the range is sampled again; the projected log start may have passed
+    # 300, but only 200 was observed: 100 deleted unread (as committed_below_log_start said), not 200
     inp = inputs(commit_events=(commit(300, 25, 1),), groups=groups(25, {"g": "Stable"}), tail_live=True)
     [f] = detect_offset_skips(_fell_below_start(), inp, 25, TH)
     assert f.cause == "auto_reset_earliest"
-    assert f.magnitude == {"messages_skipped": 200, "messages_deleted_unread": 200}
+    assert f.magnitude == {"messages_skipped": 100, "messages_deleted_unread": 100, "messages_read_past": 100}
+
+
+def _stopped_at_300_then_delete_records() -> tuple[DetectionState, tuple[Finding, ...]]:
+    """A stopped (Empty) group committed 300; delete-records moves the log start to 700. The findings of the
+    cycle that observes it."""
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            commit_events=(group_event("Empty", 5, 1), commit(300, 5, 2)),
+            tail_live=True,
+        ),
+        10,
+    )
+    findings, s = evaluate(s, inputs(offsets=offsets(20, {(T, 0): (700, 1500)}), tail_live=True), 20, TH)
+    return s, findings
+
+
+def test_evaluate_forward_skip_over_delete_records_deleted_unread_only_to_log_start_rest_read_past() -> None:
+    # Bug: the group restarts with auto.offset.reset=earliest (700), reads on and commits 1000, seen on the
+    # tail before the next range sample. committed_below_log_start said 400 lost; the skip said 700 deleted
+    # unread and 700 skipped, 300 of which the group had read.
+    s, findings = _stopped_at_300_then_delete_records()
+    [below] = [f for f in findings if f.kind == COMMITTED_BELOW_LOG_START]
+    assert below.magnitude["messages_lost"] == 400
+    restart = inputs(
+        group_events=(group_event("Stable", 24, 3),), commit_events=(commit(1000, 25, 4),), tail_live=True
+    )
+    [skip] = [f for f in evaluate(s, restart, 25, TH)[0] if f.kind == OFFSET_SKIP]
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_earliest")
+    assert skip.magnitude == {
+        "messages_skipped": 400,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 300,
+    }
+
+
+def test_detect_offset_skips_forward_skip_over_delete_records_next_sample_seen_same_split() -> None:
+    # the same restart judged with the range observed again (log start still 700): landed past the log start
+    s, _ = _stopped_at_300_then_delete_records()
+    restart = inputs(
+        offsets=offsets(26, {(T, 0): (700, 1500)}),
+        group_events=(group_event("Stable", 24, 3),),
+        commit_events=(commit(1000, 25, 4),),
+        tail_live=True,
+    )
+    [skip] = detect_offset_skips(s, restart, 26, TH)
+    assert (skip.severity, skip.cause) == ("critical", "unknown")
+    assert skip.magnitude == {
+        "messages_skipped": 400,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 300,
+    }
+
+
+def test_detect_offset_skips_restart_after_retention_to_latest_skips_deleted_and_retained() -> None:
+    s, _ = _stopped_at_300_then_delete_records()
+    restart = inputs(
+        offsets=offsets(26, {(T, 0): (700, 1500)}),
+        group_events=(group_event("Stable", 24, 3),),
+        commit_events=(commit(1500, 25, 4),),
+        tail_live=True,
+    )
+    [skip] = detect_offset_skips(s, restart, 26, TH)
+    assert skip.cause == "auto_reset_latest"
+    assert skip.magnitude == {
+        "messages_skipped": 1200,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 0,
+    }
+
+
+def test_evaluate_retention_passes_stopped_group_reset_earliest_skip_loss_equals_below_log_start() -> None:
+    # retention (not an admin): the skip's deleted-unread is the loss committed_below_log_start reported
+    s, findings = _stopped_at_300_then_delete_records()
+    [below] = [f for f in findings if f.kind == COMMITTED_BELOW_LOG_START]
+    restart = inputs(
+        group_events=(group_event("Stable", 24, 3),), commit_events=(commit(700, 25, 4),), tail_live=True
+    )
+    [skip] = [f for f in evaluate(s, restart, 25, TH)[0] if f.kind == OFFSET_SKIP]
+    assert (below.cause, skip.cause, skip.severity) == ("retention", "auto_reset_earliest", "critical")
+    assert skip.magnitude["messages_deleted_unread"] == below.magnitude["messages_lost"] == 400
+    assert (skip.magnitude["messages_skipped"], skip.magnitude["messages_read_past"]) == (400, 0)
+
+
+def test_detect_offset_skips_admin_reset_of_memberless_group_over_retention_info_nothing_read() -> None:
+    s, _ = _stopped_at_300_then_delete_records()
+    reset = inputs(
+        offsets=offsets(26, {(T, 0): (700, 1500)}), commit_events=(commit(1000, 25, 4),), tail_live=True
+    )
+    [skip] = detect_offset_skips(s, reset, 26, TH)
+    assert (skip.severity, skip.cause) == ("info", "admin_reset")
+    assert skip.magnitude == {
+        "messages_skipped": 700,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 0,
+    }
+
+
+def test_detect_offset_skips_forward_from_beyond_truncated_end_all_skipped_none_read_past() -> None:
+    # past the log end again (170): not where a reset lands, so no cause; nothing read from beyond the end
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 170)}), committed=committed(30, {G: 180}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.cause, f.evidence["old_offset_was"]) == ("unknown", "beyond_log_end")
+    assert f.magnitude == {"messages_skipped": 30, "messages_deleted_unread": 0, "messages_read_past": 0}

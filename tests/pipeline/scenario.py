@@ -53,15 +53,21 @@ CYCLES = [
             (5, commit("g4", "u", 0, 10, 5)),
             (6, group_state("g8", 1)),
             (6, commit("g8", "x", 0, 150, 6)),
+            (7, commit("g9", "y", 0, 300, 7)),  # then stopped
         ],
     ),
     Cycle(
         30,
         [(20, commit("g5", "v", 0, 500, 20))],
-        ranges={("u", 0): (0, 20), ("v", 0): (0, 400), ("x", 0): (0, 160)},
+        ranges={("u", 0): (0, 20), ("v", 0): (0, 400), ("x", 0): (0, 160), ("y", 0): (0, 1500)},
     ),
-    # x/0 truncated to 100 (unclean election): g8's 150 is beyond the log end
-    Cycle(50, [], ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 100)}),
+    # x/0 truncated to 100 (unclean election): g8's 150 is beyond the log end; delete-records moves y/0's
+    # log start to 700, past g9's 300
+    Cycle(
+        50,
+        [],
+        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 100), ("y", 0): (700, 1500)},
+    ),
     Cycle(
         100,
         [
@@ -70,8 +76,9 @@ CYCLES = [
             (90, commit("g1", "t", 0, 120, 90)),  # rewind of 30
             (60, commit("g8", "x", 0, 150, 60)),  # auto-commit of the unchanged (out of range) position
             (95, commit("g8", "x", 0, 110, 95)),  # reset to latest: 10 written since the truncation skipped
+            (96, commit("g9", "y", 0, 1000, 96)),  # earliest (700), read on to 1000: 400 deleted unread
         ],
-        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 110)},
+        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 110), ("y", 0): (700, 1500)},
     ),
     Cycle(200, [(190, commit("g1", "t", 0, 300, 190))], redeliver=2),
     Cycle(
@@ -85,6 +92,9 @@ CYCLES = [
             (2060, commit("g7", "t", 3, 70, 2060)),
             (2070, commit("g7", "t", 3, 20, 2070)),  # rewind of 50 ...
             (2075, commit("g7", "t", 3, 70, 2075)),  # ... undone 5 s later: a stale member's recommit
+            (2080, group_state("g10", 0)),
+            (2081, commit("g10", "w", 0, 9, 2081)),  # a tool commits for a group without members ...
+            (2090, OffsetCommitTombstone(1, "g10", "w", 0)),  # ... and deletes it: nobody was consuming
         ],
     ),
     Cycle(2200, []),  # lets pending rewinds age past the recommit window
@@ -100,6 +110,8 @@ EXPECTED = {
     ("committed_beyond_log_end", "g5", "v", 0, 100),
     ("offset_skip", "g8", "x", 0, 10),  # back from beyond a truncated log end: a skip, not a rewind
     ("committed_beyond_log_end", "g8", "x", 0, 50),
+    ("offset_skip", "g9", "y", 0, 400),  # 300 -> 1000 over a log start of 700: 300 of it read on
+    ("committed_below_log_start", "g9", "y", 0, 400),
 }
 
 

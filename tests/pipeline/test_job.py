@@ -43,8 +43,8 @@ def test_run_history_archive_writes_tables_and_counts(
     # two rewinds, a live tombstone, and g8's move back after a truncation: without log ranges it
     # cannot be told from a rewind (skips need log ranges too)
     assert facts["anomalies"] == 4
-    assert facts["commits"] == spark.read.parquet(str(out / "commits")).count() == 21
-    assert spark.read.parquet(str(out / "commits")).where("tombstone").count() == 3
+    assert facts["commits"] == spark.read.parquet(str(out / "commits")).count() == 25
+    assert spark.read.parquet(str(out / "commits")).where("tombstone").count() == 4
 
 
 def test_run_history_archive_report_names_worst_incident_with_timeline(

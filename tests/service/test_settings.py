@@ -70,3 +70,9 @@ def test_load_settings_non_mapping_yaml_refused(tmp_path: Path) -> None:
     config.write_text("- just\n- a list\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_settings(config)
+
+
+def test_load_settings_detection_topic_confirm_seconds_reaches_thresholds() -> None:
+    settings = load_settings(detection={"topic_confirm_seconds": 15})
+    assert settings.detection.thresholds().topic_confirm_seconds == 15
+    assert load_settings().detection.thresholds().topic_confirm_seconds == 60

@@ -60,7 +60,7 @@ def test_state_codec_round_trip_equal() -> None:
             metadata=metadata(1, {(T, 0): (1, 3, (1, 2))}),
             offsets=offsets(1, {(T, 0): (0, 100)}),
             committed=committed(1, {("g", T, 0): 50}),
-            groups=groups(1, {"g": "Stable"}),
+            groups=groups(1, {"g": "Stable"}, assigned={"g": ((T, 0),)}),
             metrics=metrics(
                 1, {1: {"kafka_controller_controllerstats_uncleanleaderelections_total": 1.0}}, {"a": "b"}
             ),
@@ -69,5 +69,8 @@ def test_state_codec_round_trip_equal() -> None:
         TH,
     )[1]
     s = evaluate(s, inputs(commit_events=(commit(500, 2, 1), commit(300, 3, 2)), tail_live=True), 3, TH)[1]
+    s = evaluate(s, inputs(commit_events=(commit(None, 4, 3),), tail_live=True), 4, TH)[1]
+    assert s.pending_losses and s.pending_losses[0].members_topics == (T,)
     assert s.pending_rewinds and s.counters and s.partitions[next(iter(s.partitions))].isr == (1, 2)
+    assert s.groups["g"].topics == (T,)
     assert state_codec.loads(state_codec.dumps(s)) == s
