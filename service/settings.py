@@ -387,7 +387,10 @@ class MetricsSettings(BaseModel):
         if isinstance(value, str):
             text = value.strip()
             if text.startswith("["):
-                return yaml.safe_load(text)  # JSON is YAML
+                try:
+                    return yaml.safe_load(text)  # JSON is YAML
+                except yaml.YAMLError as exc:
+                    raise ValueError(f"{text!r} is neither a comma list nor a JSON list") from exc
             return [s.strip() for s in text.split(",") if s.strip()]
         return value
 

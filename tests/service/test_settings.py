@@ -112,6 +112,7 @@ def test_load_settings_metrics_env_comma_list_or_json(
         ({"granularity": "partitions"}, "metrics.granularity", "'partition', 'topic' or 'group', not"),
         ({"granularity": "broker"}, "metrics.granularity", "not 'broker'"),
         ({"granularity": "topic", "topic_granularity": "topic"}, "metrics.topic_granularity", "Extra"),
+        ({"families": '["offsetguard"'}, "metrics.families", "neither a comma list nor a JSON list"),
     ],
 )
 def test_load_settings_metrics_bad_value_refused_naming_field_and_choices(
