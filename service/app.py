@@ -49,7 +49,9 @@ def create_app(
     app.state.clock = clock
     # Fresh registry per app; the collector reads app.state.runtime at scrape time, not before.
     app.state.metrics = MetricsEndpoint.build(
-        lambda: inputs_from_runtime(getattr(app.state, "runtime", None)), clock=clock
+        lambda: inputs_from_runtime(getattr(app.state, "runtime", None)),
+        clock=clock,
+        options=settings.metrics.options(),
     )
     app.include_router(health.router)
     app.include_router(metrics.router)

@@ -21,12 +21,14 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
 )
 
 from alerts.thresholds import Limits, Override, Thresholds
 from collectors.errors import ConfigError
+from service.metrics.options import FAMILY_SETS, FamilySet, Granularity, MetricsOptions
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -379,6 +381,44 @@ class ArchiveSettings(BaseModel):
     fsync: bool = True  # every tail batch is on disk before the tail checkpoints past it
 
 
+class MetricsSettings(BaseModel):
+    """What ``/metrics`` exposes (docs/metrics.md, "Choosing families and granularity"). The defaults
+    (every family set, per partition) are what the shipped dashboards and rules read."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Family sets; the health and alert families are always exposed. Env: a comma list or JSON.
+    families: Annotated[list[FamilySet], NoDecode] = Field(default_factory=lambda: list(FAMILY_SETS))
+    # partition: every series; topic: per-partition series become per group+topic (per topic) sums and
+    # maxima; group: per-group ones. Gauges that do not aggregate are dropped.
+    granularity: Granularity = "partition"
+
+    @field_validator("families", mode="before")
+    @classmethod
+    def _split_families(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                try:
+                    return yaml.safe_load(text)  # JSON is YAML
+                except yaml.YAMLError as exc:
+                    raise ValueError(f"{text!r} is neither a comma list nor a JSON list") from exc
+            return [s.strip() for s in text.split(",") if s.strip()]
+        return value
+
+    @field_validator("families")
+    @classmethod
+    def _unique_families(cls, families: list[FamilySet]) -> list[FamilySet]:
+        dupes = sorted({f for f in families if families.count(f) > 1})
+        if dupes:
+            raise ValueError(f"family sets must be listed once, repeated: {', '.join(dupes)}")
+        return families
+
+    def options(self) -> MetricsOptions:
+        """The :class:`service.metrics.options.MetricsOptions` these settings describe."""
+        return MetricsOptions(frozenset(self.families), self.granularity)
+
+
 class PipelineSettings(BaseModel):
     """Defaults of ``offsetguard pipeline history`` (Spark)."""
 
@@ -408,6 +448,7 @@ class Settings(BaseSettings):
     detection: DetectionSettings = Field(default_factory=DetectionSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     notify: NotifySettings = Field(default_factory=NotifySettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     # A collector whose last success is older than this many intervals is reported stale.
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"
@@ -464,4 +505,7 @@ def load_settings(config_file: Path | str | None = None, **overrides: Any) -> Se
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "settings"
-        raise ConfigError(f"invalid setting {field}: {first['msg']}", field=field) from exc
+        message = first["msg"]
+        if first["type"] == "literal_error":  # a choice (never a secret): say what was given
+            message += f", not {first['input']!r}"
+        raise ConfigError(f"invalid setting {field}: {message}", field=field) from exc

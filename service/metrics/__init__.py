@@ -6,6 +6,7 @@ Built by the app factory (:meth:`MetricsEndpoint.build`); nothing registers at i
 from service.metrics.collector import OffsetguardCollector, build_registry, pinned
 from service.metrics.endpoint import MetricsEndpoint
 from service.metrics.exposition import Rendered, render
+from service.metrics.options import FAMILY_SETS, GRANULARITIES, FamilySet, Granularity, MetricsOptions
 from service.metrics.sources import (
     AlertCounts,
     ClusterInputs,
@@ -16,9 +17,14 @@ from service.metrics.sources import (
 )
 
 __all__ = [
+    "FAMILY_SETS",
+    "GRANULARITIES",
     "AlertCounts",
     "ClusterInputs",
+    "FamilySet",
+    "Granularity",
     "MetricsEndpoint",
+    "MetricsOptions",
     "OffsetguardCollector",
     "Rendered",
     "ScrapeInputs",

@@ -19,7 +19,8 @@ from prometheus_client.registry import CollectorRegistry
 from service.metrics.kafka_exporter import kafka_exporter_families
 from service.metrics.lag_exporter import lag_exporter_families
 from service.metrics.operations import alert_families, collector_families, tail_families
-from service.metrics.own import own_families
+from service.metrics.options import MetricsOptions
+from service.metrics.own import observation_families, own_families
 from service.metrics.sources import ScrapeInputs
 from service.metrics.view import cluster_views
 
@@ -39,11 +40,19 @@ def pinned(inputs: ScrapeInputs) -> Iterator[None]:
 
 
 class OffsetguardCollector:
-    """Every offsetguard, kafka_exporter- and kafka-lag-exporter-compatible family, built per scrape."""
+    """The offsetguard, kafka_exporter- and kafka-lag-exporter-compatible families ``options`` select, at
+    its granularity, and the health and alert families, built per scrape."""
 
-    def __init__(self, source: Source, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        source: Source,
+        *,
+        clock: Callable[[], float] = time.time,
+        options: MetricsOptions | None = None,
+    ) -> None:
         self._source = source
         self._clock = clock
+        self._options = options or MetricsOptions()
 
     def describe(self) -> list[Metric]:
         # Nothing up front: registering must not read the runtime (it may not exist yet).
@@ -53,16 +62,23 @@ class OffsetguardCollector:
         inputs = _PINNED.get() or self._source()
         now = self._clock()
         views = list(cluster_views(inputs, now))
-        yield from own_families(views)
+        options = self._options
+        if options.exposes("offsetguard"):
+            yield from own_families(views, options.granularity)
+        yield from observation_families(views)
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
-        yield from kafka_exporter_families(views)
-        yield from lag_exporter_families(views)
+        if options.exposes("kafka_exporter"):
+            yield from kafka_exporter_families(views, options.granularity)
+        if options.exposes("kafka_lag_exporter"):
+            yield from lag_exporter_families(views, options.granularity)
 
 
-def build_registry(source: Source, *, clock: Callable[[], float] = time.time) -> CollectorRegistry:
+def build_registry(
+    source: Source, *, clock: Callable[[], float] = time.time, options: MetricsOptions | None = None
+) -> CollectorRegistry:
     """A fresh registry holding only an :class:`OffsetguardCollector` over ``source``."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(OffsetguardCollector(source, clock=clock))
+    registry.register(OffsetguardCollector(source, clock=clock, options=options))
     return registry

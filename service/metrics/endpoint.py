@@ -31,6 +31,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from service.metrics.collector import Source, build_registry
 from service.metrics.exposition import Rendered, render
+from service.metrics.options import MetricsOptions
 from service.metrics.snapshot import Compactor
 from service.metrics.sources import ScrapeInputs
 from service.metrics.worker import RenderWorker
@@ -59,6 +60,7 @@ class MetricsEndpoint:
     monotonic: Callable[[], float] = time.monotonic
     clock: Callable[[], float] = time.time  # the collector's clock: "now" of a worker render
     worker: RenderWorker | None = field(default_factory=RenderWorker)  # None: always render in process
+    options: MetricsOptions = field(default_factory=MetricsOptions)  # the registry's; the worker's too
     _compactor: Compactor = field(default_factory=Compactor)
     _worker_failures: int = 0
     _worker_failure_logged: bool = False
@@ -70,9 +72,16 @@ class MetricsEndpoint:
 
     @classmethod
     def build(
-        cls, source: Source, *, clock: Callable[[], float] = time.time, cache_ttl_s: float = CACHE_TTL_S
+        cls,
+        source: Source,
+        *,
+        clock: Callable[[], float] = time.time,
+        cache_ttl_s: float = CACHE_TTL_S,
+        options: MetricsOptions | None = None,
     ) -> MetricsEndpoint:
-        return cls(build_registry(source, clock=clock), source, cache_ttl_s=cache_ttl_s, clock=clock)
+        options = options or MetricsOptions()
+        registry = build_registry(source, clock=clock, options=options)
+        return cls(registry, source, cache_ttl_s=cache_ttl_s, clock=clock, options=options)
 
     async def scrape(self, accept: str | None, accept_encoding: str | None) -> Rendered:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
@@ -103,7 +112,7 @@ class MetricsEndpoint:
         if worker is not None and self.render is render and self._worker_failures < MAX_WORKER_FAILURES:
             try:
                 snapshot = self._compactor.compact(inputs, self.clock())
-                rendered = worker.render(snapshot, accept, accept_encoding)
+                rendered = worker.render(snapshot, accept, accept_encoding, self.options)
             except Exception as exc:  # any failure: this scrape renders in process
                 self._worker_failures += 1
                 if not self._worker_failure_logged:

@@ -5,6 +5,11 @@ with ``--kafka.labels=cluster=<name>``; without it two clusters would clash); a 
 committed offset has *no* ``kafka_consumergroup_current_offset``/``_lag`` series instead of ``-1``; a lag
 whose partition range is unknown is absent instead of skipped with a log line. Negative lag (committed
 beyond the log end) is kept, as kafka_exporter does.
+
+Names and label sets are kafka_exporter's, so a coarser granularity cannot relabel a family: at ``topic``
+and ``group`` the per-partition families (:data:`PER_PARTITION`) are left out and kafka_exporter's own
+aggregates stay (``kafka_consumergroup_current_offset_sum`` and ``_lag_sum`` per group and topic: it has
+nothing coarser, so they stay at ``group`` too), with the broker, topic and member counts.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
 TP = ["cluster", "topic", "partition"]
@@ -84,21 +90,36 @@ def _families() -> _Families:
     )
 
 
-def kafka_exporter_families(views: list[ClusterView]) -> Iterator[Metric]:
-    """Every kafka_exporter-compatible family over ``views`` (families with no sample included)."""
+# Families with a series per partition or per group-partition: exposed at partition granularity only.
+PER_PARTITION = frozenset(
+    {"current", "oldest", "leader", "replicas", "isr", "under", "group_offset", "group_lag"}
+)
+
+
+def kafka_exporter_families(
+    views: list[ClusterView], granularity: Granularity = "partition"
+) -> Iterator[Metric]:
+    """Every kafka_exporter-compatible family over ``views`` (families with no sample included); at a
+    coarser granularity, all but the :data:`PER_PARTITION` ones."""
     f = _families()
+    per_partition = granularity == "partition"
     for view in views:
-        _topics(f, view)
-        _groups(f, view)
-    yield from f
+        _topics(f, view, per_partition)
+        _groups(f, view, per_partition)
+    if per_partition:
+        yield from f
+    else:
+        yield from (family for name, family in zip(f._fields, f, strict=True) if name not in PER_PARTITION)
 
 
-def _topics(f: _Families, view: ClusterView) -> None:
+def _topics(f: _Families, view: ClusterView, per_partition: bool) -> None:
     c = view.cluster
     if view.metadata is not None:
         f.brokers.add_metric([c], len(view.metadata.brokers))
         for topic in view.metadata.topics:
             f.partitions.add_metric([c, topic.name], len(topic.partitions))
+            if not per_partition:
+                continue
             for p in topic.partitions:
                 labels = [c, topic.name, str(p.partition)]
                 if p.leader is not None:
@@ -106,26 +127,28 @@ def _topics(f: _Families, view: ClusterView) -> None:
                 f.replicas.add_metric(labels, len(p.replicas))
                 f.isr.add_metric(labels, len(p.isr))
                 f.under.add_metric(labels, 1 if len(p.isr) < len(p.replicas) else 0)
-    if view.offsets is not None:
+    if view.offsets is not None and per_partition:
         for o in view.offsets.partitions:
             labels = [c, o.topic, str(o.partition)]
             f.current.add_metric(labels, o.log_end)
             f.oldest.add_metric(labels, o.log_start)
 
 
-def _groups(f: _Families, view: ClusterView) -> None:
+def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
     c = view.cluster
     offset_sums: dict[tuple[str, str], int] = {}
     lag_sums: dict[tuple[str, str], int] = {}
     for row in view.rows:
         x = row.lag
-        labels = [c, x.group, x.topic, str(x.partition)]
-        f.group_offset.add_metric(labels, x.committed)
         key = (x.group, x.topic)
         offset_sums[key] = offset_sums.get(key, 0) + x.committed
         if x.lag is not None:
-            f.group_lag.add_metric(labels, x.lag)
             lag_sums[key] = lag_sums.get(key, 0) + x.lag
+        if per_partition:
+            labels = [c, x.group, x.topic, str(x.partition)]
+            f.group_offset.add_metric(labels, x.committed)
+            if x.lag is not None:
+                f.group_lag.add_metric(labels, x.lag)
     for (group, topic), total in offset_sums.items():
         f.group_offset_sum.add_metric([c, group, topic], total)
     for (group, topic), total in lag_sums.items():

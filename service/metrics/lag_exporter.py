@@ -4,6 +4,10 @@
 are ``"unknown"`` (as kafka-lag-exporter writes for a group without members) when none is. Unlike
 kafka-lag-exporter, a committed partition no member holds is still shown (with ``"unknown"``), an
 unknown lag or lag in seconds is an absent series instead of ``NaN``, and negative lag is kept.
+
+Names and label sets are kafka-lag-exporter's, so a coarser granularity leaves families out instead of
+relabelling them: at ``topic`` the per-partition ones (:data:`PER_PARTITION`) go and its own aggregates
+stay (max/sum per group, sum per group and topic); at ``group`` the per-topic sum goes too.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
-from service.metrics.view import ClusterView
+from service.metrics.options import Granularity
+from service.metrics.view import ClusterView, GroupPartition
 
 UNKNOWN = "unknown"
 GTP = ["cluster_name", "group", "topic", "partition", "member_host", "consumer_id", "client_id"]
@@ -52,38 +57,47 @@ def _families() -> _Families:
     )
 
 
-def lag_exporter_families(views: list[ClusterView]) -> Iterator[Metric]:
-    """Every kafka-lag-exporter-compatible family over ``views``."""
+# Families with a series per partition or per group-partition: exposed at partition granularity only.
+PER_PARTITION = frozenset({"offset", "lag", "lag_seconds", "latest", "earliest"})
+PER_TOPIC = frozenset({"topic_sum_lag"})  # per group and topic: left out at group granularity
+
+
+def lag_exporter_families(
+    views: list[ClusterView], granularity: Granularity = "partition"
+) -> Iterator[Metric]:
+    """Every kafka-lag-exporter-compatible family over ``views``, less those finer than ``granularity``."""
     f = _families()
+    per_partition = granularity == "partition"
     for view in views:
-        _groups(f, view)
-        if view.offsets is not None:
+        _groups(f, view, per_partition)
+        if view.offsets is not None and per_partition:
             for o in view.offsets.partitions:
                 labels = [view.cluster, o.topic, str(o.partition)]
                 f.latest.add_metric(labels, o.log_end)
                 f.earliest.add_metric(labels, o.log_start)
-    yield from f
+    if per_partition:
+        yield from f
+        return
+    left_out = PER_PARTITION | (PER_TOPIC if granularity == "group" else frozenset())
+    yield from (family for name, family in zip(f._fields, f, strict=True) if name not in left_out)
 
 
-def _groups(f: _Families, view: ClusterView) -> None:
+def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
     c = view.cluster
     max_lag: dict[str, int] = {}
     max_seconds: dict[str, float] = {}
     sum_lag: dict[str, int] = {}
     topic_sum: dict[tuple[str, str], int] = {}
     for row in view.rows:
-        x, m = row.lag, row.member
-        member = (m.host, m.member_id, m.client_id) if m else (UNKNOWN, UNKNOWN, UNKNOWN)
-        labels = [c, x.group, x.topic, str(x.partition), *member]
-        f.offset.add_metric(labels, x.committed)
+        x = row.lag
+        if per_partition:
+            _partition_series(f, c, row)
         if x.lag is not None:
-            f.lag.add_metric(labels, x.lag)
             max_lag[x.group] = max(max_lag.get(x.group, x.lag), x.lag)
             sum_lag[x.group] = sum_lag.get(x.group, 0) + x.lag
             key = (x.group, x.topic)
             topic_sum[key] = topic_sum.get(key, 0) + x.lag
         if row.seconds is not None:
-            f.lag_seconds.add_metric(labels, row.seconds)
             max_seconds[x.group] = max(max_seconds.get(x.group, row.seconds), row.seconds)
     for group, value in max_lag.items():
         f.max_lag.add_metric([c, group], value)
@@ -93,3 +107,14 @@ def _groups(f: _Families, view: ClusterView) -> None:
         f.sum_lag.add_metric([c, group], value)
     for (group, topic), value in topic_sum.items():
         f.topic_sum_lag.add_metric([c, group, topic], value)
+
+
+def _partition_series(f: _Families, cluster: str, row: GroupPartition) -> None:
+    x, m = row.lag, row.member
+    member = (m.host, m.member_id, m.client_id) if m else (UNKNOWN, UNKNOWN, UNKNOWN)
+    labels = [cluster, x.group, x.topic, str(x.partition), *member]
+    f.offset.add_metric(labels, x.committed)
+    if x.lag is not None:
+        f.lag.add_metric(labels, x.lag)
+    if row.seconds is not None:
+        f.lag_seconds.add_metric(labels, row.seconds)

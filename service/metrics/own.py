@@ -1,4 +1,11 @@
-"""offsetguard's own families about partitions and groups (``offsetguard_`` prefix; see docs/metrics.md)."""
+"""offsetguard's own families about partitions and groups (``offsetguard_`` prefix; see docs/metrics.md).
+
+At ``topic`` and ``group`` granularity the group families keep their names and lose the labels finer
+than the granularity (their values become sums, or the maximum for lag seconds: :mod:`aggregate`), and
+the partition log offsets become sums per topic; so ``sum by (cluster, group, topic) (...)`` and
+``max by (...)`` queries read the same at every granularity down to theirs. The leader epoch does not
+aggregate and is dropped there.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +13,48 @@ from collections.abc import Iterator
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from service.metrics.aggregate import group_totals, topic_log_totals
+from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
 GTP = ["cluster", "group", "topic", "partition"]
 TP = ["cluster", "topic", "partition"]
+GROUP_LABELS: dict[Granularity, list[str]] = {
+    "partition": GTP,
+    "topic": ["cluster", "group", "topic"],
+    "group": ["cluster", "group"],
+}
+_OVER = {"topic": "the group's partitions of the topic", "group": "all the group's partitions"}
 
 
-def own_families(views: list[ClusterView]) -> Iterator[Metric]:
-    """Per-partition and per-group-partition families, and when each observation was taken."""
+def own_families(views: list[ClusterView], granularity: Granularity = "partition") -> Iterator[Metric]:
+    """Per-partition and per-group-partition families, or their aggregates at a coarser granularity."""
+    if granularity == "partition":
+        yield from _per_partition(views)
+    else:
+        yield from _aggregated(views, granularity)
+
+
+def observation_families(views: list[ClusterView]) -> Iterator[Metric]:
+    """When each observation was taken (a health family: exposed whatever the settings)."""
+    observed = GaugeMetricFamily(
+        "offsetguard_observation_timestamp_seconds",
+        "When the latest observation of each kind was taken (epoch seconds).",
+        labels=["cluster", "observation"],
+    )
+    for view in views:
+        for kind, obs in (
+            ("metadata", view.metadata),
+            ("offsets", view.offsets),
+            ("groups", view.groups),
+            ("committed", view.committed),
+        ):
+            if obs is not None:
+                observed.add_metric([view.cluster, kind], obs.observed_at)
+    yield observed
+
+
+def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     g = GaugeMetricFamily
     lag = g(
         "offsetguard_group_lag_messages",
@@ -29,11 +70,6 @@ def own_families(views: list[ClusterView]) -> Iterator[Metric]:
     start = g("offsetguard_partition_log_start_offset", "Log start offset of the partition.", labels=TP)
     end = g("offsetguard_partition_log_end_offset", "Log end offset (high watermark).", labels=TP)
     epoch = g("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
-    observed = g(
-        "offsetguard_observation_timestamp_seconds",
-        "When the latest observation of each kind was taken (epoch seconds).",
-        labels=["cluster", "observation"],
-    )
     for view in views:
         c = view.cluster
         for row in view.rows:
@@ -58,12 +94,43 @@ def own_families(views: list[ClusterView]) -> Iterator[Metric]:
                     epochs[(p.topic, p.partition)] = p.leader_epoch
         for (topic, partition), value in epochs.items():
             epoch.add_metric([c, topic, str(partition)], value)
-        for kind, obs in (
-            ("metadata", view.metadata),
-            ("offsets", view.offsets),
-            ("groups", view.groups),
-            ("committed", view.committed),
-        ):
-            if obs is not None:
-                observed.add_metric([c, kind], obs.observed_at)
-    yield from (lag, seconds, committed, start, end, epoch, observed)
+    yield from (lag, seconds, committed, start, end, epoch)
+
+
+def _aggregated(views: list[ClusterView], granularity: Granularity) -> Iterator[Metric]:
+    g = GaugeMetricFamily
+    over = _OVER[granularity]
+    labels = GROUP_LABELS[granularity]
+    lag = g(
+        "offsetguard_group_lag_messages",
+        f"Sum over {over} of log end offset minus committed offset (negative lags included).",
+        labels=labels,
+    )
+    seconds = g(
+        "offsetguard_group_lag_seconds",
+        f"Age of the oldest unconsumed message over {over} (max; a lower bound from the log-end history).",
+        labels=labels,
+    )
+    committed = g(
+        "offsetguard_group_committed_offset",
+        f"Sum of the committed offsets over {over} (its rate is the group's consumption rate).",
+        labels=labels,
+    )
+    tl = ["cluster", "topic"]
+    start = g(
+        "offsetguard_partition_log_start_offset", "Sum of the log start offsets of the topic.", labels=tl
+    )
+    end = g("offsetguard_partition_log_end_offset", "Sum of the log end offsets of the topic.", labels=tl)
+    for view in views:
+        c = view.cluster
+        for key, t in group_totals(view.rows, granularity).items():
+            committed.add_metric([c, *key], t.committed)
+            if t.lag is not None:
+                lag.add_metric([c, *key], t.lag)
+            if t.seconds is not None:
+                seconds.add_metric([c, *key], t.seconds)
+        if view.offsets is not None:
+            for topic, logs in topic_log_totals(view.offsets.partitions).items():
+                start.add_metric([c, topic], logs.log_start)
+                end.add_metric([c, topic], logs.log_end)
+    yield from (lag, seconds, committed, start, end)

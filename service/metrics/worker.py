@@ -21,6 +21,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from service.metrics.exposition import Rendered
+from service.metrics.options import MetricsOptions
 
 log = logging.getLogger(__name__)
 
@@ -32,19 +33,25 @@ class WorkerError(RuntimeError):
     """The worker failed, died or timed out; the caller renders in process instead."""
 
 
-def render_snapshot(snapshot: Any, accept: str | None, accept_encoding: str | None) -> Rendered:
+def render_snapshot(
+    snapshot: Any,
+    accept: str | None,
+    accept_encoding: str | None,
+    options: MetricsOptions | None = None,
+) -> Rendered:
     """What the worker does with one request (the registry the app factory builds, pinned to it)."""
     from service.metrics.collector import build_registry
     from service.metrics.exposition import render
     from service.metrics.snapshot import expand
 
     inputs, now = expand(snapshot)
-    registry = build_registry(lambda: inputs, clock=lambda: now)
+    registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
 
 def _serve(conn: Connection, delay_s: float) -> None:
-    """The child's main loop: (accept, accept_encoding, snapshot) in, (ok, payload) out, until EOF."""
+    """The child's main loop: (accept, accept_encoding, options, snapshot) in, (ok, payload) out, until
+    EOF."""
     conn.send_bytes(b"ready")
     while True:
         try:
@@ -52,12 +59,12 @@ def _serve(conn: Connection, delay_s: float) -> None:
         except (EOFError, OSError):
             return
         try:
-            accept, accept_encoding, snapshot = pickle.loads(request)
+            accept, accept_encoding, options, snapshot = pickle.loads(request)
             if delay_s > 0:  # test knob: a slow render, busy in *this* process's interpreter
                 until = time.monotonic() + delay_s
                 while time.monotonic() < until:
                     pass
-            out = render_snapshot(snapshot, accept, accept_encoding)
+            out = render_snapshot(snapshot, accept, accept_encoding, options)
             reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
         except Exception as exc:  # reported to the parent, which falls back for this scrape
             reply = (False, f"{type(exc).__name__}: {exc}")
@@ -83,10 +90,16 @@ class RenderWorker:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    def render(self, snapshot: Any, accept: str | None, accept_encoding: str | None) -> Rendered:
+    def render(
+        self,
+        snapshot: Any,
+        accept: str | None,
+        accept_encoding: str | None,
+        options: MetricsOptions | None = None,
+    ) -> Rendered:
         """Blocking; call from the metrics thread. Raises :class:`WorkerError` on any failure (the worker
         is then stopped; the next call starts a new one)."""
-        request = pickle.dumps((accept, accept_encoding, snapshot), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps((accept, accept_encoding, options, snapshot), protocol=pickle.HIGHEST_PROTOCOL)
         conn = self._ensure()
         self.busy.set()
         try:

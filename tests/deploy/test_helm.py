@@ -15,6 +15,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
+from service.metrics import MetricsOptions
 from service.settings import load_settings
 from tests.deploy.crd_schemas import SCHEMAS
 from tests.deploy.tools import (
@@ -213,6 +214,68 @@ def test_render_config_all_features_gives_valid_settings(
     ]
     assert settings.notify.receivers[0].headers["Authorization"].get_secret_value() == "Bearer am-secret"
     assert settings.store.retention_days == 7
+    assert settings.metrics.options() == MetricsOptions(frozenset({"offsetguard", "kafka_exporter"}), "topic")
+
+
+def _config(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    configmap = next(d for d in by_kind(docs, "ConfigMap") if "offsetguard.yaml" in d["data"])
+    return dict(yaml.safe_load(configmap["data"]["offsetguard.yaml"]))
+
+
+def test_configmap_defaults_metrics_every_family_set_per_partition(
+    default_docs: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    config = _config(default_docs)
+    assert config["metrics"] == {
+        "families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"],
+        "granularity": "partition",
+    }
+    (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
+    assert load_settings(tmp_path / "offsetguard.yaml").metrics.options() == MetricsOptions()
+
+
+@pytest.mark.parametrize(
+    ("values", "families", "granularity"),
+    [
+        (
+            ["--set", "metrics.granularity=group"],
+            ["offsetguard", "kafka_exporter", "kafka_lag_exporter"],
+            "group",
+        ),
+        (
+            ["--set", "metrics.families={kafka_exporter}", "--set", "metrics.granularity=topic"],
+            ["kafka_exporter"],
+            "topic",
+        ),
+        (["--set-json", "metrics.families=[]"], [], "partition"),
+    ],
+    ids=["group", "kafka-exporter-topic", "health-only"],
+)
+def test_configmap_metrics_values_rendered_into_valid_settings(
+    values: list[str], families: list[str], granularity: str, tmp_path: Path
+) -> None:
+    config = _config(helm_template(*values))
+    assert config["metrics"] == {"families": families, "granularity": granularity}
+    (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
+    metrics = load_settings(tmp_path / "offsetguard.yaml").metrics
+    assert (metrics.families, metrics.granularity) == (families, granularity)
+
+
+@pytest.mark.parametrize(
+    ("values", "says"),
+    [
+        (["--set", "metrics.granularity=partitions"], "/metrics/granularity"),
+        (["--set", "metrics.families={offsetguard,kafka-exporter}"], "/metrics/families/1"),
+        (["--set", "metrics.families={offsetguard,offsetguard}"], "/metrics/families"),
+        (["--set", "metrics.topics=partition"], "topics"),
+        (["--set", "config.metrics.granularity=topic"], "not under config.metrics"),
+    ],
+    ids=["granularity", "family", "repeated-family", "unknown-key", "under-config"],
+)
+def test_helm_template_bad_metrics_values_fail_naming_them(values: list[str], says: str) -> None:
+    result = run([helm(), "template", "offsetguard", str(CHART), *values])
+    assert result.returncode != 0
+    assert says in result.stderr
 
 
 def test_render_config_missing_variable_fails_naming_it(tmp_path: Path) -> None:

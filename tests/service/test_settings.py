@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import ConfigError
+from service.metrics import MetricsOptions
 from service.settings import load_settings
 
 
@@ -76,3 +77,54 @@ def test_load_settings_detection_topic_confirm_seconds_reaches_thresholds() -> N
     settings = load_settings(detection={"topic_confirm_seconds": 15})
     assert settings.detection.thresholds().topic_confirm_seconds == 15
     assert load_settings().detection.thresholds().topic_confirm_seconds == 60
+
+
+def test_load_settings_metrics_defaults_every_family_set_per_partition() -> None:
+    metrics = load_settings().metrics
+    assert metrics.families == ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]
+    assert metrics.granularity == "partition"
+    assert metrics.options() == MetricsOptions()
+
+
+def test_load_settings_metrics_yaml_families_and_granularity(tmp_path: Path) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text("metrics:\n  families: [kafka_exporter]\n  granularity: topic\n")
+    assert load_settings(config).metrics.options() == MetricsOptions(frozenset({"kafka_exporter"}), "topic")
+
+
+@pytest.mark.parametrize(
+    ("value", "families"),
+    [
+        ("kafka_exporter, offsetguard", ["kafka_exporter", "offsetguard"]),
+        ('["kafka_lag_exporter"]', ["kafka_lag_exporter"]),
+        ("", []),  # health and alert families only
+    ],
+)
+def test_load_settings_metrics_env_comma_list_or_json(
+    monkeypatch: pytest.MonkeyPatch, value: str, families: list[str]
+) -> None:
+    monkeypatch.setenv("OFFSETGUARD_METRICS__FAMILIES", value)
+    monkeypatch.setenv("OFFSETGUARD_METRICS__GRANULARITY", "group")
+    metrics = load_settings().metrics
+    assert (metrics.families, metrics.granularity) == (families, "group")
+
+
+@pytest.mark.parametrize(
+    ("metrics", "field", "says"),
+    [
+        ({"families": ["kafka-exporter"]}, "metrics.families.0", "'kafka_exporter'"),
+        ({"families": "offsetguard,kminion"}, "metrics.families.1", "not 'kminion'"),
+        ({"families": ["offsetguard", "offsetguard"]}, "metrics.families", "repeated: offsetguard"),
+        ({"granularity": "partitions"}, "metrics.granularity", "'partition', 'topic' or 'group', not"),
+        ({"granularity": "broker"}, "metrics.granularity", "not 'broker'"),
+        ({"granularity": "topic", "topic_granularity": "topic"}, "metrics.topic_granularity", "Extra"),
+        ({"families": '["offsetguard"'}, "metrics.families", "neither a comma list nor a JSON list"),
+    ],
+)
+def test_load_settings_metrics_bad_value_refused_naming_field_and_choices(
+    metrics: dict[str, object], field: str, says: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(metrics=metrics)
+    assert caught.value.field == field
+    assert says in str(caught.value)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 from prometheus_client.registry import CollectorRegistry
 
-from service.metrics import ScrapeInputs, build_registry
+from service.metrics import Granularity, MetricsOptions, ScrapeInputs, build_registry
 from tests.service.metrics import builders as b
-from tests.service.metrics.scrape import labels, samples
+from tests.service.metrics.scrape import family_names, labels, samples
 
 
-def _registry() -> CollectorRegistry:
+def _registry(granularity: Granularity = "partition") -> CollectorRegistry:
     inputs = ScrapeInputs(clusters=[b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES))
-    return build_registry(lambda: inputs, clock=lambda: b.NOW)
+    options = MetricsOptions(frozenset({"kafka_exporter"}), granularity)  # this set only
+    return build_registry(lambda: inputs, clock=lambda: b.NOW, options=options)
 
 
 def _tp(topic: str, partition: int) -> frozenset[tuple[str, str]]:
@@ -99,3 +101,42 @@ def test_kafka_exporter_members_every_described_group() -> None:
         labels(cluster="c1", consumergroup="audit"): 0,
         labels(cluster="c1", consumergroup="idle"): 0,
     }
+
+
+PER_PARTITION_NAMES = {
+    "kafka_topic_partition_current_offset",
+    "kafka_topic_partition_oldest_offset",
+    "kafka_topic_partition_leader",
+    "kafka_topic_partition_replicas",
+    "kafka_topic_partition_in_sync_replica",
+    "kafka_topic_partition_under_replicated_partition",
+    "kafka_consumergroup_current_offset",
+    "kafka_consumergroup_lag",
+}
+
+
+@pytest.mark.parametrize("granularity", ["topic", "group"])
+def test_kafka_exporter_coarse_granularity_per_partition_families_left_out(granularity: Granularity) -> None:
+    names = {n for n in family_names(_registry(granularity)) if n.startswith("kafka_")}
+    # kafka_exporter's own labels stay: no family is relabelled, the per-partition ones go
+    assert names == {
+        "kafka_brokers",
+        "kafka_topic_partitions",
+        "kafka_consumergroup_current_offset_sum",
+        "kafka_consumergroup_lag_sum",
+        "kafka_consumergroup_members",
+    }
+    assert not names & PER_PARTITION_NAMES
+
+
+@pytest.mark.parametrize("granularity", ["topic", "group"])
+def test_kafka_exporter_coarse_granularity_sums_as_at_partition(granularity: Granularity) -> None:
+    coarse, fine = _registry(granularity), _registry()
+    for name in ("kafka_consumergroup_current_offset_sum", "kafka_consumergroup_lag_sum"):
+        assert samples(coarse, name) == samples(fine, name)
+        assert samples(coarse, name)
+    assert samples(coarse, "kafka_consumergroup_members") == samples(fine, "kafka_consumergroup_members")
+
+
+def test_kafka_exporter_partition_granularity_every_family() -> None:
+    assert family_names(_registry()) >= PER_PARTITION_NAMES

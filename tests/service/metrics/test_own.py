@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from prometheus_client.registry import CollectorRegistry
 
 from collectors.errors import StoreError
-from service.metrics import ClusterInputs, ScrapeInputs, build_registry
+from service.metrics import ClusterInputs, Granularity, MetricsOptions, ScrapeInputs, build_registry
 from tests.service.metrics import builders as b
-from tests.service.metrics.scrape import Labels, labels, samples
+from tests.service.metrics.scrape import Labels, family_names, labels, samples
 
 
-def _registry(inputs: ScrapeInputs | None = None) -> CollectorRegistry:
+def _registry(
+    inputs: ScrapeInputs | None = None, granularity: Granularity = "partition"
+) -> CollectorRegistry:
     fixed = inputs or ScrapeInputs(
         clusters=[b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES)
     )
-    return build_registry(lambda: fixed, clock=lambda: b.NOW)
+    options = MetricsOptions(granularity=granularity)
+    return build_registry(lambda: fixed, clock=lambda: b.NOW, options=options)
 
 
 def _gtp(group: str, topic: str, partition: int) -> Labels:
@@ -118,3 +122,41 @@ def test_own_cluster_not_observed_yet_no_samples() -> None:
         "kafka_brokers",
     ):
         assert samples(r, name) == {}
+
+
+def test_own_topic_granularity_group_families_summed_per_group_and_topic() -> None:
+    r = _registry(granularity="topic")
+    billing, audit = (
+        labels(cluster="c1", group="billing", topic="orders"),
+        labels(cluster="c1", group="audit", topic="orders"),
+    )
+    gone = labels(cluster="c1", group="audit", topic="gone")
+    assert samples(r, "offsetguard_group_committed_offset") == {billing: 145, audit: 100, gone: 5}
+    # billing: 10 + (-5); audit/gone has no known lag, so no series (never 0 for unknown)
+    assert samples(r, "offsetguard_group_lag_messages") == {billing: 5, audit: 0}
+    # the oldest unconsumed message: billing orders/0's 30 s (orders/1, beyond the log end, has none)
+    assert samples(r, "offsetguard_group_lag_seconds") == {billing: 30.0, audit: 0.0}
+
+
+def test_own_group_granularity_group_families_per_group() -> None:
+    r = _registry(granularity="group")
+    billing, audit = labels(cluster="c1", group="billing"), labels(cluster="c1", group="audit")
+    assert samples(r, "offsetguard_group_committed_offset") == {billing: 145, audit: 105}
+    assert samples(r, "offsetguard_group_lag_messages") == {billing: 5, audit: 0}
+    assert samples(r, "offsetguard_group_lag_seconds") == {billing: 30.0, audit: 0.0}
+
+
+@pytest.mark.parametrize("granularity", ["topic", "group"])
+def test_own_coarse_granularity_log_offsets_summed_per_topic_epoch_dropped(granularity: Granularity) -> None:
+    r = _registry(granularity=granularity)
+    orders, co = labels(cluster="c1", topic="orders"), labels(cluster="c1", topic="__consumer_offsets")
+    assert samples(r, "offsetguard_partition_log_start_offset") == {orders: 10, co: 0}
+    assert samples(r, "offsetguard_partition_log_end_offset") == {orders: 150, co: 7}
+    assert "offsetguard_partition_leader_epoch" not in family_names(r)
+    assert len(samples(r, "offsetguard_observation_timestamp_seconds")) == 4  # health: always there
+
+
+def test_own_topic_granularity_help_says_how_values_aggregate() -> None:
+    helps = {f.name: f.documentation for f in _registry(granularity="topic").collect()}
+    assert helps["offsetguard_group_lag_messages"].startswith("Sum over the group's partitions of the topic")
+    assert "(max;" in helps["offsetguard_group_lag_seconds"]

@@ -24,7 +24,7 @@ from tests.service.metrics.serving import serving
 LAG_LINE = 'kafka_consumergroup_lag{cluster="c1",consumergroup="billing",partition="0",topic="orders"} 10.0'
 
 
-def _app() -> FastAPI:
+def _app(**overrides: Any) -> FastAPI:
     latest = LatestObservations()
     for obs in (b.metadata(), b.offsets(), b.groups(), b.committed()):
         asyncio.run(latest.put(obs))
@@ -32,7 +32,7 @@ def _app() -> FastAPI:
     def factory(settings: Settings) -> Runtime:
         return Runtime(settings, store=None, latest=latest, jobs=[])
 
-    settings = load_settings(clusters=[{"name": "c1", "bootstrap_servers": ["127.0.0.1:9"]}])
+    settings = load_settings(clusters=[{"name": "c1", "bootstrap_servers": ["127.0.0.1:9"]}], **overrides)
     return create_app(settings, runtime_factory=factory, clock=lambda: b.NOW)
 
 
@@ -42,6 +42,16 @@ def test_metrics_route_running_app_serves_latest_observations() -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
     assert LAG_LINE in response.text.splitlines()
+
+
+def test_metrics_route_metrics_settings_choose_families_and_granularity() -> None:
+    app = _app(metrics={"families": ["kafka_exporter", "offsetguard"], "granularity": "group"})
+    with TestClient(app) as client:
+        lines = client.get("/metrics", headers={"Accept-Encoding": "identity"}).text.splitlines()
+    assert 'offsetguard_group_lag_messages{cluster="c1",group="billing"} 5.0' in lines
+    assert 'kafka_consumergroup_lag_sum{cluster="c1",consumergroup="billing",topic="orders"} 5.0' in lines
+    assert LAG_LINE not in lines
+    assert not [line for line in lines if line.startswith("kafka_consumergroup_group_")]
 
 
 def test_metrics_route_gzip_accepted_gzip_body() -> None:

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from collectors.tail_model import TailFigures
-from service.metrics import ScrapeInputs, build_registry, render
+from service.metrics import MetricsOptions, ScrapeInputs, build_registry, render
 from service.metrics.endpoint import MetricsEndpoint
 from service.metrics.snapshot import compact
 from service.metrics.worker import RenderWorker
@@ -61,6 +61,16 @@ def test_worker_render_byte_for_byte_in_process_render(worker: RenderWorker, acc
     assert LAG_LINE.encode() in got.body.splitlines()
     assert b"offsetguard_alerts_firing" in got.body and b"offsetguard_tail_lag" in got.body
     assert b"offsetguard_group_lag_seconds" in got.body
+
+
+def test_worker_render_options_cross_the_pipe_same_bytes(worker: RenderWorker) -> None:
+    inputs = _inputs()
+    options = MetricsOptions(frozenset({"kafka_exporter"}), "topic")
+    registry = build_registry(lambda: inputs, clock=lambda: b.NOW, options=options)
+    got = worker.render(compact(inputs, b.NOW), None, None, options)
+    assert got == render(registry, inputs)
+    assert b"kafka_consumergroup_lag_sum{" in got.body
+    assert b"kafka_consumergroup_lag{" not in got.body and b"offsetguard_group_" not in got.body
 
 
 def test_worker_render_gzip_decompresses_to_in_process_body(worker: RenderWorker) -> None:

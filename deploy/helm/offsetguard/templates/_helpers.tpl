@@ -53,7 +53,8 @@ app.kubernetes.io/part-of: offsetguard
 
 {{/*
 offsetguard.yaml as rendered into the ConfigMap: clusters and API tokens with their secret references
-turned into {fromEnv: VAR} placeholders (filled in by the init container), merged over .Values.config.
+turned into {fromEnv: VAR} placeholders (filled in by the init container) and .Values.metrics, merged
+over .Values.config.
 */}}
 {{- define "offsetguard.config" -}}
 {{- $clusters := list }}
@@ -87,6 +88,10 @@ turned into {fromEnv: VAR} placeholders (filled in by the init container), merge
 {{- $api := omit .Values.api "tokens" }}
 {{- $_ := set $api "tokens" $tokens }}
 {{- $config := deepCopy (default dict .Values.config) }}
+{{- if hasKey $config "metrics" }}
+{{- fail "metrics: set metrics.families and metrics.granularity at the top level of the values, not under config.metrics" }}
+{{- end }}
+{{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity) }}
 {{- $_ := set $config "clusters" $clusters }}
 {{- $_ := set $config "api" $api }}
 {{- toYaml $config }}
