@@ -51,11 +51,12 @@ def render(
 ) -> Rendered:
     """Render ``registry`` for a client sending these headers (its collectors reading ``inputs`` if given)."""
     encoder, content_type = choose_encoder(accept or "")
+    openmetrics = content_type.startswith("application/openmetrics-text")
     if inputs is None:
-        body = encode(registry, encoder)
+        body = encode(registry, encoder, openmetrics=openmetrics)
     else:
         with pinned(inputs):
-            body = encode(registry, encoder)
+            body = encode(registry, encoder, openmetrics=openmetrics)
     if accepts_gzip(accept_encoding):
         return Rendered(gzip.compress(body, compresslevel=GZIP_LEVEL), content_type, "gzip")
     return Rendered(body, content_type, None)

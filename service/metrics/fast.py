@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
-from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 from prometheus_client.samples import Sample
 from prometheus_client.utils import floatToGoString
 
@@ -81,10 +80,10 @@ class _One:
         return self._metrics
 
 
-def encode(registry: Any, encoder: Encoder) -> bytes:
-    """What ``encoder`` (a prometheus_client ``generate_latest``) writes for ``registry``, with every
-    :class:`FastGauge` written in bulk. Runs of ordinary families are encoded together by ``encoder``."""
-    openmetrics = encoder is openmetrics_latest
+def encode(registry: Any, encoder: Encoder, *, openmetrics: bool) -> bytes:
+    """What ``encoder`` (a prometheus_client ``generate_latest``, ``openmetrics`` or not) writes for
+    ``registry``, with every :class:`FastGauge` written in bulk. Runs of ordinary families are encoded
+    together by ``encoder``."""
     out: list[bytes] = []
     escaped: dict[str, str] = {}
     pending: list[Metric] = []

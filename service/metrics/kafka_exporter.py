@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from service.metrics.fast import FastGauge
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
@@ -44,7 +45,7 @@ class _Families(NamedTuple):
 
 
 def _families() -> _Families:
-    g = GaugeMetricFamily
+    g = FastGauge
     return _Families(
         g("kafka_brokers", "Number of Brokers in the Kafka Cluster.", labels=["cluster"]),
         g("kafka_topic_partitions", "Number of partitions for this Topic", labels=["cluster", "topic"]),

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from service.metrics.fast import FastGauge
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView, GroupPartition
 
@@ -39,7 +40,7 @@ class _Families(NamedTuple):
 
 
 def _families() -> _Families:
-    g = GaugeMetricFamily
+    g = FastGauge
     return _Families(
         g("kafka_consumergroup_group_offset", "Last group consumed offset of a partition", labels=GTP),
         g("kafka_consumergroup_group_lag", "Group offset lag of a partition", labels=GTP),

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.aggregate import group_totals, topic_log_totals
+from service.metrics.fast import FastGauge
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
@@ -55,7 +56,7 @@ def observation_families(views: list[ClusterView]) -> Iterator[Metric]:
 
 
 def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
-    g = GaugeMetricFamily
+    g = FastGauge
     lag = g(
         "offsetguard_group_lag_messages",
         "Log end offset minus committed offset; negative when the commit is beyond the log end.",
@@ -98,7 +99,7 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
 
 
 def _aggregated(views: list[ClusterView], granularity: Granularity) -> Iterator[Metric]:
-    g = GaugeMetricFamily
+    g = FastGauge
     over = _OVER[granularity]
     labels = GROUP_LABELS[granularity]
     lag = g(

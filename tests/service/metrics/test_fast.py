@@ -35,12 +35,13 @@ class Registry:
 
 
 def test_encode_writes_what_prometheus_client_writes_in_text_format() -> None:
-    assert encode(Registry(fast=True), generate_latest) == generate_latest(Registry(fast=False))
+    expected = generate_latest(Registry(fast=False))
+    assert encode(Registry(fast=True), generate_latest, openmetrics=False) == expected
 
 
 def test_encode_writes_what_prometheus_client_writes_in_openmetrics() -> None:
     expected = openmetrics_latest(Registry(fast=False))
-    assert encode(Registry(fast=True), openmetrics_latest) == expected
+    assert encode(Registry(fast=True), openmetrics_latest, openmetrics=True) == expected
     assert expected.count(b"# EOF") == 1
 
 
@@ -48,3 +49,11 @@ def test_fast_gauge_still_lists_its_samples() -> None:
     [slow, fast] = (Registry(fast=f).collect()[1] for f in (False, True))
     assert fast.samples == slow.samples
     assert len(fast) == len(ROWS)
+
+
+def test_render_negotiates_openmetrics_and_writes_it_like_prometheus_client() -> None:
+    from prometheus_client.exposition import choose_encoder
+
+    encoder, content_type = choose_encoder("application/openmetrics-text; version=1.0.0")
+    assert content_type.startswith("application/openmetrics-text")
+    assert encode(Registry(fast=True), encoder, openmetrics=True) == encoder(Registry(fast=False))
