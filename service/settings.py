@@ -28,7 +28,7 @@ from pydantic_settings import (
 
 from alerts.thresholds import Limits, Override, Thresholds
 from collectors.errors import ConfigError
-from service.metrics.options import FAMILY_SETS, FamilySet, Granularity, MetricsOptions
+from service.metrics.options import DEFAULT_FAMILIES, FamilySet, Granularity, MetricsOptions
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -383,12 +383,12 @@ class ArchiveSettings(BaseModel):
 
 class MetricsSettings(BaseModel):
     """What ``/metrics`` exposes (docs/metrics.md, "Choosing families and granularity"). The defaults
-    (every family set, per partition) are what the shipped dashboards and rules read."""
+    (offsetguard's own families, per partition) are what the shipped dashboards and rules read."""
 
     model_config = ConfigDict(extra="forbid")
 
     # Family sets; the health and alert families are always exposed. Env: a comma list or JSON.
-    families: Annotated[list[FamilySet], NoDecode] = Field(default_factory=lambda: list(FAMILY_SETS))
+    families: Annotated[list[FamilySet], NoDecode] = Field(default_factory=lambda: list(DEFAULT_FAMILIES))
     # partition: every series; topic: per-partition series become per group+topic (per topic) sums and
     # maxima; group: per-group ones. Gauges that do not aggregate are dropped.
     granularity: Granularity = "partition"

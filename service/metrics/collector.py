@@ -20,7 +20,7 @@ from service.metrics.kafka_exporter import kafka_exporter_families
 from service.metrics.lag_exporter import lag_exporter_families
 from service.metrics.operations import alert_families, collector_families, tail_families
 from service.metrics.options import MetricsOptions
-from service.metrics.own import observation_families, own_families
+from service.metrics.own import cluster_families, observation_families, own_families
 from service.metrics.sources import ScrapeInputs
 from service.metrics.view import cluster_views
 
@@ -66,6 +66,7 @@ class OffsetguardCollector:
         if options.exposes("offsetguard"):
             yield from own_families(views, options.granularity)
         yield from observation_families(views)
+        yield from cluster_families(views)
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])

@@ -55,6 +55,27 @@ def observation_families(views: list[ClusterView]) -> Iterator[Metric]:
     yield observed
 
 
+def cluster_families(views: list[ClusterView]) -> Iterator[Metric]:
+    """Brokers and under-replicated partitions per topic (health: exposed whatever the settings; what the
+    dashboard's cluster panels read, a few hundred series at most)."""
+    brokers = GaugeMetricFamily(
+        "offsetguard_cluster_brokers", "Brokers in the cluster's latest metadata.", labels=["cluster"]
+    )
+    under = GaugeMetricFamily(
+        "offsetguard_topic_under_replicated_partitions",
+        "Partitions of the topic whose in-sync replicas are fewer than their replicas (latest metadata).",
+        labels=["cluster", "topic"],
+    )
+    for view in views:
+        if view.metadata is None:
+            continue
+        brokers.add_metric([view.cluster], len(view.metadata.brokers))
+        for t in view.metadata.topics:
+            count = sum(1 for p in t.partitions if len(p.isr) < len(p.replicas))
+            under.add_metric([view.cluster, t.name], count)
+    yield from (brokers, under)
+
+
 def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     g = FastGauge
     lag = g(

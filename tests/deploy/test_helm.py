@@ -222,26 +222,20 @@ def _config(docs: list[dict[str, Any]]) -> dict[str, Any]:
     return dict(yaml.safe_load(configmap["data"]["offsetguard.yaml"]))
 
 
-def test_configmap_defaults_metrics_every_family_set_per_partition(
+def test_configmap_defaults_metrics_own_families_per_partition(
     default_docs: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     config = _config(default_docs)
-    assert config["metrics"] == {
-        "families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"],
-        "granularity": "partition",
-    }
+    assert config["metrics"] == {"families": ["offsetguard"], "granularity": "partition"}
     (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
-    assert load_settings(tmp_path / "offsetguard.yaml").metrics.options() == MetricsOptions()
+    expected = MetricsOptions(frozenset({"offsetguard"}))
+    assert load_settings(tmp_path / "offsetguard.yaml").metrics.options() == expected
 
 
 @pytest.mark.parametrize(
     ("values", "families", "granularity"),
     [
-        (
-            ["--set", "metrics.granularity=group"],
-            ["offsetguard", "kafka_exporter", "kafka_lag_exporter"],
-            "group",
-        ),
+        (["--set", "metrics.granularity=group"], ["offsetguard"], "group"),
         (
             ["--set", "metrics.families={kafka_exporter}", "--set", "metrics.granularity=topic"],
             ["kafka_exporter"],

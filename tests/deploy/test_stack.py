@@ -23,6 +23,7 @@ import yaml
 from kafka import KafkaAdminClient, KafkaProducer
 
 from service.sandbox.cluster import SandboxCluster
+from service.settings import load_settings
 from tests.collectors.tail.sandbox_it import commit, ensure_topic
 from tests.deploy.dockerfile import requirements_export_code
 from tests.deploy.prom import RulesPrometheus, prometheus_with_rules
@@ -112,6 +113,9 @@ def served(kafka1: SandboxCluster) -> Iterator[Served]:
             },
             "tail": {"start_from": "earliest", "checkpoint_seconds": 0.2},
             "detection": {"debounce_seconds": 0.1, "state_save_seconds": 1},
+            # the default families, plus kafka_exporter's for the dashboard-7589 queries documented in
+            # docs/grafana.md (the shipped dashboard and rules read offsetguard's own families only)
+            "metrics": {"families": ["offsetguard", "kafka_exporter"]},
         }
         with serve_as_nobody(venv, base, yaml.safe_dump(config)) as running:
             TIMINGS["ready"] = wait_ready(running)
@@ -261,6 +265,13 @@ def test_metric_families_referenced_all_exported(prometheus: RulesPrometheus) ->
     missing = sorted(n for n in names if not prometheus.query(f'count({{__name__="{n}"}})'))
     assert not missing, missing
     print("stack timings (s):", {k: round(v, 1) for k, v in TIMINGS.items()})
+
+
+def test_shipped_dashboard_and_rules_read_only_default_families() -> None:
+    texts = [r["expr"] for r in _rules()] + [e for _, e in _panel_queries()]
+    names = {n for text in texts for n in re.findall(r"\b((?:offsetguard|kafka)_[a-z_]+)\b", text)}
+    assert names and not [n for n in names if not n.startswith("offsetguard_")]
+    assert load_settings().metrics.families == ["offsetguard"]
 
 
 def _dashboard_7589_queries() -> list[str]:

@@ -79,11 +79,11 @@ def test_load_settings_detection_topic_confirm_seconds_reaches_thresholds() -> N
     assert load_settings().detection.thresholds().topic_confirm_seconds == 60
 
 
-def test_load_settings_metrics_defaults_every_family_set_per_partition() -> None:
+def test_load_settings_metrics_defaults_own_families_per_partition() -> None:
     metrics = load_settings().metrics
-    assert metrics.families == ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]
+    assert metrics.families == ["offsetguard"]
     assert metrics.granularity == "partition"
-    assert metrics.options() == MetricsOptions()
+    assert metrics.options() == MetricsOptions(frozenset({"offsetguard"}))
 
 
 def test_load_settings_metrics_yaml_families_and_granularity(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from tests.service.metrics.scrape import family_names
 # Families are named without _total for counters (prometheus_client adds it to the samples).
 HEALTH = {
     "offsetguard_observation_timestamp_seconds",
+    "offsetguard_cluster_brokers",
+    "offsetguard_topic_under_replicated_partitions",
     *(
         f"offsetguard_collector_{n}"
         for n in ("runs", "failures", "last_duration_seconds", "last_success_timestamp_seconds", "stale")

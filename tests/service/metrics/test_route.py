@@ -32,6 +32,8 @@ def _app(**overrides: Any) -> FastAPI:
     def factory(settings: Settings) -> Runtime:
         return Runtime(settings, store=None, latest=latest, jobs=[])
 
+    # every family set unless the test says otherwise (the settings default to offsetguard's own)
+    overrides.setdefault("metrics", {"families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]})
     settings = load_settings(clusters=[{"name": "c1", "bootstrap_servers": ["127.0.0.1:9"]}], **overrides)
     return create_app(settings, runtime_factory=factory, clock=lambda: b.NOW)
 

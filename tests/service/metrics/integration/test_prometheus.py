@@ -77,6 +77,8 @@ def offsetguard(kafka1: SandboxCluster, lagging_group: None, tmp_path: Path) -> 
                 "clusters": [cluster],
                 "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 30},
                 "store": {"path": str(tmp_path / "og.db")},
+                # the compatible sets are opt-in; this test checks all three as Prometheus reads them
+                "metrics": {"families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]},
             }
         )
     )
