@@ -30,8 +30,9 @@ def advance(
         partitions[key] = cur
         observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
         if observed and cur.log_start is not None and cur.log_end is not None:
-            sample = RangeSample(cur.observed_at, cur.log_start, cur.log_end)
-            ranges[key] = (*ranges.get(key, ()), sample)[-keep:]
+            ranges[key] = _ranged(
+                ranges.get(key, ()), RangeSample(cur.observed_at, cur.log_start, cur.log_end), keep
+            )
     if inputs.metadata is not None and not inputs.metadata.failures:
         topics = {t.name for t in inputs.metadata.topics}
         for key in [k for k in partitions if k.topic not in topics]:
@@ -73,3 +74,15 @@ def _sampled(
     if spacing > 0 and len(out) >= 3 and out[-2].at - out[-3].at < spacing:
         out = (*out[:-2], out[-1])
     return out
+
+
+def _ranged(kept: tuple[RangeSample, ...], sample: RangeSample, keep: int) -> tuple[RangeSample, ...]:
+    """``kept`` with ``sample`` appended; a run of samples with the same range keeps its first and last.
+
+    An idle partition's history is then two samples however long it stays idle, and every question the
+    detectors ask of it (the range at a time, when the log end first reached an offset, a rate between
+    two times) has the answer it had with every sample kept: within a run the range did not change.
+    """
+    if len(kept) >= 2 and kept[-1][1:] == sample[1:] and kept[-2][1:] == sample[1:]:
+        return (*kept[:-1], sample)
+    return (*kept, sample)[-keep:]

@@ -29,10 +29,14 @@ def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> floa
     first = bisect_left(points, -window, key=lambda p: p[0] - now)
     if len(points) - first < 2:
         return None
-    oldest, newest = points[first], points[-1]
-    if newest[0] - oldest[0] < MIN_SPAN_SECONDS:
+    (oldest_at, oldest), (newest_at, newest) = points[first], points[-1]
+    if first > 0 and points[first - 1][1] == oldest:
+        # The value did not change since before the window (histories keep a run of equal samples as
+        # its first and last): it held at the window's start, as a sample taken there would show.
+        oldest_at = min(oldest_at, now - window)
+    if newest_at - oldest_at < MIN_SPAN_SECONDS:
         return None
-    return (newest[1] - oldest[1]) / (newest[0] - oldest[0])
+    return (newest - oldest) / (newest_at - oldest_at)
 
 
 def _start_rate(

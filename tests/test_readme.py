@@ -24,7 +24,8 @@ def test_readme_example_config_loads_every_section(tmp_path: Path, monkeypatch: 
     assert settings.clusters[0].sasl is not None
     assert len(settings.api.tokens) == 2
     assert len(settings.notify.receivers) == 2
-    assert settings.metrics.granularity == "partition" and settings.metrics.families == ["offsetguard", "kafka_exporter"]
+    assert settings.metrics.granularity == "partition"
+    assert settings.metrics.families == ["offsetguard", "kafka_exporter"]
 
 
 def test_readme_commands_exist_in_the_cli() -> None:

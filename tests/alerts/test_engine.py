@@ -138,3 +138,11 @@ def test_commit_history_keeps_samples_spacing_apart_and_each_move() -> None:
     [history] = state.commit_history.values()
     # 1 and 2 fell within 15 s of 0 (the newest move replaced them); 17 did not move within 15 s of 16
     assert [(s.at, s.offset) for s in history] == [(0.0, 0), (16.0, 16), (40.0, 16)]
+
+
+def test_range_history_keeps_a_run_of_equal_ranges_as_first_and_last() -> None:
+    state = DetectionState()
+    for at, end in ((0.0, 10), (5.0, 10), (10.0, 10), (15.0, 10), (20.0, 12), (25.0, 12), (30.0, 12)):
+        state = evaluate(state, inputs(offsets=offsets(at, {(T, 0): (0, end)})), at, TH)[1]
+    [history] = state.ranges.values()
+    assert [(s.at, s.log_end) for s in history] == [(0.0, 10), (15.0, 10), (20.0, 12), (30.0, 12)]

@@ -40,3 +40,10 @@ def test_detect_retention_risk_loss_beyond_horizon_nothing() -> None:
     s = _cycles([(0, 0, 90_000), (100, 10, 90_000)])
     inp = inputs(offsets=offsets(200, {(T, 0): (20, 100_000)}), committed=committed(200, {G: 90_000}))
     assert detect_retention_risk(s, inp, 200, TH) == ()
+
+
+def test_rate_run_of_equal_samples_holds_from_the_window_start() -> None:
+    # samples 0..3000 all said 100 (a history keeps that run as its first and last sample)
+    dense = [(float(t), 100) for t in range(0, 3001, 5)] + [(4000.0, 460)]
+    sparse = [(0.0, 100), (3000.0, 100), (4000.0, 460)]
+    assert rate(sparse, 4000, 3600) == rate(dense, 4000, 3600) == 0.1
