@@ -147,15 +147,19 @@ def _apply_poll(
         return
     at = obs.observed_at
     polled = current_groups(inputs)
-    seen = set()
+    seen: set[tuple[str, str, int]] = set()
+    # A CommitKey hashes and compares as its plain tuple: most polled offsets have not moved, and are
+    # looked up (and marked seen) without building a key object for each of them.
+    lookup: Mapping[tuple[str, str, int], CommitPoint] = commits  # type: ignore[assignment]
     for c in obs.offsets:
-        key = CommitKey(c.group, c.topic, c.partition)
-        seen.add(key)
-        old = commits.get(key)
-        info = polled.get(c.group)
-        state = info.state if info else (groups[c.group].state if c.group in groups else None)
+        plain = (c.group, c.topic, c.partition)
+        seen.add(plain)
+        old = lookup.get(plain)
         if old is not None and (inputs.tail_live or old.offset == c.offset):
             continue
+        key = CommitKey(*plain)
+        info = polled.get(c.group)
+        state = info.state if info else (groups[c.group].state if c.group in groups else None)
         was = previous.groups.get(c.group)
         # Only call a poll-seen move "while Empty" if the group was Empty at both ends of the interval.
         move_state = state if state != EMPTY or (was is not None and was.state == EMPTY) else None

@@ -195,8 +195,9 @@ class DetectionSettings(BaseModel):
     # stop; after a crash, moves since the last save may be reported once more. At 50k group-partitions a
     # save costs ~0.5 CPU s, so not every 30 s.
     state_save_seconds: float = Field(default=120.0, gt=0, le=3600)
-    # commit_history gets at most one sample per group-partition this often (rates need a long span).
-    history_sample_seconds: float = Field(default=15.0, ge=0, le=3600)
+    # commit_history gets at most one sample per group-partition this often (a consume rate over an hour
+    # needs its ends, not every evaluation: 60 samples an hour, each a tuple copy for 50k keys).
+    history_sample_seconds: float = Field(default=60.0, ge=0, le=3600)
     snapshots: bool = True  # dump the group's __consumer_offsets partition on a critical offset alert
     snapshot_group_interval_seconds: float = Field(default=600.0, ge=0)  # per cluster+group
     snapshot_max_per_hour: int = Field(default=20, ge=0)  # all clusters together
