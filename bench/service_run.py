@@ -11,6 +11,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -91,11 +92,16 @@ class ServiceRun:
                 if churn is not None:
                     churn.start()
                 time.sleep(self.args.settle)
+                # The profile samples the first profile_s seconds of steady state, scrapes included (the
+                # metrics worker only works while scraped).
+                profiled: dict[str, Any] = {}
+                profiler = threading.Thread(target=self._profile, args=(proc.pid, profiled), daemon=True)
+                if self.profile_s > 0:
+                    profiler.start()
                 out |= self._steady(client, proc, steady if steady is not None else self.args.steady)
-            if self.profile_s > 0:
-                prof = proctree.profile(proc.pid, self.profile_s, self.workdir / f"{self.label}-profile.txt")
-                if prof is not None:
-                    out["profile"] = prof
+                if self.profile_s > 0:
+                    profiler.join()
+                    out |= profiled
         finally:
             if churn is not None:
                 churn.stop()
@@ -109,6 +115,11 @@ class ServiceRun:
             log.close()
         print(f"[{self.label}] {json.dumps({k: v for k, v in out.items() if k != 'profile'})}", flush=True)
         return out
+
+    def _profile(self, pid: int, into: dict[str, Any]) -> None:
+        prof = proctree.profile(pid, self.profile_s, self.workdir / f"{self.label}-profile.txt")
+        if prof is not None:
+            into["profile"] = prof
 
     def _scrape(self, client: httpx.Client) -> tuple[float, httpx.Response]:
         t = time.perf_counter()
