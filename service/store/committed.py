@@ -81,14 +81,19 @@ class CommittedWriter:
         at = obs.observed_at
         observed: dict[GroupKey, set[PartKey]] = {(obs.cluster, g): set() for g in obs.groups}
         next_id = self._next_id
+        cluster = obs.cluster
+        group, seen, latest = None, set[PartKey](), {}  # the offsets come grouped: look each group up once
         for c in obs.offsets:
-            gkey = (obs.cluster, c.group)
+            if c.group != group:
+                group = c.group
+                gkey = (cluster, group)
+                seen = observed.get(gkey) or observed.setdefault(gkey, set())
+                latest = self._latest.get(gkey, {})
             pkey = (c.topic, c.partition)
-            seen = observed.setdefault(gkey, set())
             if pkey in seen:
                 continue  # a duplicate in one observation: the first one wins
             seen.add(pkey)
-            entry = self._latest.get(gkey, {}).get(pkey)
+            entry = latest.get(pkey)
             if entry is None:
                 key_id, next_id = next_id, next_id + 1
                 plan.inserts.append(
