@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from alerts import memo
 from alerts.advance import advance
 from alerts.cluster_health import (
     detect_cleaner_stalled,
@@ -53,5 +54,8 @@ def evaluate(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[tuple[Finding, ...], DetectionState]:
     """All findings of this cycle (in detector order) and the state to keep for the next one."""
-    findings = tuple(f for detect in DETECTORS for f in detect(previous, inputs, now, thresholds))
-    return findings, advance(previous, inputs, now, thresholds)
+    try:
+        findings = tuple(f for detect in DETECTORS for f in detect(previous, inputs, now, thresholds))
+        return findings, advance(previous, inputs, now, thresholds)
+    finally:
+        memo.release()

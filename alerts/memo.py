@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_LOCALS: list[threading.local] = []  # one per memoised function
 
 
 def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
@@ -25,6 +26,7 @@ def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
     Callers must treat the result as read-only (it is shared by every detector of the cycle).
     """
     local = threading.local()
+    _LOCALS.append(local)
 
     @functools.wraps(fn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -42,3 +44,10 @@ def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
 
 def _same(cached: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
     return len(cached) == len(args) and all(a is b for a, b in zip(cached, args, strict=True))
+
+
+def release() -> None:
+    """Forget this thread's cached views (the end of a cycle: they hold the cycle's maps, tens of MB at
+    fleet size, until the next cycle would replace them)."""
+    for local in _LOCALS:
+        local.__dict__.pop("last", None)
