@@ -40,6 +40,18 @@ def counter_values(metrics: MetricsObservation | None) -> dict[MetricKey, float]
     return out
 
 
+def counter_observed(
+    previous: Mapping[MetricKey, float],
+    metrics: MetricsObservation | None,
+    name: str,
+    labels: tuple[tuple[str, str], ...] = (),
+) -> bool:
+    """True if some broker reported ``name`` in the previous scrape and again in this one."""
+    return any(
+        key in previous for key in counter_values(metrics) if key.name == name and key.labels == labels
+    )
+
+
 def counter_increases(
     previous: Mapping[MetricKey, float],
     metrics: MetricsObservation | None,

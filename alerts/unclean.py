@@ -2,15 +2,20 @@
 leader was not in its previous ISR.
 
 A preferred-leader election or a rolling restart moves leadership to a replica that *was* in the ISR and
-raises nothing. A leader from outside the previous ISR alone is a ``warning`` (the ISR may have grown and
-the leader moved between two metadata polls; KIP-966 ELR elections are clean too); with the counter rising
-or the log end going back it is ``critical``.
+raises nothing. A leader from outside the previous *observed* ISR is ambiguous on its own: the ISR may have
+grown and the leader moved between two metadata polls (a broker rejoins after a restart, then a preferred
+election moves leadership back to it), and KIP-966 ELR elections are clean too. So:
+
+- with the controller's counter rising or the log end going back it is ``critical``;
+- with the counter observed across the interval and flat it is ``info`` (an ISR change we did not see; the
+  counter, when it rises later, raises the cluster-level ``critical`` finding anyway);
+- with no counter to ask (no broker metrics, or no baseline) it is a ``warning``.
 """
 
 from __future__ import annotations
 
 from alerts.commits import replay
-from alerts.counters import UNCLEAN_ELECTIONS, counter_increases
+from alerts.counters import UNCLEAN_ELECTIONS, counter_increases, counter_observed
 from alerts.current import current_partitions, partitions_in_order
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
@@ -22,6 +27,7 @@ def detect_unclean_elections(
 ) -> tuple[Finding, ...]:
     rises = counter_increases(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
     elections = sum(rises.values())
+    counter_flat = not elections and counter_observed(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
     commits = replay(previous, inputs).commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
     for key, cur in partitions_in_order(current_partitions(inputs)):
@@ -35,7 +41,7 @@ def detect_unclean_elections(
 
     findings = []
     for key, old, cur, went_back in suspects:
-        severity: Severity = "critical" if elections or went_back else "warning"
+        severity: Severity = "critical" if elections or went_back else "info" if counter_flat else "warning"
         groups = tuple(sorted({k.group for k in commits if (k.topic, k.partition) == key}))
         findings.append(
             Finding(
@@ -47,7 +53,7 @@ def detect_unclean_elections(
                 partition=key.partition,
                 summary=f"{key.topic}[{key.partition}] leader moved {old.leader}->{cur.leader}, outside its "
                 f"previous ISR {list(old.isr or ())}; groups with commits: {', '.join(groups) or 'none'}",
-                cause="leader_outside_previous_isr",
+                cause="leader_outside_previous_isr" if severity != "info" else "isr_change_between_polls",
                 magnitude={"partitions_affected": 1, "groups_affected": len(groups), "elections": elections},
                 evidence={
                     "old_leader": old.leader,
@@ -59,6 +65,7 @@ def detect_unclean_elections(
                     "old_log_end": old.log_end,
                     "new_log_end": cur.log_end,
                     "log_end_went_back": went_back,
+                    "unclean_counter_flat": counter_flat,
                     "groups": groups,
                 },
             )

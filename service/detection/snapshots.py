@@ -3,6 +3,11 @@
 The dump runs in a worker thread (one at a time, it reads a whole partition); its id is written on the
 alert. Per group at most one every ``group_interval_seconds``; all clusters together at most
 ``max_per_hour``. A refused or failed snapshot is logged and noted in the alert's history.
+
+One snapshot per alert: an alert that repeats (every cycle, for a condition that persists) while its
+snapshot is under way, or after it was taken, asks for nothing more; after a refusal or a failure it asks
+again at most every ``RETRY_SECONDS``. Without this a persisting critical condition spent the hourly
+budget on copies of one dump and the next incident got none.
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ SNAPSHOT_KINDS = frozenset(
     }
 )
 HOUR = 3600.0
+RETRY_SECONDS = 300.0
+FORGET_SECONDS = 24 * HOUR  # an alert's attempt is remembered this long (bounds the memory)
 
 # (group, trigger) -> snapshot id; blocking (dump_group over a fresh Kafka reader in production).
 DumpFunction = Callable[[str, str], str]
@@ -97,20 +104,38 @@ class SnapshotTrigger:
         self._clock = clock
         self._one_at_a_time = asyncio.Semaphore(1)
         self._tasks: set[asyncio.Task[None]] = set()
+        # alert id -> (when it last asked, whether that attempt is under way or succeeded)
+        self._asked: dict[str, tuple[float, bool]] = {}
 
     def request(self, alerts: Sequence[Alert]) -> None:
         """Start snapshots for the alerts that want one (from the running loop; returns at once)."""
+        now = self._clock()
+        self._forget(now)
         for alert in alerts:
-            if not wants_snapshot(alert):
+            if not wants_snapshot(alert) or not self._may_ask(alert.id, now):
                 continue
+            self._asked[alert.id] = (now, True)
             for group in snapshot_groups(alert):
-                refused = self._limit.allow(alert.cluster, group, self._clock())
+                refused = self._limit.allow(alert.cluster, group, now)
                 if refused is not None:
+                    self._asked[alert.id] = (now, False)
                     log.warning("no snapshot of %s for alert %s: %s", group, alert.id, refused)
                     detail = {"group": group, "reason": refused}
                     self._spawn(asyncio.to_thread(self._note, alert, "snapshot_skipped", detail))
                     continue
                 self._spawn(self._take(alert, group))
+
+    def _may_ask(self, alert_id: str, now: float) -> bool:
+        asked = self._asked.get(alert_id)
+        if asked is None:
+            return True
+        at, holding = asked
+        return not holding and now - at >= RETRY_SECONDS
+
+    def _forget(self, now: float) -> None:
+        if len(self._asked) > 1000:
+            for alert_id in [a for a, (at, _) in self._asked.items() if now - at > FORGET_SECONDS]:
+                del self._asked[alert_id]
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
@@ -129,11 +154,13 @@ class SnapshotTrigger:
                 await asyncio.to_thread(self._alerts.set_snapshot, alert.id, snapshot_id, self._clock())
                 log.info("snapshot %s taken for alert %s (%s)", snapshot_id, alert.id, alert.kind)
             except OffsetguardError as exc:
+                self._asked[alert.id] = (self._clock(), False)
                 log.warning("snapshot of %s for alert %s failed: %s", group, alert.id, exc)
                 await asyncio.to_thread(
                     self._note, alert, "snapshot_failed", {"group": group, "error": str(exc)}
                 )
             except Exception:
+                self._asked[alert.id] = (self._clock(), False)
                 log.exception("snapshot of %s for alert %s crashed", group, alert.id)
 
     def _note(self, alert: Alert, what: str, detail: dict[str, str]) -> None:

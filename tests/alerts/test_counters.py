@@ -1,5 +1,12 @@
 from alerts import counters
-from alerts.counters import FETCH_ERRORS, OUT_OF_RANGE, UNCLEAN_ELECTIONS, counter_increases, counter_values
+from alerts.counters import (
+    FETCH_ERRORS,
+    OUT_OF_RANGE,
+    UNCLEAN_ELECTIONS,
+    counter_increases,
+    counter_observed,
+    counter_values,
+)
 from alerts.state import MetricKey
 from collectors import broker_metrics
 from tests.alerts.builders import metrics
@@ -26,3 +33,10 @@ def test_counter_increases_only_matching_labels_and_known_brokers() -> None:
     prev = {MetricKey("1", FETCH_ERRORS, OUT_OF_RANGE): 10.0}
     now = metrics(0, {1: {FETCH_ERRORS: 15}, 2: {FETCH_ERRORS: 50}}, dict(OUT_OF_RANGE))
     assert counter_increases(prev, now, FETCH_ERRORS, OUT_OF_RANGE) == {"1": 5.0}
+
+
+def test_counter_observed_needs_the_same_broker_in_both_scrapes() -> None:
+    prev = {MetricKey("1", UNCLEAN_ELECTIONS, ()): 0.0}
+    assert counter_observed(prev, metrics(0, {1: {UNCLEAN_ELECTIONS: 0}}), UNCLEAN_ELECTIONS)
+    assert not counter_observed(prev, metrics(0, {2: {UNCLEAN_ELECTIONS: 0}}), UNCLEAN_ELECTIONS)
+    assert not counter_observed(prev, None, UNCLEAN_ELECTIONS)

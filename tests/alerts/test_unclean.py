@@ -26,6 +26,30 @@ def test_detect_unclean_elections_leader_outside_previous_isr_warning_with_group
     assert (f.evidence["old_isr"], f.evidence["new_leader"]) == ((1, 2), 3)
 
 
+def test_detect_unclean_elections_leader_outside_isr_counter_observed_flat_info() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3, 1, 2)), (T, 1): (2, 7, (2, 3))}),
+        metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 0}}),
+    )
+    [f] = detect_unclean_elections(_before(), inp, 20, TH)
+    assert (f.severity, f.cause, f.partition) == ("info", "isr_change_between_polls", 0)
+    assert f.evidence["unclean_counter_flat"] is True
+
+
+def test_detect_unclean_elections_counter_without_baseline_outsider_still_warning() -> None:
+    before = run(
+        DetectionState(),
+        inputs(metadata=metadata(10, {(T, 0): (1, 4, (1, 2))})),
+        10,
+    )
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3,))}),
+        metrics=metrics(20, {1: {UNCLEAN_ELECTIONS: 0}}),
+    )
+    [f] = detect_unclean_elections(before, inp, 20, TH)
+    assert (f.severity, f.evidence["unclean_counter_flat"]) == ("warning", False)
+
+
 def test_detect_unclean_elections_counter_rose_partition_critical_plus_cluster_finding() -> None:
     inp = inputs(
         metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),

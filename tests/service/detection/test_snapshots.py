@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import KafkaUnavailableError
-from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger, snapshot_groups, wants_snapshot
+from service.detection.snapshots import (
+    RETRY_SECONDS,
+    SnapshotRateLimit,
+    SnapshotTrigger,
+    snapshot_groups,
+    wants_snapshot,
+)
 from service.settings import StoreSettings
 from service.store.alert_records import Alert
 from service.store.alerts import AlertStore
@@ -89,3 +95,46 @@ async def test_snapshot_trigger_dump_fails_noted_on_alert(alerts: AlertStore) ->
     await trigger.drain()
     assert alerts.get(a.id).snapshot_id is None  # type: ignore[union-attr]
     assert [t.transition for t in alerts.transitions(a.id)][-1] == "snapshot_failed"
+
+
+async def test_snapshot_trigger_repeating_alert_one_dump_not_one_per_cycle(alerts: AlertStore) -> None:
+    calls: list[str] = []
+
+    def dump(group: str, trigger: str) -> str:
+        calls.append(trigger)
+        return f"snap-{len(calls)}"
+
+    limit = SnapshotRateLimit(0, 10)
+    trigger = SnapshotTrigger(dump, alerts, limit, clock=lambda: 100.0)
+    [a] = _cycle(alerts, [rewind()], 1.0)
+    for _ in range(5):  # the alert repeats every cycle, its record not yet showing the snapshot
+        trigger.request([a])
+        await trigger.drain()
+    assert calls == [a.id]
+    assert limit.allow(C, "other", 100.0) is None  # the budget was spent once, not five times
+
+
+async def test_snapshot_trigger_failed_dump_retried_after_the_retry_interval(alerts: AlertStore) -> None:
+    now = [100.0]
+    outcomes: list[str] = []
+
+    def dump(group: str, trigger: str) -> str:
+        if not outcomes:
+            outcomes.append("failed")
+            raise KafkaUnavailableError("down")
+        outcomes.append("taken")
+        return "snap-1"
+
+    trigger = SnapshotTrigger(dump, alerts, SnapshotRateLimit(0, 10), clock=lambda: now[0])
+    [a] = _cycle(alerts, [rewind()], 1.0)
+    trigger.request([a])
+    await trigger.drain()
+    now[0] += RETRY_SECONDS - 1
+    trigger.request([a])
+    await trigger.drain()
+    assert outcomes == ["failed"]
+    now[0] += 1
+    trigger.request([a])
+    await trigger.drain()
+    assert outcomes == ["failed", "taken"]
+    assert alerts.get(a.id).snapshot_id == "snap-1"  # type: ignore[union-attr]
