@@ -82,12 +82,13 @@ def narrow_rows(history: DataFrame) -> DataFrame:
 def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
     """Commits and offset tombstones in log order per group-partition, with the previous record
     (``prev_offset``, ``prev_at``, ``prev_moved_at``: when its offset was first committed) and the next
-    one (``next_offset``, ``next_at``); repeated deliveries removed. ``at`` is the commit time (the
+    one (``next_offset``, ``next_at``; ``next_moved_at``: the next record that changed the offset);
+    repeated deliveries removed. ``at`` is the commit time (the
     record time for a tombstone), in ms.
 
     The window is partitioned by a 64-bit hash of the group-partition (``_k``) and sorted by the
     source partition and offset: the names ride along as payload, never compared. ``narrow`` rows are
-    :func:`narrow_rows` with their neighbours (no ``prev_moved_at``, see :func:`narrow_window`).
+    :func:`narrow_rows` with their neighbours (no ``*_moved_at``, see :func:`narrow_window`).
     """
     if narrow:
         return narrow_window(narrow_rows(history))
@@ -113,9 +114,15 @@ def offset_records(history: DataFrame, *, narrow: bool = False) -> DataFrame:
     # moved_at: when the record's offset was first committed in a run of equal ones (auto-commit
     # re-commits an unchanged position); prev_moved_at is the previous record's, as the online
     # detectors' ``moved_at``.
+    # next_moved_at: when the next record that changed the offset came (a re-commit does not end a hold).
     changed = F.when(~F.col("offset").eqNullSafe(F.col("prev_offset")), F.col("at"))
     upto_prev = w.rowsBetween(Window.unboundedPreceding, -1)
-    rows = rows.select("*", F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"))
+    after = w.rowsBetween(1, Window.unboundedFollowing)
+    rows = rows.select(
+        "*",
+        F.last(changed, ignorenulls=True).over(upto_prev).alias("prev_moved_at"),
+        F.first(changed, ignorenulls=True).over(after).alias("next_moved_at"),
+    )
     return rows.drop("_k")
 
 

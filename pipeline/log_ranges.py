@@ -67,15 +67,18 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
 
 def outside_log(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
     """``committed_beyond_log_end`` / ``committed_below_log_start``: once per committed offset, at the
-    first range sample that shows it outside the log."""
-    held = offsets.where(F.col("kind") == schema.COMMIT).alias("c")
+    first range sample that shows it outside the log. A hold lasts from the commit that moved the offset
+    to the next record that changed it: re-commits of the same offset (auto-commit, a paused member) are
+    one hold, as online they are one alert."""
+    moved = ~F.col("offset").eqNullSafe(F.col("prev_offset"))
+    held = offsets.where((F.col("kind") == schema.COMMIT) & moved).alias("c")
     r = ranges.alias("r")
     cond = (
         (F.col("c.cluster") == F.col("r.cluster"))
         & (F.col("c.topic") == F.col("r.topic"))
         & (F.col("c.partition") == F.col("r.partition"))
         & (F.col("r.at") >= F.col("c.at"))
-        & (F.col("r.at") < F.coalesce(F.col("c.next_at"), F.lit(2**62)))
+        & (F.col("r.at") < F.coalesce(F.col("c.next_moved_at"), F.lit(2**62)))
     )
     seen = held.join(r, cond).select(
         "c.*",
