@@ -41,7 +41,9 @@ def test_promtool_unit_tests_all_files_pass() -> None:
 
 
 def test_promtool_unit_tests_broken_rule_fail(tmp_path: Path) -> None:
-    broken = RULES.read_text().replace('kind="offset_rewind"}) > 0', 'kind="offset_rewind"}) > 2', 1)
+    broken = RULES.read_text().replace(
+        'kind="offset_rewind",severity="critical"}) > 0', 'kind="offset_rewind",severity="critical"}) > 2', 1
+    )
     assert broken != RULES.read_text()
     (tmp_path / "offsetguard-rules.yaml").write_text(broken)
     (tmp_path / "tests").mkdir()
