@@ -12,7 +12,9 @@ more: committed_below_log_start reports the same loss), and the rest, up to the 
 ``messages_read_past`` when the group reset to the earliest offset and read on (``auto_reset_earliest``,
 ``unknown``; it includes messages retention deleted after that observation, which nothing proves were
 unread), or skipped by a reset to the log end or by an operator (``auto_reset_latest``, ``admin_reset``:
-``messages_read_past`` 0). ``messages_skipped`` = new - old - ``messages_read_past``: never read.
+``messages_read_past`` 0). ``messages_skipped`` = new - old - ``messages_read_past``: never read. A
+jump from beyond the log end counts only the offsets that held messages (up to the log end around the
+move); none, no finding.
 
 Also a move BACK from an offset beyond a truncated log end to the log end at reset time
 (auto.offset.reset=latest, cause ``auto_reset_latest`` whatever the group state): nothing below the new
@@ -24,7 +26,7 @@ right after the truncation`` (critical when > 0, else warning). Not reported as 
 from __future__ import annotations
 
 from alerts.commits import CommitMove, replay
-from alerts.current import current_partitions
+from alerts.current import bracket, current_partitions
 from alerts.membership import memberless
 from alerts.model import OFFSET_SKIP, Finding, Severity
 from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
@@ -47,9 +49,18 @@ def detect_offset_skips(
                 findings.append(_reset_after_truncation(inputs.cluster, m, truncated_end, history))
             continue
         reason = old_out_of_range(m, history, thresholds)
-        if reason is not None:
+        if reason is not None and (reason != "beyond_log_end" or _existing_past(m, history) > 0):
             findings.append(_finding(inputs.cluster, m, reason, history))
     return tuple(findings)
+
+
+def _existing_past(m: CommitMove, history: list[RangeSample]) -> int:
+    """Of the offsets a forward move from beyond the log end jumped, how many held messages: up to the log
+    end around the move (the larger of the samples either side). Offsets past the log end hold nothing, so
+    a group committing ahead of an empty or truncated log skips nothing (``committed_beyond_log_end``
+    reports where it stands)."""
+    ends = [s.log_end for s in bracket(history, m.new.at) if s is not None]
+    return min(m.new.offset, max(ends, default=m.old.offset)) - m.old.offset
 
 
 def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample]) -> Finding:
@@ -62,7 +73,7 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
         cause = "auto_reset_latest"
     else:
         cause = "unknown"
-    jumped = m.new.offset - m.old.offset
+    jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
     deleted = _deleted_unread(m, history)
     read_on = reason == "below_log_start" and cause in ("auto_reset_earliest", "unknown")
     read_past = jumped - deleted if read_on else 0

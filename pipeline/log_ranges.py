@@ -54,13 +54,16 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
         .when(F.col("offset") == F.col("r_start"), F.lit("auto_reset_earliest"))
         .otherwise(F.lit("unknown"))
     )
-    jumped = F.col("offset") - F.col("prev_offset")
-    # As alerts.skip: deleted unread only up to the log start sampled before the move; from below it, what
-    # lies past that log start was read after a reset to earliest (not skipped) unless it reset to latest.
+    # As alerts.skip: from beyond the log end only the offsets that held messages (up to the sampled log
+    # end) count; none, no finding (the online detector also looks at the sample after the move).
+    existing = F.least("offset", "r_end") - F.col("prev_offset")
+    jumped = F.when(below, F.col("offset") - F.col("prev_offset")).otherwise(existing)
+    # Deleted unread only up to the log start sampled before the move; from below it, what lies past that
+    # log start was read after a reset to earliest (not skipped) unless it reset to latest.
     deleted = F.greatest(F.least("offset", "r_start") - F.col("prev_offset"), F.lit(0))
     read_past = F.when(below & (cause != "auto_reset_latest"), jumped - deleted).otherwise(F.lit(0))
     skipped = jumped - read_past
-    return looked.where(below | beyond).select(
+    return looked.where(below | (beyond & (existing > 0))).select(
         *anomaly_row(OFFSET_SKIP, cause, skipped, messages_skipped=skipped, messages_lost=deleted)
     )
 

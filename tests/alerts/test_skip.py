@@ -296,8 +296,21 @@ def test_detect_offset_skips_admin_reset_of_memberless_group_over_retention_info
 
 
 def test_detect_offset_skips_forward_from_beyond_truncated_end_all_skipped_none_read_past() -> None:
-    # past the log end again (170): not where a reset lands, so no cause; nothing read from beyond the end
+    # past the log end again (170): not where a reset lands, so no cause; of 150..180 only 150..170 held
+    # messages (written since the truncation), and nothing was read from beyond the end
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 170)}), committed=committed(30, {G: 180}))
     [f] = detect_offset_skips(_truncated(), inp, 30, TH)
     assert (f.cause, f.evidence["old_offset_was"]) == ("unknown", "beyond_log_end")
-    assert f.magnitude == {"messages_skipped": 30, "messages_deleted_unread": 0, "messages_read_past": 0}
+    assert f.magnitude == {"messages_skipped": 20, "messages_deleted_unread": 0, "messages_read_past": 0}
+
+
+def test_detect_offset_skips_commits_ahead_of_an_empty_log_skip_nothing() -> None:
+    # a tool commits 1, 2, 3 ... on a topic nobody has written to: offsets past the log end hold nothing
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 0)}), commit_events=(commit(1, 10, 1),), tail_live=True),
+        10,
+    )
+    s = run(s, inputs(offsets=offsets(11, {(T, 0): (0, 0)}), tail_live=True), 11)
+    step = inputs(offsets=offsets(12, {(T, 0): (0, 0)}), commit_events=(commit(2, 12, 2),), tail_live=True)
+    assert detect_offset_skips(s, step, 12, TH) == ()
