@@ -4,8 +4,10 @@ Triggers: a fresh collector observation (:meth:`observe`, a scheduler sink) eval
 events (:meth:`add_events`) are batched for at most ``debounce_seconds`` after the first one; and a
 ``tick_seconds`` timer evaluates anyway (collector failures, quiet periods). Evaluations start at most
 every ``min_evaluation_interval_seconds``: triggers arriving sooner are folded into the next one (each
-collector and a busy tail would otherwise start a full evaluation of their own). One worker task runs the
-evaluations one after another, in a worker thread (detectors, SQLite).
+collector and a busy tail would otherwise start a full evaluation of their own). Tail events that may be
+an incident (a commit below the group-partition's last known offset, an offset tombstone) skip that wait:
+they are evaluated after ``debounce_seconds``, so a rewind pages as fast as the tail reads it. One worker
+task runs the evaluations one after another, in a worker thread (detectors, SQLite).
 
 An evaluation's alerts are written (one transaction) **before** anything is reported (listeners,
 snapshots). If the write fails, the state is not advanced and the events are kept for the next attempt.
@@ -28,7 +30,7 @@ from typing import Any
 from alerts.commits import replay
 from alerts.engine import evaluate
 from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
-from alerts.state import CycleInputs, DetectionState, LogEndClock
+from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError
 from collectors.model import ClusterMetadata
@@ -122,10 +124,32 @@ class DetectionLoop:
             self._drained.clear()
             await self._drained.wait()
         self._pending.extend(events)
-        self._schedule(self._settings.debounce_seconds)
+        self._schedule(self._settings.debounce_seconds, urgent=self._urgent(events))
 
-    def _schedule(self, delay: float) -> None:
-        due = max(time.monotonic() + delay, self._last_start + self._settings.min_evaluation_interval_seconds)
+    def _urgent(self, events: Sequence[Event]) -> bool:
+        """A tombstone, or a commit below the last offset known for its group-partition (in the state or
+        earlier in ``events``): a possible incident, not to be held back by the minimum interval."""
+        known = self.state.commits
+        latest: dict[CommitKey, int] = {}
+        for e in events:
+            if not isinstance(e, CommitEvent):
+                continue
+            if e.offset is None:
+                return True
+            key = CommitKey(e.group, e.topic, e.partition)
+            before = latest.get(key)
+            if before is None:
+                point = known.get(key)
+                before = point.offset if point is not None else None
+            if before is not None and e.offset < before:
+                return True
+            latest[key] = e.offset
+        return False
+
+    def _schedule(self, delay: float, *, urgent: bool = False) -> None:
+        due = time.monotonic() + delay
+        if not urgent:
+            due = max(due, self._last_start + self._settings.min_evaluation_interval_seconds)
         if self._due is None or due < self._due:
             self._due = due
             self._wake.set()

@@ -216,3 +216,26 @@ async def test_detection_loop_partial_observation_before_status_updated_still_he
     await _partial_offsets(latest, 1000.0)
     await loop.evaluate_now()
     assert not alerts.list(kind="collector_failure").alerts
+
+
+async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(alerts: AlertStore) -> None:
+    slow = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
+    )
+    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    await loop.start()
+    sink = DetectionTailSink(loop)
+    try:
+        t = _now_ms()
+        await sink.on_events([commit_event(500, 1, t)])
+        while loop.evaluations < 1:
+            await asyncio.sleep(0.01)
+        await sink.on_events([commit_event(600, 2, t + 1)])  # progress: waits for the interval
+        await asyncio.sleep(0.5)
+        assert loop.evaluations == 1
+        await sink.on_events([commit_event(300, 3, t + 2)])  # below 500: evaluated at once
+        await _wait_firing(alerts)
+    finally:
+        await loop.stop()
+    [a] = alerts.firing(C)
+    assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 600, 300)
