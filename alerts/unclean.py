@@ -7,9 +7,10 @@ grown and the leader moved between two metadata polls (a broker rejoins after a 
 election moves leadership back to it), and KIP-966 ELR elections are clean too. So:
 
 - with the controller's counter rising or the log end going back it is ``critical``;
-- with the counter observed across the interval and flat it is ``info`` (an ISR change we did not see; the
-  counter, when it rises later, raises the cluster-level ``critical`` finding anyway);
-- with no counter to ask (no broker metrics, or no baseline) it is a ``warning``.
+- with the counter watched and flat it is ``info`` (an ISR change we did not see). Watched: an earlier
+  scrape gave a baseline, this cycle's scrape (when there is one) still reports it, and the metrics
+  collector is not down. A rise that the next scrape brings raises the cluster-level ``critical`` finding;
+- with no counter to ask (no broker metrics, no baseline, the collector down) it is a ``warning``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ def detect_unclean_elections(
 ) -> tuple[Finding, ...]:
     rises = counter_increases(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
     elections = sum(rises.values())
-    counter_flat = not elections and counter_observed(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
     commits = replay(previous, inputs).commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
     for key, cur in partitions_in_order(current_partitions(inputs)):
@@ -40,6 +40,7 @@ def detect_unclean_elections(
         suspects.append((key, old, cur, went_back))
 
     findings = []
+    counter_flat = bool(suspects) and not elections and _counter_watched(previous, inputs)
     for key, old, cur, went_back in suspects:
         severity: Severity = "critical" if elections or went_back else "info" if counter_flat else "warning"
         groups = tuple(sorted({k.group for k in commits if (k.topic, k.partition) == key}))
@@ -99,3 +100,16 @@ def detect_unclean_elections(
             )
         )
     return tuple(findings)
+
+
+METRICS_COLLECTOR = "broker_metrics"
+
+
+def _counter_watched(previous: DetectionState, inputs: CycleInputs) -> bool:
+    if not any(k.name == UNCLEAN_ELECTIONS for k in previous.counters):
+        return False
+    if inputs.metrics is not None and not counter_observed(
+        previous.counters, inputs.metrics, UNCLEAN_ELECTIONS
+    ):
+        return False
+    return all(c.ok for c in inputs.collectors if c.name == METRICS_COLLECTOR)

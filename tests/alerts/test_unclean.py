@@ -1,5 +1,5 @@
 from alerts.counters import UNCLEAN_ELECTIONS
-from alerts.model import UNCLEAN_LEADER_ELECTION
+from alerts.model import UNCLEAN_LEADER_ELECTION, CollectorStatus
 from alerts.state import DetectionState
 from alerts.unclean import detect_unclean_elections
 from tests.alerts.builders import TH, T, committed, inputs, metadata, metrics, offsets, run
@@ -18,8 +18,11 @@ def _before(elections: float = 0) -> DetectionState:
     )
 
 
-def test_detect_unclean_elections_leader_outside_previous_isr_warning_with_groups() -> None:
-    inp = inputs(metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}))
+def test_detect_unclean_elections_leader_outside_previous_isr_metrics_down_warning_with_groups() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
+        collectors=(CollectorStatus("broker_metrics", ok=False, failing_since=12),),
+    )
     [f] = detect_unclean_elections(_before(), inp, 20, TH)
     assert (f.kind, f.severity, f.topic, f.partition) == (UNCLEAN_LEADER_ELECTION, "warning", T, 0)
     assert f.evidence["groups"] == ("g",)
@@ -34,6 +37,25 @@ def test_detect_unclean_elections_leader_outside_isr_counter_observed_flat_info(
     [f] = detect_unclean_elections(_before(), inp, 20, TH)
     assert (f.severity, f.cause, f.partition) == ("info", "isr_change_between_polls", 0)
     assert f.evidence["unclean_counter_flat"] is True
+
+
+def test_detect_unclean_elections_outsider_between_scrapes_counter_watched_info() -> None:
+    # metadata fresh this cycle, the metrics scrape not: the baseline stands, a rise would come next scrape
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3, 1, 2)), (T, 1): (2, 7, (2, 3))}),
+        collectors=(CollectorStatus("broker_metrics", ok=True),),
+    )
+    [f] = detect_unclean_elections(_before(), inp, 20, TH)
+    assert (f.severity, f.cause) == ("info", "isr_change_between_polls")
+
+
+def test_detect_unclean_elections_scrape_without_the_counter_outsider_warning() -> None:
+    inp = inputs(
+        metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
+        metrics=metrics(20, {2: {UNCLEAN_ELECTIONS: 0}}),  # the controller that reported it is gone
+    )
+    [f] = detect_unclean_elections(_before(), inp, 20, TH)
+    assert f.severity == "warning"
 
 
 def test_detect_unclean_elections_counter_without_baseline_outsider_still_warning() -> None:
@@ -135,6 +157,9 @@ def test_detect_unclean_elections_leader_seen_before_log_end_reported_again_crit
         offsets=offsets(21, {(T, 0): (0, 100), (T, 1): (0, 10)}),
     )
     [second] = detect_unclean_elections(prev, with_range, 21, TH)
-    assert (first.severity, second.severity) == ("warning", "critical")
+    assert (first.severity, second.severity) == (
+        "info",
+        "critical",
+    )  # counter watched and flat, then the log end went back
     assert second.evidence["old_isr"] == (1, 2) and second.evidence["log_end_went_back"] is True
     assert occurrence_identity(first) == occurrence_identity(second)
