@@ -195,5 +195,7 @@ def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> 
         since = old.since if old is not None and old.state == info.state else obs.observed_at
         groups[info.group_id] = polled_point(info, since)
     if not failed and not obs.failures:
-        for name in [n for n in groups if n not in listed]:
+        # Not listed: gone, unless a tail record newer than the poll says it exists (it joined after the
+        # poll listed the groups; a slow poll is evaluated after the tail's news).
+        for name in [n for n, g in groups.items() if n not in listed and g.since <= obs.observed_at]:
             del groups[name]

@@ -42,3 +42,12 @@ def test_replay_polled_group_state_change_resets_since() -> None:
     s = run(s, inputs(groups=groups(5, {"g": "Stable"})), 5)
     rp = replay(s, inputs(groups=groups(9, {"g": "Empty"})))
     assert (s.groups["g"].since, rp.groups["g"].state, rp.groups["g"].since) == (1, "Empty", 9)
+
+
+def test_replay_group_joined_after_a_slow_groups_poll_kept() -> None:
+    # the tail saw the group form at 12; a groups poll that listed the groups at 10 arrives afterwards
+    s = run(DetectionState(), inputs(group_events=(group_event("Stable", 12, 1),), tail_live=True), 12)
+    rp = replay(s, inputs(groups=groups(10, {"other": "Stable"}), tail_live=True))
+    assert rp.groups["g"].state == "Stable"
+    gone = replay(s, inputs(groups=groups(13, {"other": "Stable"}), tail_live=True))
+    assert "g" not in gone.groups  # a poll after the tail's news that does not list it: gone
