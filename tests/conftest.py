@@ -17,6 +17,8 @@ import pytest
 
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 
+pytest_plugins = ["tests.ordering"]  # --module-order=reverse|random[:SEED]
+
 
 @pytest.fixture(scope="session")
 def kafka1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
