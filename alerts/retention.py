@@ -4,6 +4,10 @@ The gap (committed − log start) closes at (log-start advance rate − group co
 over ``rate_window_seconds`` of history kept in the state. Fires when the projected time to loss is
 within ``retention_risk_seconds``; a group that already fell below the log start is
 ``committed_below_log_start`` instead.
+
+The consume rate is measured only since the committed offset last moved back (a rewind or a reset
+restarts it: until enough history follows, there is no forecast), and ``messages_at_risk`` never counts
+more than the log holds past the committed offset now.
 """
 
 from __future__ import annotations
@@ -37,6 +41,15 @@ def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> floa
     if newest_at - oldest_at < MIN_SPAN_SECONDS:
         return None
     return (newest - oldest) / (newest_at - oldest_at)
+
+
+def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
+    """The samples after the committed offset last moved back (a rewind, a reset): a rate measured across
+    it would be negative or too low, and project a loss that is not coming."""
+    for i in range(len(samples) - 1, 0, -1):
+        if samples[i].offset < samples[i - 1].offset:
+            return samples[i:]
+    return samples
 
 
 def _start_rate(
@@ -87,17 +100,19 @@ def detect_retention_risk(
         horizon = thresholds.limits(key.group, key.topic).retention_risk_seconds
         if horizon is None:
             continue
-        consumed = [*previous.commit_history.get(key, ()), OffsetSample(now, point.offset)]
+        consumed = _since_last_move_back(
+            [*previous.commit_history.get(key, ()), OffsetSample(now, point.offset)]
+        )
         consume_rate = rate(consumed, now, window)
         if consume_rate is None or start_rate <= consume_rate:
-            continue
+            continue  # too little clean history since a move back, or consuming fast enough
         gap = point.offset - r.log_start
         ttl = gap / (start_rate - consume_rate)
         if ttl > horizon:
             continue
-        at_risk = max(
-            0, round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
-        )
+        at_risk = round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
+        # Only messages the log holds now and the group has not read are known to be at risk.
+        at_risk = max(0, min(at_risk, r.log_end - point.offset if r.log_end is not None else at_risk))
         findings.append(
             Finding(
                 kind=RETENTION_RISK,

@@ -47,3 +47,17 @@ def test_rate_run_of_equal_samples_holds_from_the_window_start() -> None:
     dense = [(float(t), 100) for t in range(0, 3001, 5)] + [(4000.0, 460)]
     sparse = [(0.0, 100), (3000.0, 100), (4000.0, 460)]
     assert rate(sparse, 4000, 3600) == rate(dense, 4000, 3600) == 0.1
+
+
+def test_detect_retention_risk_after_a_rewind_no_forecast_from_the_negative_rate() -> None:
+    # retention moves the log start 10/s; the group rewinds 5_000 -> 3_000 at 150 (a replay, not a loss)
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000), (150, 1_500, 3_000)])
+    inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 5_100)}), committed=committed(200, {G: 3_000}))
+    assert detect_retention_risk(s, inp, 200, TH) == ()  # 50 s since the rewind: too little to project
+
+
+def test_detect_retention_risk_at_risk_never_more_than_the_log_holds_past_the_commit() -> None:
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)])
+    inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 5_100)}), committed=committed(200, {G: 5_000}))
+    [f] = detect_retention_risk(s, inp, 200, TH)
+    assert f.magnitude["messages_at_risk"] == 100  # the projection says more; the log holds 100 unread
