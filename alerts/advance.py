@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from alerts.commits import replay
-from alerts.counters import counter_values
+from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import current_partitions, observed_retention_seconds
 from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
@@ -57,6 +57,7 @@ def advance(
         if inputs.committed
         else previous.committed_polled_at,
         offsets_retention_seconds=observed_retention_seconds(inputs) or previous.offsets_retention_seconds,
+        unclean_counter_seen_at=unclean_counter_seen_at(previous.unclean_counter_seen_at, inputs.metrics),
     )
 
 

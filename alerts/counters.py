@@ -40,16 +40,13 @@ def counter_values(metrics: MetricsObservation | None) -> dict[MetricKey, float]
     return out
 
 
-def counter_observed(
-    previous: Mapping[MetricKey, float],
-    metrics: MetricsObservation | None,
-    name: str,
-    labels: tuple[tuple[str, str], ...] = (),
-) -> bool:
-    """True if some broker reported ``name`` in the previous scrape and again in this one."""
-    return any(
-        key in previous for key in counter_values(metrics) if key.name == name and key.labels == labels
-    )
+def unclean_counter_seen_at(
+    previous_seen_at: float | None, metrics: MetricsObservation | None
+) -> float | None:
+    """When a scrape last reported the unclean-election counter (this one's time, if it does)."""
+    if metrics is not None and any(b.value(UNCLEAN_ELECTIONS) is not None for b in metrics.brokers):
+        return metrics.observed_at
+    return previous_seen_at
 
 
 def counter_increases(

@@ -136,6 +136,7 @@ class DetectionState:
     tail_positions: Mapping[int, int] = field(default_factory=dict)  # source partition -> last offset seen
     committed_polled_at: float | None = None  # observed_at of the last committed-offsets poll
     offsets_retention_seconds: float | None = None  # the broker's offsets.retention.minutes, last observed
+    unclean_counter_seen_at: float | None = None  # last scrape that reported the unclean-election counter
 
 
 @dataclass(frozen=True)

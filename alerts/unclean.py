@@ -8,15 +8,16 @@ election moves leadership back to it), and KIP-966 ELR elections are clean too. 
 
 - with the controller's counter rising or the log end going back it is ``critical``;
 - with the counter watched and flat it is ``info`` (an ISR change we did not see). Watched: an earlier
-  scrape gave a baseline, this cycle's scrape (when there is one) still reports it, and the metrics
-  collector is not down. A rise that the next scrape brings raises the cluster-level ``critical`` finding;
+  scrape gave a baseline, a scrape reported it within ``COUNTER_FRESH_SECONDS`` (one that misses the
+  restarting controller does not blind the rule), and the metrics collector is not down. A rise that
+  the next scrape brings raises the cluster-level ``critical`` finding;
 - with no counter to ask (no broker metrics, no baseline, the collector down) it is a ``warning``.
 """
 
 from __future__ import annotations
 
 from alerts.commits import replay
-from alerts.counters import UNCLEAN_ELECTIONS, counter_increases, counter_observed
+from alerts.counters import UNCLEAN_ELECTIONS, counter_increases, unclean_counter_seen_at
 from alerts.current import current_partitions, partitions_in_order
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
@@ -40,7 +41,7 @@ def detect_unclean_elections(
         suspects.append((key, old, cur, went_back))
 
     findings = []
-    counter_flat = bool(suspects) and not elections and _counter_watched(previous, inputs)
+    counter_flat = bool(suspects) and not elections and _counter_watched(previous, inputs, now)
     for key, old, cur, went_back in suspects:
         severity: Severity = "critical" if elections or went_back else "info" if counter_flat else "warning"
         groups = tuple(sorted({k.group for k in commits if (k.topic, k.partition) == key}))
@@ -103,13 +104,17 @@ def detect_unclean_elections(
 
 
 METRICS_COLLECTOR = "broker_metrics"
+# The counter's last sighting counts this long: a scrape that misses the controller (it is restarting, the
+# exporter is not up yet) does not blind the rule, a controller gone for longer does.
+COUNTER_FRESH_SECONDS = 300.0
 
 
-def _counter_watched(previous: DetectionState, inputs: CycleInputs) -> bool:
+def _counter_watched(previous: DetectionState, inputs: CycleInputs, now: float) -> bool:
+    """A rise would show: a baseline from an earlier scrape, the counter reported within
+    ``COUNTER_FRESH_SECONDS``, and the metrics collector not down."""
     if not any(k.name == UNCLEAN_ELECTIONS for k in previous.counters):
         return False
-    if inputs.metrics is not None and not counter_observed(
-        previous.counters, inputs.metrics, UNCLEAN_ELECTIONS
-    ):
+    seen = unclean_counter_seen_at(previous.unclean_counter_seen_at, inputs.metrics)
+    if seen is None or now - seen > COUNTER_FRESH_SECONDS:
         return False
     return all(c.ok for c in inputs.collectors if c.name == METRICS_COLLECTOR)

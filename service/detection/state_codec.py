@@ -48,6 +48,7 @@ def dumps(state: DetectionState) -> str:
         "tail_positions": {str(k): v for k, v in state.tail_positions.items()},
         "committed_polled_at": state.committed_polled_at,
         "offsets_retention_seconds": state.offsets_retention_seconds,
+        "unclean_counter_seen_at": state.unclean_counter_seen_at,
     }
     return json.dumps(body, separators=(",", ":"))
 
@@ -78,6 +79,7 @@ def loads(text: str) -> DetectionState:
         tail_positions={int(k): v for k, v in b["tail_positions"].items()},
         committed_polled_at=b["committed_polled_at"],
         offsets_retention_seconds=b.get("offsets_retention_seconds"),  # absent in states saved before it
+        unclean_counter_seen_at=b.get("unclean_counter_seen_at"),
     )
 
 

@@ -4,8 +4,8 @@ from alerts.counters import (
     OUT_OF_RANGE,
     UNCLEAN_ELECTIONS,
     counter_increases,
-    counter_observed,
     counter_values,
+    unclean_counter_seen_at,
 )
 from alerts.state import MetricKey
 from collectors import broker_metrics
@@ -35,8 +35,7 @@ def test_counter_increases_only_matching_labels_and_known_brokers() -> None:
     assert counter_increases(prev, now, FETCH_ERRORS, OUT_OF_RANGE) == {"1": 5.0}
 
 
-def test_counter_observed_needs_the_same_broker_in_both_scrapes() -> None:
-    prev = {MetricKey("1", UNCLEAN_ELECTIONS, ()): 0.0}
-    assert counter_observed(prev, metrics(0, {1: {UNCLEAN_ELECTIONS: 0}}), UNCLEAN_ELECTIONS)
-    assert not counter_observed(prev, metrics(0, {2: {UNCLEAN_ELECTIONS: 0}}), UNCLEAN_ELECTIONS)
-    assert not counter_observed(prev, None, UNCLEAN_ELECTIONS)
+def test_unclean_counter_seen_at_kept_until_a_scrape_reports_it_again() -> None:
+    assert unclean_counter_seen_at(None, metrics(5, {1: {UNCLEAN_ELECTIONS: 0}})) == 5
+    assert unclean_counter_seen_at(5, metrics(9, {2: {FETCH_ERRORS: 1}})) == 5  # the controller missed
+    assert unclean_counter_seen_at(5, None) == 5

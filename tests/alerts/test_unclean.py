@@ -49,13 +49,13 @@ def test_detect_unclean_elections_outsider_between_scrapes_counter_watched_info(
     assert (f.severity, f.cause) == ("info", "isr_change_between_polls")
 
 
-def test_detect_unclean_elections_scrape_without_the_counter_outsider_warning() -> None:
-    inp = inputs(
-        metadata=metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))}),
-        metrics=metrics(20, {2: {UNCLEAN_ELECTIONS: 0}}),  # the controller that reported it is gone
-    )
-    [f] = detect_unclean_elections(_before(), inp, 20, TH)
-    assert f.severity == "warning"
+def test_detect_unclean_elections_scrape_without_the_counter_briefly_info_long_warning() -> None:
+    meta = metadata(20, {(T, 0): (3, 5, (3,)), (T, 1): (2, 7, (2, 3))})
+    missed = metrics(20, {2: {UNCLEAN_ELECTIONS + "_other": 0}})  # the controller's scrape is missing
+    [f] = detect_unclean_elections(_before(), inputs(metadata=meta, metrics=missed), 20, TH)
+    assert f.severity == "info"  # seen at 10: a controller restarting is no reason to page
+    [g] = detect_unclean_elections(_before(), inputs(metadata=meta, metrics=missed), 10 + 301, TH)
+    assert g.severity == "warning"  # not seen for longer than COUNTER_FRESH_SECONDS
 
 
 def test_detect_unclean_elections_counter_without_baseline_outsider_still_warning() -> None:

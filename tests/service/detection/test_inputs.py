@@ -72,5 +72,6 @@ def test_state_codec_round_trip_equal() -> None:
     s = evaluate(s, inputs(commit_events=(commit(None, 4, 3),), tail_live=True), 4, TH)[1]
     assert s.pending_losses and s.pending_losses[0].members_topics == (T,)
     assert s.pending_rewinds and s.counters and s.partitions[next(iter(s.partitions))].isr == (1, 2)
+    assert s.unclean_counter_seen_at == 1
     assert s.groups["g"].topics == (T,)
     assert state_codec.loads(state_codec.dumps(s)) == s
