@@ -111,8 +111,9 @@ def detect_retention_risk(
         if ttl > horizon:
             continue
         at_risk = round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
-        # Only messages the log holds now and the group has not read are known to be at risk.
-        at_risk = max(0, min(at_risk, r.log_end - point.offset if r.log_end is not None else at_risk))
+        if r.log_end is not None:  # only messages the log holds now, unread, are known to be at risk
+            at_risk = min(at_risk, r.log_end - point.offset)
+        at_risk = max(0, at_risk)
         findings.append(
             Finding(
                 kind=RETENTION_RISK,

@@ -49,8 +49,11 @@ def detect_offset_skips(
                 findings.append(_reset_after_truncation(inputs.cluster, m, truncated_end, history))
             continue
         reason = old_out_of_range(m, history, thresholds)
-        if reason is not None and (reason != "beyond_log_end" or _existing_past(m, history) > 0):
-            findings.append(_finding(inputs.cluster, m, reason, history))
+        if reason is None:
+            continue
+        jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
+        if jumped > 0:
+            findings.append(_finding(inputs.cluster, m, reason, jumped, history))
     return tuple(findings)
 
 
@@ -63,7 +66,8 @@ def _existing_past(m: CommitMove, history: list[RangeSample]) -> int:
     return min(m.new.offset, max(ends, default=m.old.offset)) - m.old.offset
 
 
-def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample]) -> Finding:
+def _finding(cluster: str, m: CommitMove, reason: str, jumped: int, history: list[RangeSample]) -> Finding:
+    """``jumped``: the offsets the move passed that held messages (all of them unless from beyond the end)."""
     where = landing(m, history)
     if memberless(m.group_state) and m.protocol_type != "":
         cause = "admin_reset"
@@ -73,7 +77,6 @@ def _finding(cluster: str, m: CommitMove, reason: str, history: list[RangeSample
         cause = "auto_reset_latest"
     else:
         cause = "unknown"
-    jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
     deleted = _deleted_unread(m, history)
     read_on = reason == "below_log_start" and cause in ("auto_reset_earliest", "unknown")
     read_past = jumped - deleted if read_on else 0

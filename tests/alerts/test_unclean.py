@@ -1,7 +1,8 @@
 from alerts.counters import UNCLEAN_ELECTIONS
 from alerts.model import UNCLEAN_LEADER_ELECTION, CollectorStatus
 from alerts.state import DetectionState
-from alerts.unclean import detect_unclean_elections
+from alerts.unclean import METRICS_COLLECTOR, detect_unclean_elections
+from collectors.broker_metrics import BrokerMetricsCollector
 from tests.alerts.builders import TH, T, committed, inputs, metadata, metrics, offsets, run
 
 
@@ -163,3 +164,7 @@ def test_detect_unclean_elections_leader_seen_before_log_end_reported_again_crit
     )  # counter watched and flat, then the log end went back
     assert second.evidence["old_isr"] == (1, 2) and second.evidence["log_end_went_back"] is True
     assert occurrence_identity(first) == occurrence_identity(second)
+
+
+def test_metrics_collector_name_matches_the_collector() -> None:
+    assert BrokerMetricsCollector.name == METRICS_COLLECTOR
