@@ -21,10 +21,14 @@ def history_for(
 
 
 def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
-    """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None."""
-    slack = thresholds.observation_skew_seconds if move.new.source == "poll" else 0.0
+    """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None.
+
+    Only samples taken by the time the old offset was last seen count as "before": a sample taken after
+    it, even in the same poll cycle, may follow the move (Kafka Streams purges a repartition topic up to
+    the offset it has just committed; the purge lands between two polls right after the commit).
+    """
     # Since moved_at: re-commits of the same offset (auto-commit) do not hide a truncation seen before them.
-    return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after + slack, history)
+    return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after, history)
 
 
 def reset_to_truncated_end(

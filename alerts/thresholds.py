@@ -45,12 +45,14 @@ class Thresholds:
     cleaner_stall_seconds: float = 3600.0  # log cleaner time-since-last-run above this is stalled ...
     cleaner_dirty_percent: float = 50.0  # ... when max-dirty-percent is at least this
     offsets_retention_minutes: int = 10080  # used when the broker setting is not observed
-    observation_skew_seconds: float = 5.0  # how far apart one cycle's collectors may observe
     rate_window_seconds: float = 3600.0  # history used for log-start and consume rates
     history_samples: int = 240  # samples kept per partition / group-partition
     # commit_history keeps a group-partition's samples at least this far apart (the newest one is always
     # its latest move); 0: one per evaluation. Consume rates need a long span, not every evaluation.
     history_spacing_seconds: float = 0.0
+    # A longer gap between two offsets observations with a log range is a blind spell (alerts.blind);
+    # None: no spells (the service sets it from the offsets interval: a sparse series is not blindness).
+    blind_gap_seconds: float | None = None
 
     def limits(self, group: str | None, topic: str | None) -> Limits:
         """The limits for ``group`` on ``topic``: default, then topic override, then group override."""

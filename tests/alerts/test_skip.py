@@ -314,3 +314,14 @@ def test_detect_offset_skips_commits_ahead_of_an_empty_log_skip_nothing() -> Non
     s = run(s, inputs(offsets=offsets(11, {(T, 0): (0, 0)}), tail_live=True), 11)
     step = inputs(offsets=offsets(12, {(T, 0): (0, 0)}), commit_events=(commit(2, 12, 2),), tail_live=True)
     assert detect_offset_skips(s, step, 12, TH) == ()
+
+
+def test_detect_offset_skips_purge_after_the_commit_in_the_same_poll_cycle_nothing() -> None:
+    # Kafka Streams: commits 1001 on a repartition topic, then purges it up to 1001, both between two polls
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (900, 1001)}), committed=committed(10, {G: 1000})),
+        10,
+    )
+    inp = inputs(offsets=offsets(14, {(T, 0): (1001, 1001)}), committed=committed(15, {G: 1001}))
+    assert detect_offset_skips(s, inp, 15, TH) == ()
