@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from alerts.blind import seen
 from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import current_partitions, observed_retention_seconds
@@ -43,6 +44,7 @@ def advance(
         key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
         for key, point in rp.commits.items()
     }
+    sighting = seen(previous, inputs, thresholds)
     return DetectionState(
         partitions=partitions,
         ranges=ranges,
@@ -58,6 +60,8 @@ def advance(
         else previous.committed_polled_at,
         offsets_retention_seconds=observed_retention_seconds(inputs) or previous.offsets_retention_seconds,
         unclean_counter_seen_at=unclean_counter_seen_at(previous.unclean_counter_seen_at, inputs.metrics),
+        offsets_seen_at=sighting.offsets_seen_at,
+        blind_spans=sighting.blind_spans,
     )
 
 

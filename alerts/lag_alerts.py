@@ -4,12 +4,17 @@ has not moved while there was lag for ``stall_seconds``).
 Lag in seconds is ``now`` minus when the log end first reached ``committed + 1`` (the first unread
 message), from the caller's ``log_end_reached_at`` or else the range history kept in the state. A lag of
 0 is 0 s; a negative lag (committed beyond the log end) or an unknown time is ``None``, never clamped.
+
+Both limits are judged on the time offsetguard could see (:mod:`alerts.blind`): a blind spell within the
+lag or the stall (the cluster down, offsetguard restarting) does not count towards ``lag_seconds`` or
+``stall_seconds`` (nobody could commit while the cluster was down), though the lag reported is the whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from alerts.blind import blind_seconds, seen
 from alerts.commits import replay
 from alerts.current import current_partitions, samples
 from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
@@ -74,6 +79,7 @@ def detect_lag(
     if inputs.offsets is None:
         return ()  # no log end this cycle
     partitions = current_partitions(inputs)
+    spans = seen(previous, inputs, thresholds).blind_spans
     found: list[tuple[CommitKey, Finding]] = []
     for key, point in replay(previous, inputs).commits.items():
         pk = PartitionKey(key.topic, key.partition)
@@ -93,7 +99,11 @@ def detect_lag(
             "committed_moved_at": point.moved_at,
         }
         over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
-        over_secs = limits.lag_seconds is not None and secs is not None and secs >= limits.lag_seconds
+        over_secs = (
+            limits.lag_seconds is not None
+            and secs is not None
+            and secs - blind_seconds(spans, now - secs, now) >= limits.lag_seconds
+        )
         if over_msgs or over_secs:
             shown = "unknown" if secs is None else f"{secs:.0f}"
             where = f"{key.topic}[{key.partition}]"
@@ -115,7 +125,7 @@ def detect_lag(
             # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
             lagging = secs if secs is not None else (now - history.first_at() if history else 0.0)
             stuck = min(now - point.moved_at, lagging)
-            if stuck >= limits.stall_seconds:
+            if stuck - blind_seconds(spans, now - stuck, now) >= limits.stall_seconds:
                 found.append(
                     (
                         key,

@@ -7,7 +7,10 @@ within ``retention_risk_seconds``; a group that already fell below the log start
 
 The consume rate is measured only since the committed offset last moved back (a rewind or a reset
 restarts it: until enough history follows, there is no forecast), and ``messages_at_risk`` never counts
-more than the log holds past the committed offset now.
+more than the log holds past the committed offset now. Both rates use only samples taken since the last
+blind spell (:mod:`alerts.blind`: what happened while offsetguard saw nothing is not a rate), and the
+log-start rate only samples since the partition's log last went back (a truncation by a leader change:
+the old leader's history says nothing of the new one's).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 
+from alerts.blind import clean_since, seen
 from alerts.commits import replay
 from alerts.current import current_partitions
 from alerts.model import RETENTION_RISK, Finding
@@ -61,7 +65,15 @@ def _start_rate(
         return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:
         history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
-    return rate(_LogStarts(history), now, window)
+    return rate(_LogStarts(_since_log_went_back(history)), now, window)
+
+
+def _since_log_went_back(history: tuple[RangeSample, ...]) -> tuple[RangeSample, ...]:
+    """The samples since the log's start or end last went back (a truncation, a replaced replica)."""
+    for i in range(len(history) - 1, 0, -1):
+        if history[i].log_end < history[i - 1].log_end or history[i].log_start < history[i - 1].log_start:
+            return history[i:]
+    return history
 
 
 class _LogStarts(Sequence[tuple[float, int]]):
@@ -85,6 +97,9 @@ def detect_retention_risk(
         return ()  # no log range this cycle: nothing to forecast from
     partitions = current_partitions(inputs)
     window = thresholds.rate_window_seconds
+    clean = clean_since(seen(previous, inputs, thresholds).blind_spans)
+    if clean is not None:
+        window = min(window, now - clean)  # nothing from before the last blind spell
     start_rates: dict[PartitionKey, float | None] = {}
     findings = []
     for key, point in replay(previous, inputs).commits.items():
@@ -92,6 +107,8 @@ def detect_retention_risk(
         r = partitions.get(pk)
         if r is None or r.log_start is None or point.offset < r.log_start:
             continue
+        if r.log_end is not None and r.log_end <= point.offset:
+            continue  # nothing unread: retention can delete nothing the group has not read
         if pk not in start_rates:
             start_rates[pk] = _start_rate(previous, pk, r, now, window)
         start_rate = start_rates[pk]

@@ -68,6 +68,13 @@ class OffsetSample(NamedTuple):
     offset: int
 
 
+class BlindSpan(NamedTuple):
+    """No log range was observed between ``start`` (the last one seen) and ``end`` (the next one)."""
+
+    start: float
+    end: float
+
+
 @dataclass(frozen=True, slots=True)
 class CommitPoint:
     """The last known committed offset of one group-partition."""
@@ -137,6 +144,8 @@ class DetectionState:
     committed_polled_at: float | None = None  # observed_at of the last committed-offsets poll
     offsets_retention_seconds: float | None = None  # the broker's offsets.retention.minutes, last observed
     unclean_counter_seen_at: float | None = None  # last scrape that reported the unclean-election counter
+    offsets_seen_at: float | None = None  # observed_at of the last offsets observation with a log range
+    blind_spans: tuple[BlindSpan, ...] = ()  # the last blind spells, oldest first (alerts.blind)
 
 
 @dataclass(frozen=True)

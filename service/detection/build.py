@@ -68,7 +68,14 @@ def build_detection(
         listeners=listeners,  # told of alerts once stored, e.g. the notification dispatcher
         # KIP-320 checks for epoch_divergence: the cluster seam's offsets_for_leader_epoch
         epoch_ends=EpochEnds(name, epoch_ends) if epoch_ends is not None else None,
+        blind_gap_seconds=blind_gap_seconds(settings),
     )
     for job in jobs:
         job.sinks.append(loop.observe)
     return loop, DetectionTailSink(loop)
+
+
+def blind_gap_seconds(settings: Settings) -> float:
+    """A gap between offsets observations that makes a blind spell: the offsets collector gone stale,
+    and never less than 30 s (a slow cycle on a large cluster is not blindness)."""
+    return max(30.0, settings.stale_after_intervals * settings.intervals.offsets)

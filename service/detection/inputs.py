@@ -53,6 +53,9 @@ COVERAGE: Mapping[str, frozenset[str]] = {
     "configs": frozenset({CONFIG_RISK}),
     "metrics": frozenset({OFFSETS_TOPIC_CLEANER_STALLED, OUT_OF_RANGE_FETCHES}),
 }
+# Kinds judged from rates over clean history: right after a blind spell (alerts.blind.settling) their
+# absence says nothing yet, so a firing one is not resolved by it.
+SETTLING_KINDS = frozenset({RETENTION_RISK})
 ALWAYS_COVERED = frozenset({COLLECTOR_FAILURE, OFFSETS_EXPIRY_RISK})  # statuses and the clock suffice
 
 

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from alerts.blind import settling
 from alerts.commits import replay
 from alerts.engine import evaluate
 from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
@@ -37,6 +38,7 @@ from collectors.model import ClusterMetadata
 from service.detection import state_codec
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
+    SETTLING_KINDS,
     CollectorHealth,
     FailureGrace,
     FreshObservations,
@@ -75,10 +77,13 @@ class DetectionLoop:
         epoch_ends: EpochEnds | None = None,
         clock: Callable[[], float] = time.time,
         tick_seconds: float = 10.0,
+        blind_gap_seconds: float | None = None,
     ) -> None:
         self.cluster = cluster
         self._settings = settings
         self._thresholds: Thresholds = settings.thresholds()
+        if blind_gap_seconds is not None:  # a gap in the offsets observations this long is a blind spell
+            self._thresholds = replace(self._thresholds, blind_gap_seconds=blind_gap_seconds)
         self._rules = LifecycleRules(settings.quiet_period_seconds, settings.resolve_after_clean)
         self._fresh = FreshObservations(cluster, latest)
         self._latest = latest
@@ -253,6 +258,8 @@ class DetectionLoop:
         failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
         self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
         covered = self._grace.covered(fresh.covered())
+        if settling(state.blind_spans, now):  # just after a blind spell rates cannot judge yet
+            covered -= SETTLING_KINDS
         holding = self._grace.holding(now)
         planned: list[Plan] = []
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from alerts.state import (
+    BlindSpan,
     CommitKey,
     CommitPoint,
     DetectionState,
@@ -49,6 +50,8 @@ def dumps(state: DetectionState) -> str:
         "committed_polled_at": state.committed_polled_at,
         "offsets_retention_seconds": state.offsets_retention_seconds,
         "unclean_counter_seen_at": state.unclean_counter_seen_at,
+        "offsets_seen_at": state.offsets_seen_at,
+        "blind_spans": state.blind_spans,
     }
     return json.dumps(body, separators=(",", ":"))
 
@@ -80,6 +83,8 @@ def loads(text: str) -> DetectionState:
         committed_polled_at=b["committed_polled_at"],
         offsets_retention_seconds=b.get("offsets_retention_seconds"),  # absent in states saved before it
         unclean_counter_seen_at=b.get("unclean_counter_seen_at"),
+        offsets_seen_at=b.get("offsets_seen_at"),
+        blind_spans=tuple(BlindSpan(*s) for s in b.get("blind_spans", ())),
     )
 
 

@@ -6,12 +6,10 @@ from tests.alerts.builders import TH, T, committed, inputs, offsets, run
 G = ("g", T, 0)
 
 
-def _cycles(points: list[tuple[float, int, int]]) -> DetectionState:
+def _cycles(points: list[tuple[float, int, int]], end: int = 100_000) -> DetectionState:
     s = DetectionState()
     for at, start, c in points:
-        s = run(
-            s, inputs(offsets=offsets(at, {(T, 0): (start, 100_000)}), committed=committed(at, {G: c})), at
-        )
+        s = run(s, inputs(offsets=offsets(at, {(T, 0): (start, end)}), committed=committed(at, {G: c})), at)
     return s
 
 
@@ -57,7 +55,14 @@ def test_detect_retention_risk_after_a_rewind_no_forecast_from_the_negative_rate
 
 
 def test_detect_retention_risk_at_risk_never_more_than_the_log_holds_past_the_commit() -> None:
-    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)])
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)], end=5_100)
     inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 5_100)}), committed=committed(200, {G: 5_000}))
     [f] = detect_retention_risk(s, inp, 200, TH)
     assert f.magnitude["messages_at_risk"] == 100  # the projection says more; the log holds 100 unread
+
+
+def test_detect_retention_risk_nothing_unread_nothing_at_risk() -> None:
+    # retention deletes up to what the caught-up group has read: no forecast of a loss of nothing
+    s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)], end=5_000)
+    inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 5_000)}), committed=committed(200, {G: 5_000}))
+    assert detect_retention_risk(s, inp, 200, TH) == ()

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
 from alerts.state import DetectionState
@@ -74,4 +76,7 @@ def test_state_codec_round_trip_equal() -> None:
     assert s.pending_rewinds and s.counters and s.partitions[next(iter(s.partitions))].isr == (1, 2)
     assert s.unclean_counter_seen_at == 1
     assert s.groups["g"].topics == (T,)
+    blind = replace(TH, blind_gap_seconds=30.0)
+    s = evaluate(s, inputs(offsets=offsets(100, {(T, 0): (0, 100)})), 100, blind)[1]
+    assert s.blind_spans == ((1, 100),) and s.offsets_seen_at == 100
     assert state_codec.loads(state_codec.dumps(s)) == s

@@ -10,6 +10,7 @@ from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
 from service.settings import DetectionSettings, StoreSettings
 from service.state import LatestObservations
+from service.store.alert_records import Alert
 from service.store.alerts import AlertStore
 from tests.alerts.builders import committed, offsets
 from tests.service.detection.builders import C, T, commit_event
@@ -239,3 +240,33 @@ async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(alert
         await loop.stop()
     [a] = alerts.firing(C)
     assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 600, 300)
+
+
+async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(alerts: AlertStore) -> None:
+    latest, clock = LatestObservations(), [1000.0]
+    loop = DetectionLoop(
+        C, FAST, latest=latest, alerts=alerts, clock=lambda: clock[0], blind_gap_seconds=30.0
+    )
+
+    async def cycle(at: float) -> None:  # retention moves the log start 10/s; the group stopped at 50_000
+        clock[0] = at
+        await latest.put(offsets(at, {(T, 0): (int(at - 1000) * 10, 100_000)}))
+        await latest.put(committed(at, {("g", T, 0): 50_000}))
+        await loop.evaluate_now()
+
+    for at in range(1000, 1100, 10):
+        await cycle(at)
+
+    def risks() -> list[Alert]:
+        return [a for a in alerts.firing(C) if a.kind == "retention_risk"]
+
+    [alert] = risks()
+    for at in range(1100, 1400, 10):  # every broker down: evaluations without observations
+        clock[0] = at
+        await loop.evaluate_now()
+    for at in range(1400, 1460, 10):  # back: under a minute of clean history, no forecast yet
+        await cycle(at)
+        assert [a.id for a in risks()] == [alert.id]
+    await cycle(1460)  # a clean minute: forecast again, from rates measured after the spell
+    [again] = risks()
+    assert again.id == alert.id and again.magnitude["seconds_to_loss"] == pytest.approx(4540)
