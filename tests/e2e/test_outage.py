@@ -1,0 +1,158 @@
+"""A whole-cluster outage (issue 16): every broker stopped for longer than the collector-failure grace,
+then started again, under a consuming group with steady traffic and a stopped group committed at the
+log end (the issue's scenario: 300 messages, committed 300).
+
+While the brokers are down offsetguard must say it is blind (not ready, ``collector_failure``) and nothing
+else; after they return it must not read the blind spell as lag, a stall, a retention forecast, a loss, a
+rewind or a skip (the steady group's lag and stall limits are set below the outage's length, so counting
+the outage would fire them); the tail resumes where it was, each commit delivered once; and a rewind
+caused right after recovery is caught with its exact count.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import pytest
+from kafka import TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from collectors.codec import OffsetCommit
+from collectors.tail_model import TailEvent, TailSink
+from service.sandbox.cluster import SandboxCluster
+from service.settings import DetectionSettings
+from service.store.alert_records import Alert
+from tests.e2e.consumers import commit_now, consume_and_commit, group_consumer, join
+from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, short, wait_for
+from tests.e2e.test_no_false_alerts import Member, Traffic
+
+pytestmark = pytest.mark.integration
+GRACE = 30.0  # collector_failure_grace_seconds of this module's runtime
+OUTAGE = 75.0  # seconds every broker stays down: past the grace and the blind-spell gap (30 s)
+LIMIT = 60.0  # the steady group's lag_seconds and stall_seconds: shorter than the outage
+
+
+@dataclass
+class Recorder:
+    """Wraps the tail's sink: every commit event of ``groups``, in delivery order."""
+
+    inner: TailSink
+    groups: set[str]
+    # (group, source partition, source offset, committed offset)
+    commits: list[tuple[str, int, int, int]] = field(default_factory=list)
+
+    async def on_events(self, events: Sequence[TailEvent]) -> None:
+        for e in events:
+            if isinstance(e.record, OffsetCommit) and e.record.group in self.groups:
+                self.commits.append((e.record.group, e.partition, e.offset, e.record.offset))
+        await self.inner.on_events(events)
+
+
+@dataclass
+class Scenario:
+    runtime: RuntimeThread
+    recorder: Recorder
+    stopped_group: str
+    steady_group: str
+    topic: str
+
+
+@pytest.fixture(scope="module")
+def scenario(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
+    suffix = uuid.uuid4().hex[:6]
+    topic = f"e2e-outage-{suffix}"
+    stopped, steady = f"e2e-outage-stopped-{suffix}", f"e2e-outage-steady-{suffix}"
+    settings = e2e_settings(kafka3, tmp_path_factory.mktemp("e2e-outage"))
+    detection = DetectionSettings.model_validate(
+        {
+            **settings.detection.model_dump(exclude_unset=True),
+            "collector_failure_grace_seconds": GRACE,
+            "groups": {steady: {"lag_seconds": LIMIT, "stall_seconds": LIMIT}},
+        }
+    )
+    runtime = RuntimeThread(settings.model_copy(update={"detection": detection}))
+    try:
+        runtime.wait_caught_up()
+        [tail] = runtime.runtime.tails
+        recorder = Recorder(tail.sink, {stopped, steady})
+        tail.sink = recorder
+        yield Scenario(runtime, recorder, stopped, steady, topic)
+    finally:
+        runtime.stop()
+
+
+def _ready(runtime: RuntimeThread) -> bool:
+    return bool(runtime.runtime.readiness(time.time())["ready"])
+
+
+def _pages(runtime: RuntimeThread, baseline: set[str]) -> list[Alert]:
+    return [
+        a for a in runtime.list_alerts() if a.id not in baseline and a.severity in ("warning", "critical")
+    ]
+
+
+def test_outage_blind_then_nothing_but_the_rewind_after_recovery(
+    scenario: Scenario, kafka3: SandboxCluster
+) -> None:
+    runtime, topic = scenario.runtime, scenario.topic
+    create_topics(kafka3, [NewTopic(topic, 1, 3, topic_configs={"min.insync.replicas": "2"})])
+    steady_topic = f"{topic}-steady"
+    create_topics(kafka3, [NewTopic(steady_topic, 3, 3, topic_configs={"min.insync.replicas": "2"})])
+    produce(kafka3, topic, 300)
+    consume_and_commit(kafka3, scenario.stopped_group, topic, 300)
+    traffic = Traffic(kafka3, steady_topic)
+    member = Member(kafka3, scenario.steady_group, steady_topic)
+    traffic.start()
+    member.start()
+    try:
+        wait_for(lambda: member.read > 50, 60, "the steady group reading")
+        wait_for(lambda: runtime.sees_commit(scenario.stopped_group, topic, 0, 300), 30, "commit 300 seen")
+        wait_for(lambda: _ready(runtime), 60, "ready before the outage")
+        time.sleep(3)  # a few evaluations of the steady state
+        baseline = {a.id for a in runtime.list_alerts()}
+
+        down_at = time.monotonic()
+        for broker_id in sorted(kafka3.brokers):
+            kafka3.stop_broker(broker_id)
+        wait_for(lambda: not _ready(runtime), 30, "not ready while every broker is down")
+        [blind] = runtime.wait_alerts("collector_failure", GRACE + 30, kind="collector_failure")
+        assert blind.id not in baseline  # critical: no collector reaches the cluster
+        time.sleep(max(0.0, OUTAGE - (time.monotonic() - down_at)))
+        blind_only = [a.id for a in _pages(runtime, baseline)] == [blind.id]
+        assert blind_only, [short(a) for a in _pages(runtime, baseline)]
+        for broker_id in sorted(kafka3.brokers):
+            kafka3.start_broker(broker_id)
+        back_at = time.monotonic()
+        wait_for(lambda: _ready(runtime), 120, "ready again after the brokers returned")
+
+        rewind_group = scenario.stopped_group  # a member returns and goes back to 150 (a replay)
+        consumer = group_consumer(kafka3, rewind_group)
+        try:
+            join(consumer, topic)
+            commit_now(consumer, {TopicPartition(topic, 0): OffsetAndMetadata(150, "", -1)})
+        finally:
+            consumer.close(autocommit=False)
+        [rewind] = runtime.wait_alerts("the rewind", 30, kind="offset_rewind", group=rewind_group)
+        assert rewind.magnitude["messages_replayed"] == 150
+        # A clean minute and more: rates and forecasts may speak again, and must say nothing false.
+        time.sleep(max(0.0, 75.0 - (time.monotonic() - back_at)))
+        wait_for(lambda: member.read > 0 and traffic.sent > 0, 5, "traffic")
+    finally:
+        for broker_id, node in kafka3.brokers.items():
+            if not node.alive():
+                kafka3.start_broker(broker_id)
+        member.leave()
+        traffic.halt()
+
+    assert member.error is None, member.error
+    pages = [a for a in _pages(runtime, baseline) if a.id not in (blind.id, rewind.id)]
+    assert pages == [], f"false alerts after the outage: {[short(a) for a in pages]}"
+    commits = scenario.recorder.commits
+    keys = [(p, o) for _, p, o, _ in commits]
+    assert len(keys) == len(set(keys)), "the tail delivered a commit twice"
+    assert [c for g, _, _, c in commits if g == scenario.stopped_group] == [300, 150]  # none lost
+    assert [t.state for t in runtime.runtime.tails] == ["running"]
