@@ -71,10 +71,15 @@ def _sampled(
     """``kept`` with ``(now, offset)`` folded in: samples at least ``spacing`` apart, the newest kept.
 
     An offset that has not moved since a sample less than ``spacing`` old adds nothing (and costs no copy
-    of the history): the caller's own current sample stands for it.
+    of the history): the caller's own current sample stands for it. A run of samples with the same offset
+    keeps its first and last (as :func:`_ranged` does for log ranges): an idle group-partition's history
+    stays two samples however long it is idle, and a rate over it is what it was with every sample kept.
     """
-    if spacing > 0 and kept and kept[-1].offset == offset and now - kept[-1].at < spacing:
-        return kept
+    if kept and kept[-1].offset == offset:
+        if spacing > 0 and now - kept[-1].at < spacing:
+            return kept
+        if len(kept) >= 2 and kept[-2].offset == offset:
+            return (*kept[:-1], OffsetSample(now, offset))
     out = (*kept, OffsetSample(now, offset))[-keep:]
     if spacing > 0 and len(out) >= 3 and out[-2].at - out[-3].at < spacing:
         out = (*out[:-2], out[-1])
