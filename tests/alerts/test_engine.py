@@ -146,3 +146,13 @@ def test_range_history_keeps_a_run_of_equal_ranges_as_first_and_last() -> None:
         state = evaluate(state, inputs(offsets=offsets(at, {(T, 0): (0, end)})), at, TH)[1]
     [history] = state.ranges.values()
     assert [(s.at, s.log_end) for s in history] == [(0.0, 10), (15.0, 10), (20.0, 12), (30.0, 12)]
+
+
+def test_commit_history_keeps_a_run_of_equal_offsets_as_first_and_last() -> None:
+    spaced = replace(TH, history_spacing_seconds=60.0)
+    state = DetectionState()
+    for at in range(0, 6000, 60):  # idle for 100 minutes, then one move
+        state = evaluate(state, inputs(committed=committed(at, {("g", T, 0): 7})), at, spaced)[1]
+    state = evaluate(state, inputs(committed=committed(6000, {("g", T, 0): 9})), 6000, spaced)[1]
+    [history] = state.commit_history.values()
+    assert [(s.at, s.offset) for s in history] == [(0, 7), (5940, 7), (6000, 9)]
