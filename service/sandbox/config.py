@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import os
+import random
 import socket
 import subprocess
 import uuid
@@ -96,11 +97,40 @@ def jmx_agent(lib: Path) -> Path:
     return found[-1]
 
 
+LOWEST_PORT = 10_000  # sandbox ports are chosen from here up to the kernel's ephemeral range
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's ephemeral port range (Linux: ``ip_local_port_range``; the IANA range elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 49152, 65535
+
+
 def free_ports(count: int) -> list[int]:
-    """``count`` distinct loopback ports that were free a moment ago (all held open while choosing)."""
+    """``count`` distinct loopback ports that were free a moment ago (all held open while choosing).
+
+    Chosen below the ephemeral range: a broker stopped for a while keeps its ports, and a port in the
+    ephemeral range can meanwhile become the local end of any outgoing connection (a client's, another
+    test's), so the restart would fail to bind. Outside it only an explicit bind can take the port.
+    """
+    low = ephemeral_range()[0]
+    candidates = list(range(LOWEST_PORT, low)) if low - LOWEST_PORT >= 100 * count else []
+    random.shuffle(candidates)
     with ExitStack() as stack:
-        ports = []
-        for _ in range(count):
+        ports: list[int] = []
+        for port in candidates:
+            if len(ports) == count:
+                break
+            sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            try:
+                sock.bind((HOST, port))
+            except OSError:
+                continue  # in use: the next candidate
+            ports.append(port)
+        while len(ports) < count:  # no room below the ephemeral range: any free port
             sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             sock.bind((HOST, 0))
             ports.append(int(sock.getsockname()[1]))
