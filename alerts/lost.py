@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from functools import cached_property
 
 from alerts.commits import DEAD, EMPTY, Removal, replay
 from alerts.current import offsets_retention_seconds
@@ -126,9 +127,14 @@ class _TopicCheck:
         ok = meta is not None and not meta.failures
         self.names = {t.name for t in meta.topics} if meta is not None and ok else None
         self.names_at = meta.observed_at if meta is not None else 0.0
-        offs = inputs.offsets
-        self.ranged = {(p.topic, p.partition) for p in offs.partitions} if offs is not None else set()
-        self.ranged_at = offs.observed_at if offs is not None else 0.0
+        self._offsets = inputs.offsets
+        self.ranged_at = inputs.offsets.observed_at if inputs.offsets is not None else 0.0
+
+    @cached_property
+    def ranged(self) -> set[tuple[str, int]]:
+        """The partitions with a log range this cycle (built on the first loss asked about, if any)."""
+        offs = self._offsets
+        return {(p.topic, p.partition) for p in offs.partitions} if offs is not None else set()
 
     def exists(self, loss: PendingLoss) -> bool | None:
         if self.names is not None:

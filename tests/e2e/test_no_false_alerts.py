@@ -46,7 +46,8 @@ class Traffic(threading.Thread):
                 self.sent += 1
             except kerr.KafkaError:
                 self.errors += 1
-        self.producer.close(timeout=10)
+        with suppress(kerr.KafkaError):  # sends still failing after an outage: nothing to wait for
+            self.producer.close(timeout=10)
 
     def halt(self) -> None:
         self._halt.set()
