@@ -1,0 +1,52 @@
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc arenas")
+
+# Threads allocating at the same time, then glibc's own count of its heaps (malloc_info's <heap> elements).
+PROBE = textwrap.dedent(
+    """
+    import ctypes, os, sys, tempfile, threading
+    from service.commands.malloc import limit_arenas
+    cap = limit_arenas() if sys.argv[1] == "limit" else None
+    barrier = threading.Barrier(8)
+    def work():
+        barrier.wait()
+        for _ in range(200):
+            junk = [bytearray(256) for _ in range(500)]
+            del junk
+    threads = [threading.Thread(target=work) for _ in range(8)]
+    for t in threads: t.start()
+    for t in threads: t.join()
+    libc = ctypes.CDLL("libc.so.6")
+    libc.fopen.restype = ctypes.c_void_p
+    path = tempfile.mktemp()
+    f = libc.fopen(path.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(f))
+    libc.fclose(ctypes.c_void_p(f))
+    print(cap, os.environ.get("MALLOC_ARENA_MAX"), open(path).read().count("<heap nr="))
+    """
+)
+
+
+def _probe(mode: str, env: dict[str, str] | None = None) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True, env=env, timeout=60
+    )
+    return out.stdout.split()
+
+
+def test_limit_arenas_caps_glibc_heaps_and_exports_the_setting() -> None:
+    cap, exported, heaps = _probe("limit", env={"PATH": "/usr/bin:/bin"})
+    assert (cap, exported) == ("2", "2")
+    assert int(heaps) <= 2
+    _, _, unlimited = _probe("none", env={"PATH": "/usr/bin:/bin"})
+    assert int(unlimited) > 2  # what the cap prevents: a heap per concurrently allocating thread
+
+
+def test_limit_arenas_the_operators_value_wins() -> None:
+    cap, exported, heaps = _probe("limit", env={"PATH": "/usr/bin:/bin", "MALLOC_ARENA_MAX": "3"})
+    assert (cap, exported) == ("3", "3") and int(heaps) <= 3
