@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
-from service.commands.malloc import limit_arenas
+from service.memory import limit_arenas
 from service.settings import Settings, load_settings
 
 
@@ -36,7 +36,7 @@ def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Setting
 
 
 def run(args: argparse.Namespace) -> int:
-    limit_arenas()  # before any thread starts (see service.commands.malloc)
+    limit_arenas()  # before any thread starts (see service.memory)
     import uvicorn
 
     from service.app import create_app

@@ -9,6 +9,8 @@ speed here (the GIL serialises Python's allocations anyway).
 ``MALLOC_ARENA_MAX`` set by the operator wins. Called first thing in ``serve``, before any thread
 starts; the variable is also exported so processes the service starts (the metrics render worker)
 inherit it.
+
+(``malloc_trim`` every 15 s on top of the cap did not lower the peak: 449/482 MB against 431/475 MB.)
 """
 
 from __future__ import annotations
@@ -24,10 +26,20 @@ ARENAS = 2
 M_ARENA_MAX = -8  # glibc's mallopt parameter number
 
 
+def _libc() -> ctypes.CDLL | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:
+        return None
+
+
 def limit_arenas(arenas: int = ARENAS) -> int | None:
     """Cap glibc's malloc arenas at ``arenas`` (or the operator's ``MALLOC_ARENA_MAX``); the cap in
     force, or None where it cannot be set (not Linux/glibc)."""
-    if not sys.platform.startswith("linux"):
+    libc = _libc()
+    if libc is None:
         return None
     wanted = os.environ.get("MALLOC_ARENA_MAX")
     try:
@@ -35,10 +47,6 @@ def limit_arenas(arenas: int = ARENAS) -> int | None:
     except ValueError:
         log.warning("MALLOC_ARENA_MAX=%r is not a number: using %d", wanted, arenas)
         cap = arenas
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return None
     if libc.mallopt(M_ARENA_MAX, cap) != 1:
         return None
     os.environ["MALLOC_ARENA_MAX"] = str(cap)

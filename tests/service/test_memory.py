@@ -10,7 +10,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="gl
 PROBE = textwrap.dedent(
     """
     import ctypes, os, sys, tempfile, threading
-    from service.commands.malloc import limit_arenas
+    from service.memory import limit_arenas
     cap = limit_arenas() if sys.argv[1] == "limit" else None
     barrier = threading.Barrier(8)
     def work():
