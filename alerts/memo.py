@@ -39,7 +39,21 @@ def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
         local.last = (args, out)
         return out
 
+    wrapper.memo_local = local  # type: ignore[attr-defined]
     return wrapper
+
+
+def carry(fn: Callable[..., Any], old: tuple[Any, ...], new: tuple[Any, ...]) -> None:
+    """Let ``fn``'s last result for the arguments ``old`` answer ``new`` too (this thread).
+
+    For a caller that knows the result does not depend on what differs: the detection loop replays the
+    cycle to ask for epoch ends, then adds them to the inputs (``replay`` does not read them); without
+    this, the evaluation would replay the whole cycle again.
+    """
+    local = getattr(fn, "memo_local", None)
+    last = getattr(local, "last", None)
+    if local is not None and last is not None and _same(last[0], old):
+        local.last = (new, last[1])
 
 
 def _same(cached: tuple[Any, ...], args: tuple[Any, ...]) -> bool:

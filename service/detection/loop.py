@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from alerts import memo
 from alerts.blind import settling
 from alerts.commits import replay
 from alerts.engine import evaluate
@@ -251,7 +252,9 @@ class DetectionLoop:
             log_end_reached_at=self._log_end,
         )
         if self._epoch_ends is not None:
-            inputs = replace(inputs, epoch_ends=self._ask_epoch_ends(inputs))
+            asked = replace(inputs, epoch_ends=self._ask_epoch_ends(inputs))
+            memo.carry(replay, (self.state, inputs), (self.state, asked))  # replayed once, not twice
+            inputs = asked
         findings, state = evaluate(self.state, inputs, now, self._thresholds)
         # Degraded: this cycle found a failure, or the scheduler's statuses (which outlive the observation
         # that carried a partial failure) say so.

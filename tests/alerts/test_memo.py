@@ -27,3 +27,21 @@ def test_per_cycle_equal_but_distinct_arguments_not_shared() -> None:
     view(first)
     second.append(2)
     assert view(second) == 2  # identity, not equality: a changed copy is never answered from cache
+
+
+def test_carry_the_last_result_answers_the_new_arguments_only_if_it_was_for_the_old() -> None:
+    calls: list[object] = []
+
+    @memo.per_cycle
+    def view(x: object) -> list[object]:
+        calls.append(x)
+        return [x]
+
+    a, b, c = object(), object(), object()
+    first = view(a)
+    memo.carry(view, (a,), (b,))
+    assert view(b) is first and calls == [a]
+    memo.carry(view, (a,), (c,))  # the last result is b's now: nothing carried
+    view(c)
+    assert calls == [a, c]
+    memo.release()

@@ -12,7 +12,7 @@ from service.settings import DetectionSettings, StoreSettings
 from service.state import LatestObservations
 from service.store.alert_records import Alert
 from service.store.alerts import AlertStore
-from tests.alerts.builders import committed, offsets
+from tests.alerts.builders import committed, metadata, offsets
 from tests.service.detection.builders import C, T, commit_event
 
 FAST = DetectionSettings(debounce_seconds=0.1, state_save_seconds=3600)
@@ -270,3 +270,25 @@ async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(a
     await cycle(1460)  # a clean minute: forecast again, from rates measured after the spell
     [again] = risks()
     assert again.id == alert.id and again.magnitude["seconds_to_loss"] == pytest.approx(4540)
+
+
+async def test_detection_loop_replays_a_cycle_once_with_epoch_ends(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import alerts.commits as commits
+
+    replays: list[object] = []
+    real = commits._apply_poll
+
+    def counting(*args: object) -> None:
+        replays.append(args[1])
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(commits, "_apply_poll", counting)
+    latest = LatestObservations()
+    loop = DetectionLoop(C, FAST, latest=latest, alerts=alerts, epoch_ends=lambda commits, meta: ())
+    await latest.put(metadata(1, {(T, 0): (1, 3, (1, 2))}))
+    await latest.put(offsets(1, {(T, 0): (0, 100)}))
+    await latest.put(committed(1, {("g", T, 0): 50}))
+    await loop.evaluate_now()
+    assert len(replays) == 1
