@@ -149,6 +149,12 @@ class RuntimeThread:
     def list_alerts(self, **filters: Any) -> list[Alert]:
         return list(self.alerts.list(cluster=CLUSTER, limit=1000, **filters).alerts)
 
+    def new_pages(self, baseline: set[str]) -> list[Alert]:
+        """Warning and critical alerts stored since ``baseline`` (the ids there before)."""
+        return [
+            a for a in self.list_alerts() if a.id not in baseline and a.severity in ("warning", "critical")
+        ]
+
     def wait_alerts(
         self,
         what: str,

@@ -22,7 +22,6 @@ from kafka.admin import NewTopic
 from collectors.model import OFFSETS_TOPIC
 from service.sandbox.cluster import SandboxCluster
 from service.scheduler import CollectorStatus as JobStatus
-from service.store.alert_records import Alert
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, short, wait_for
 
@@ -123,12 +122,6 @@ def _restart_controller(kafka: SandboxCluster) -> None:
     kafka.restart_controller()
 
 
-def _new_alarms(runtime: RuntimeThread, baseline: set[str]) -> list[Alert]:
-    return [
-        a for a in runtime.list_alerts() if a.id not in baseline and a.severity in ("warning", "critical")
-    ]
-
-
 def test_rebalances_rolling_restart_preferred_election_controller_restart_no_alert(
     quiet_runtime: RuntimeThread, kafka3: SandboxCluster
 ) -> None:
@@ -184,5 +177,5 @@ def test_rebalances_rolling_restart_preferred_election_controller_restart_no_ale
 
     assert all(m.error is None for m in members), [m.error for m in members]
     assert traffic.sent > 500
-    alarms = _new_alarms(runtime, baseline)
+    alarms = runtime.new_pages(baseline)
     assert alarms == [], f"false alerts: {[short(a) for a in alarms]} (present before: {before})"

@@ -27,7 +27,6 @@ from collectors.codec import OffsetCommit
 from collectors.tail_model import TailEvent, TailSink
 from service.sandbox.cluster import SandboxCluster
 from service.settings import DetectionSettings
-from service.store.alert_records import Alert
 from tests.e2e.consumers import commit_now, consume_and_commit, group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, short, wait_for
 from tests.e2e.test_no_false_alerts import Member, Traffic
@@ -112,12 +111,6 @@ def _ready(runtime: RuntimeThread) -> bool:
     return bool(runtime.runtime.readiness(time.time())["ready"])
 
 
-def _pages(runtime: RuntimeThread, baseline: set[str]) -> list[Alert]:
-    return [
-        a for a in runtime.list_alerts() if a.id not in baseline and a.severity in ("warning", "critical")
-    ]
-
-
 def test_outage_blind_then_nothing_but_the_rewind_after_recovery(
     scenario: Scenario, kafka3: SandboxCluster
 ) -> None:
@@ -148,8 +141,8 @@ def test_outage_blind_then_nothing_but_the_rewind_after_recovery(
         [blind] = runtime.wait_alerts("collector_failure", GRACE + 30, kind="collector_failure")
         assert blind.id not in baseline  # critical: no collector reaches the cluster
         time.sleep(max(0.0, OUTAGE - (time.monotonic() - down_at)))
-        blind_only = [a.id for a in _pages(runtime, baseline)] == [blind.id]
-        assert blind_only, [short(a) for a in _pages(runtime, baseline)]
+        blind_only = [a.id for a in runtime.new_pages(baseline)] == [blind.id]
+        assert blind_only, [short(a) for a in runtime.new_pages(baseline)]
         for broker_id in sorted(kafka3.brokers):
             kafka3.start_broker(broker_id)
         back_at = time.monotonic()
@@ -176,7 +169,7 @@ def test_outage_blind_then_nothing_but_the_rewind_after_recovery(
         traffic.halt()
 
     assert member.error is None, member.error
-    pages = [a for a in _pages(runtime, baseline) if a.id not in (blind.id, rewind.id)]
+    pages = [a for a in runtime.new_pages(baseline) if a.id not in (blind.id, rewind.id)]
     assert pages == [], f"false alerts after the outage: {[short(a) for a in pages]}"
     commits = scenario.recorder.commits
     keys = [(p, o) for _, p, o, _ in commits]
