@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from alerts.memo import per_cycle
 from alerts.state import BlindSpan, CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
 
 MAX_SPANS = 16  # spells remembered; older ones no longer overlap anything a rule measures
-SETTLE_SECONDS = 60.0  # clean observation needed after a spell before a rate says anything
+# The shortest history a rate is judged from (alerts.retention), so also how long after a spell the rates
+# cannot judge yet.
+SETTLE_SECONDS = 60.0
 
 
 class Seen(NamedTuple):
@@ -39,6 +42,7 @@ def _sees_ranges(inputs: CycleInputs) -> bool:
     )
 
 
+@per_cycle
 def seen(previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds) -> Seen:
     """``previous``'s offsets sighting and spells with this cycle's observation folded in."""
     if not _sees_ranges(inputs):

@@ -10,7 +10,6 @@ from alerts.commits import CommitMove
 from alerts.current import bracket, near, out_of_range_reason, samples
 from alerts.model import EvidenceValue
 from alerts.state import DetectionState, PartitionKey, PartitionPoint, RangeSample
-from alerts.thresholds import Thresholds
 
 
 def history_for(
@@ -20,7 +19,7 @@ def history_for(
     return samples(previous, key, partitions.get(key))
 
 
-def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
+def old_out_of_range(move: CommitMove, history: list[RangeSample]) -> str | None:
     """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None.
 
     Only samples taken by the time the old offset was last seen count as "before": a sample taken after
@@ -31,9 +30,7 @@ def old_out_of_range(move: CommitMove, history: list[RangeSample], thresholds: T
     return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after, history)
 
 
-def reset_to_truncated_end(
-    move: CommitMove, history: list[RangeSample], thresholds: Thresholds
-) -> int | None:
+def reset_to_truncated_end(move: CommitMove, history: list[RangeSample]) -> int | None:
     """The log end right after the truncation, when ``move`` is a reset (auto.offset.reset=latest) from an
     old offset left beyond the log end (truncation / re-creation) back to the log end at reset time.
 
@@ -41,7 +38,7 @@ def reset_to_truncated_end(
     old ones were lost by the truncation, reported by ``log_truncation``), so it is an ``offset_skip`` of
     what was written between the truncation and the reset, not an ``offset_rewind``.
     """
-    if move.new.offset >= move.old.offset or old_out_of_range(move, history, thresholds) != "beyond_log_end":
+    if move.new.offset >= move.old.offset or old_out_of_range(move, history) != "beyond_log_end":
         return None
     if landing(move, history) != "log_end":
         return None

@@ -18,14 +18,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from alerts.blind import clean_since, seen
+from alerts.blind import SETTLE_SECONDS, clean_since, seen
 from alerts.commits import replay
 from alerts.current import current_partitions
 from alerts.model import RETENTION_RISK, Finding
 from alerts.state import CycleInputs, DetectionState, OffsetSample, PartitionKey, PartitionPoint, RangeSample
 from alerts.thresholds import Thresholds
 
-MIN_SPAN_SECONDS = 60.0  # shorter histories give rates too noisy to project
+MIN_SPAN_SECONDS = SETTLE_SECONDS  # shorter histories give rates too noisy to project
 
 
 def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> float | None:

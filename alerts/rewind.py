@@ -60,7 +60,7 @@ def rewind_outcomes(
         if m.new.offset >= m.old.offset:
             continue
         history = history_for(previous, m, partitions)
-        if reset_to_truncated_end(m, history, thresholds) is not None:
+        if reset_to_truncated_end(m, history) is not None:
             continue  # an offset_skip (auto_reset_latest from beyond the log end), see alerts.skip
         cause = _cause(m, history, thresholds)
         undo = None
@@ -77,7 +77,7 @@ def rewind_outcomes(
 
 
 def _cause(m: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
-    if old_out_of_range(m, history, thresholds) is not None:
+    if old_out_of_range(m, history) is not None:
         where = landing(m, history)
         if where == "log_start":
             return "auto_reset_earliest"

@@ -44,11 +44,11 @@ def detect_offset_skips(
             continue
         history = history_for(previous, m, partitions)
         if m.new.offset < m.old.offset:
-            truncated_end = reset_to_truncated_end(m, history, thresholds)
+            truncated_end = reset_to_truncated_end(m, history)
             if truncated_end is not None:
                 findings.append(_reset_after_truncation(inputs.cluster, m, truncated_end, history))
             continue
-        reason = old_out_of_range(m, history, thresholds)
+        reason = old_out_of_range(m, history)
         if reason is None:
             continue
         jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
