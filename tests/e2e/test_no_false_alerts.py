@@ -8,81 +8,22 @@ baseline and not counted.
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import suppress
 
-import kafka.errors as kerr
 import pytest
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from collectors.model import OFFSETS_TOPIC
 from service.sandbox.cluster import SandboxCluster
 from service.scheduler import CollectorStatus as JobStatus
-from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, short, wait_for
+from tests.e2e.workload import Member, Traffic
 
 pytestmark = pytest.mark.integration
 PARTITIONS = 3
-
-
-class Traffic(threading.Thread):
-    """About 20 messages a second over every partition; send errors during restarts are counted."""
-
-    def __init__(self, kafka: SandboxCluster, topic: str) -> None:
-        super().__init__(daemon=True, name="e2e-traffic")
-        self.producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers, acks="all", retries=100)
-        self.topic, self.sent, self.errors = topic, 0, 0
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        while not self._halt.wait(0.05):
-            try:
-                self.producer.send(self.topic, b"m%d" % self.sent)
-                self.sent += 1
-            except kerr.KafkaError:
-                self.errors += 1
-        with suppress(kerr.KafkaError):  # sends still failing after an outage: nothing to wait for
-            self.producer.close(timeout=10)
-
-    def halt(self) -> None:
-        self._halt.set()
-        self.join(30)
-
-
-class Member(threading.Thread):
-    """One group member: polls and commits what it read, until :meth:`leave` (a clean LeaveGroup)."""
-
-    def __init__(self, kafka: SandboxCluster, group: str, topic: str) -> None:
-        super().__init__(daemon=True, name=f"e2e-member-{uuid.uuid4().hex[:4]}")
-        self.kafka, self.group, self.topic = kafka, group, topic
-        self.read = 0
-        self.error: BaseException | None = None
-        self._halt = threading.Event()
-
-    def run(self) -> None:
-        consumer = group_consumer(self.kafka, self.group)
-        try:
-            join(consumer, self.topic)
-            while not self._halt.is_set():
-                batches = consumer.poll(timeout_ms=200)
-                n = sum(len(b) for b in batches.values())
-                if n:
-                    self.read += n
-                    # a rebalance or a coordinator move may refuse it: the next commit covers it
-                    with suppress(kerr.KafkaError):
-                        consumer.commit()
-        except BaseException as exc:
-            self.error = exc
-        finally:
-            consumer.close(autocommit=False)
-
-    def leave(self) -> None:
-        self._halt.set()
-        self.join(60)
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from service.sandbox.cluster import SandboxCluster
 from service.settings import DetectionSettings
 from tests.e2e.consumers import commit_now, consume_and_commit, group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, short, wait_for
-from tests.e2e.test_no_false_alerts import Member, Traffic
+from tests.e2e.workload import Member, Traffic
 
 pytestmark = pytest.mark.integration
 GRACE = 30.0  # collector_failure_grace_seconds of this module's runtime
