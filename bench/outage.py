@@ -27,6 +27,7 @@ import httpx
 import yaml
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
+from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from bench.service_run import free_port
@@ -50,7 +51,7 @@ def _commit(cluster: SandboxCluster, group: str, topic: str, offset: int) -> Non
             try:
                 consumer.commit({tp: OffsetAndMetadata(offset, "", -1)})
                 return
-            except Exception:  # the coordinator loading after the restart: retry
+            except KafkaError:  # the coordinator loading after the restart: retry
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.5)
