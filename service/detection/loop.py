@@ -101,6 +101,10 @@ class DetectionLoop:
         self._streaks: dict[Fingerprint, int] = {}
         self._grace = FailureGrace(settings.collector_failure_grace_seconds)
         self._pending: list[Event] = []
+        # the latest offset (None: a tombstone) per group-partition in queued or in-flight events, with
+        # the number of the add_events batch that brought it (see _urgent)
+        self._unevaluated: dict[CommitKey, tuple[int | None, int]] = {}
+        self._batches = 0
         self._due: float | None = None  # monotonic time of the next evaluation
         self._last_start = float("-inf")  # monotonic time the last evaluation started
         self._wake = asyncio.Event()
@@ -133,24 +137,29 @@ class DetectionLoop:
         self._schedule(self._settings.debounce_seconds, urgent=self._urgent(events))
 
     def _urgent(self, events: Sequence[Event]) -> bool:
-        """A tombstone, or a commit below the last offset known for its group-partition (in the state or
-        earlier in ``events``): a possible incident, not to be held back by the minimum interval."""
-        known = self.state.commits
-        latest: dict[CommitKey, int] = {}
+        """A tombstone, or a commit below the last offset known for its group-partition: a possible
+        incident, not to be held back by the minimum interval. Known: the latest offset of the events
+        queued or being evaluated (a commit arriving while the previous one is still in flight is
+        compared with that one), else the state's. Records ``events`` as the latest."""
+        self._batches += 1
+        urgent = False
         for e in events:
             if not isinstance(e, CommitEvent):
                 continue
-            if e.offset is None:
-                return True
             key = CommitKey(e.group, e.topic, e.partition)
-            before = latest.get(key)
-            if before is None:
-                point = known.get(key)
+            if key in self._unevaluated:
+                before = self._unevaluated[key][0]
+            else:
+                point = self.state.commits.get(key)
                 before = point.offset if point is not None else None
-            if before is not None and e.offset < before:
-                return True
-            latest[key] = e.offset
-        return False
+            if e.offset is None or (before is not None and e.offset < before):
+                urgent = True
+            self._unevaluated[key] = (e.offset, self._batches)
+        return urgent
+
+    def _evaluated(self, upto: int) -> None:
+        """The state now holds the events of batches up to ``upto``: forget their offsets."""
+        self._unevaluated = {k: v for k, v in self._unevaluated.items() if v[1] > upto}
 
     def _schedule(self, delay: float, *, urgent: bool = False) -> None:
         due = time.monotonic() + delay
@@ -216,6 +225,7 @@ class DetectionLoop:
     async def evaluate_now(self) -> tuple[Alert, ...]:
         """One evaluation of everything fresh and queued; the alerts it wrote (already stored)."""
         events, self._pending = self._pending, []
+        taken = self._batches
         self._drained.set()
         async with self._one_at_a_time:
             try:
@@ -226,6 +236,7 @@ class DetectionLoop:
                 self._schedule(RETRY_SECONDS)
                 return ()
             self.evaluations += 1
+            self._evaluated(taken)
         if written:
             await self._report(written)
         return tuple(a for a, _ in written)

@@ -242,6 +242,30 @@ async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(alert
     assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 600, 300)
 
 
+async def test_detection_loop_rewind_below_a_still_queued_commit_not_held_back(alerts: AlertStore) -> None:
+    slow = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
+    )
+    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    await loop.start()
+    sink = DetectionTailSink(loop)
+    try:
+        t = _now_ms()
+        await sink.on_events([commit_event(100, 1, t)])
+        while loop.evaluations < 1:
+            await asyncio.sleep(0.01)
+        await sink.on_events([commit_event(500, 2, t + 1)])  # progress: queued for the interval
+        await asyncio.sleep(0.3)
+        assert loop.evaluations == 1
+        # below the queued 500 (not below the evaluated 100): a rewind all the same
+        await sink.on_events([commit_event(300, 3, t + 2)])
+        await _wait_firing(alerts)  # within 3 s: not held for the 30 s interval
+    finally:
+        await loop.stop()
+    [a] = alerts.firing(C)
+    assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 500, 300)
+
+
 async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(alerts: AlertStore) -> None:
     latest, clock = LatestObservations(), [1000.0]
     loop = DetectionLoop(
