@@ -1,5 +1,8 @@
 """``offsets_expiry_risk``: an Empty group's committed offsets will expire (``offsets.retention.minutes``).
 
+Info: only a group nobody consumed for that long expires (routine for decommissioned consumers); it
+stays visible in the API and ``offsetguard_alerts_firing`` for whoever plans to restart the group.
+
 KIP-211: a classic consumer group's offsets expire that long after the group became Empty; a standalone
 group's (``assign()``, empty protocol type) and a KIP-848 consumer group's after each commit timestamp; a
 v1 commit with an explicit expire timestamp then. A group that is not Empty keeps its offsets.
@@ -45,7 +48,7 @@ def detect_offsets_expiry_risk(
         findings.append(
             Finding(
                 kind=OFFSETS_EXPIRY_RISK,
-                severity="warning",
+                severity="info",
                 cluster=inputs.cluster,
                 group=group,
                 topic=None,

@@ -10,7 +10,7 @@ topic_deleted            the topic is gone from this cycle's metadata           
 deleted_while_consuming  a member subscribes to / is assigned the topic; or, members  critical
                          unknown, the group has members or committed within
                          ``recent_commit_seconds``
-expired                  its expiry was due: an Empty group ``offsets.retention``     warning
+expired                  its expiry was due: an Empty group ``offsets.retention``     info
                          after it became Empty, a standalone commit or a topic the
                          members do not subscribe to that long after its commit
 group_deleted            DeleteGroups: a group tombstone, or the group gone from a    info
@@ -23,8 +23,12 @@ deleted                  members unknown and the group idle: what removed it can
 
 ``deleted_while_consuming`` is one finding per partition; the others, which no running consumer
 notices, are one finding per group and cycle (``topic``/``partition`` None, cause ``mixed`` when they
-differ, the highest severity). ``expired`` and ``deleted`` warn: nobody decided it, and the group's
-next consumer falls back to ``auto.offset.reset``. The deliberate ones are info.
+differ, the highest severity). ``deleted`` warns: nobody can tell what removed it, and the group's next
+consumer falls back to ``auto.offset.reset``. ``expired`` is Kafka doing what it is configured to do to a
+group nobody consumed for ``offsets.retention.minutes`` (KIP-211: only Empty groups, standalone commits
+and unsubscribed topics expire): routine for decommissioned consumers, so info; if the group comes back,
+its reset is caught when it commits (``offset_skip`` / ``offset_rewind`` with the count). The deliberate
+ones are info too.
 
 A deleted topic's tombstones usually arrive before the next metadata poll shows the topic gone, while
 the members still subscribe to it: a loss that would page is held in ``DetectionState.pending_losses``
@@ -52,7 +56,7 @@ SEVERITY: dict[str, Severity] = {
     "topic_deleted": "info",
     "group_deleted": "info",
     "admin_offset_delete": "info",
-    "expired": "warning",
+    "expired": "info",
     "deleted": "warning",
 }
 PHRASE = {

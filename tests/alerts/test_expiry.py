@@ -19,10 +19,10 @@ def _idle(state: str = "Empty", protocol_type: str = "consumer") -> DetectionSta
     )
 
 
-def test_detect_offsets_expiry_risk_empty_classic_group_within_horizon_warning() -> None:
+def test_detect_offsets_expiry_risk_empty_classic_group_within_horizon_info() -> None:
     now = RET - 10 * H
     [f] = detect_offsets_expiry_risk(_idle(), inputs(), now, TH)
-    assert (f.kind, f.severity, f.group, f.cause) == (OFFSETS_EXPIRY_RISK, "warning", "g", "empty_since")
+    assert (f.kind, f.severity, f.group, f.cause) == (OFFSETS_EXPIRY_RISK, "info", "g", "empty_since")
     assert f.magnitude == {"seconds_to_expiry": 10 * H, "partitions_expiring": 2}
     assert f.evidence["expires_at"] == RET
 

@@ -50,12 +50,12 @@ def test_detect_offsets_lost_tombstone_soon_after_last_commit_of_empty_group_inf
     assert (f.severity, f.cause, f.partition) == ("info", "admin_offset_delete", None)
 
 
-def test_detect_offsets_lost_idle_group_all_expired_warning_group_level() -> None:
+def test_detect_offsets_lost_idle_group_all_expired_info_group_level() -> None:
     s = _tailed("Empty")
     later = 100 + RETENTION + 60
     inp = inputs(commit_events=(commit(None, later, 4), commit(None, later, 5, partition=1)), tail_live=True)
     [f] = detect_offsets_lost(s, inp, later, TH)
-    assert (f.severity, f.partition, f.cause, f.magnitude["offsets_lost"]) == ("warning", None, "expired", 2)
+    assert (f.severity, f.partition, f.cause, f.magnitude["offsets_lost"]) == ("info", None, "expired", 2)
     assert f.evidence["offsets"] == ("t[0]=40", "t[1]=70")
 
 
@@ -131,7 +131,7 @@ def test_detect_offsets_lost_expiry_judged_by_retention_observed_in_an_earlier_c
     # a tail-only cycle 61 s later: the offset and then the group are tombstoned by the expiry
     inp = inputs(commit_events=(commit(None, 161, 3), group_event("Dead", 161, 4)), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 161, TH)
-    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("info", "expired", 1)
     assert f.evidence["retention_seconds"] == 60
 
 
@@ -150,7 +150,7 @@ def test_detect_offsets_lost_expiry_reckoned_from_the_record_when_the_poll_saw_t
     # expired 60 s after the commit, before 60 s after the poll: the offset, then the group, tombstoned
     inp = inputs(commit_events=(commit(None, 160.5, 3), group_event("Dead", 160.5, 4)), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 161, TH)
-    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "expired", 1)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("info", "expired", 1)
 
 
 def _members_on(topics: tuple[str, ...], at: float = 100) -> DetectionState:
@@ -195,12 +195,12 @@ def test_detect_offsets_lost_expiry_of_subscribed_offsets_of_a_live_group_critic
     assert (f.severity, f.cause) == ("critical", "deleted_while_consuming")
 
 
-def test_detect_offsets_lost_expiry_of_unsubscribed_topic_of_a_live_group_warning_expired() -> None:
+def test_detect_offsets_lost_expiry_of_unsubscribed_topic_of_a_live_group_info_expired() -> None:
     # KIP-211: offsets of a topic the members no longer subscribe to expire by commit timestamp
     s = _members_on(("other",))
     later = 100 + RETENTION + 60
     [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, later, 4),), tail_live=True), later, TH)
-    assert (f.severity, f.cause, f.partition) == ("warning", "expired", None)
+    assert (f.severity, f.cause, f.partition) == ("info", "expired", None)
 
 
 def test_detect_offsets_lost_polled_offset_of_topic_no_member_is_assigned_info_admin_offset_delete() -> None:
@@ -251,7 +251,7 @@ def test_detect_offsets_lost_group_never_seen_idle_warning_deleted_unexplained()
     assert (f.severity, f.cause) == ("warning", "deleted")
 
 
-def test_detect_offsets_lost_expired_and_topic_deleted_in_one_cycle_mixed_highest_severity() -> None:
+def test_detect_offsets_lost_expired_and_topic_deleted_in_one_cycle_mixed_info() -> None:
     from alerts.model import CommitEvent
 
     s = _tailed("Empty")
@@ -265,7 +265,7 @@ def test_detect_offsets_lost_expired_and_topic_deleted_in_one_cycle_mixed_highes
         tail_live=True,
     )
     [f] = detect_offsets_lost(s, inp, later, TH)
-    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("warning", "mixed", 2)
+    assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("info", "mixed", 2)
     assert f.evidence["causes"] == ("expired=1", "topic_deleted=1")
 
 

@@ -189,7 +189,7 @@ def test_standalone_consumer_offsets_expire_offsets_lost(timed: TimeBased) -> No
     [alert] = timed.runtime.wait_alerts(
         "offsets_lost after expiry", 150, kind="offsets_lost", group=timed.expiry_group
     )
-    assert (alert.severity, alert.cause, alert.topic, alert.partition) == ("warning", "expired", None, None)
+    assert (alert.severity, alert.cause, alert.topic, alert.partition) == ("info", "expired", None, None)
     assert alert.magnitude["offsets_lost"] == 2
     assert sorted(alert.evidence["offsets"]) == [
         f"{timed.expiry_topic}[{p}]={o}" for p, o in timed.expired.items()
