@@ -11,6 +11,11 @@ more than the log holds past the committed offset now. Both rates use only sampl
 blind spell (:mod:`alerts.blind`: what happened while offsetguard saw nothing is not a rate), and the
 log-start rate only samples since the partition's log last went back (a truncation by a leader change:
 the old leader's history says nothing of the new one's).
+
+Both values move in steps (retention deletes whole segments, a group commits every few seconds), so a
+rate measured between two samples is off by up to a step over the span (:func:`jitter`). A group is
+only forecast when the log start outruns it by more than that: on a short-retention topic a group that
+keeps up would otherwise be "overtaken" by the phase of the last deleted segment.
 """
 
 from __future__ import annotations
@@ -34,17 +39,40 @@ def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> floa
     ``points`` are oldest first; the oldest one in the window is found by bisection, so a long history
     costs no more than a short one.
     """
+    measured = _window(points, now, window)
+    if measured is None:
+        return None
+    first, oldest_at = measured
+    return (points[-1][1] - points[first][1]) / (points[-1][0] - oldest_at)
+
+
+def jitter(points: Sequence[tuple[float, int]], now: float, window: float) -> float:
+    """How far off :func:`rate` can be when the value moves in steps (retention deletes whole segments,
+    a group commits every few seconds): measured between two arbitrary samples of a staircase, a rate
+    is off by up to one step over the span. The largest step within the window over the span; O(samples),
+    so asked only of a forecast about to fire."""
+    measured = _window(points, now, window)
+    if measured is None:
+        return 0.0
+    first, oldest_at = measured
+    step = max(abs(points[i][1] - points[i - 1][1]) for i in range(first + 1, len(points)))
+    return step / (points[-1][0] - oldest_at)
+
+
+def _window(points: Sequence[tuple[float, int]], now: float, window: float) -> tuple[int, float] | None:
+    """The index of the oldest point within ``window`` and the time its value held from; None when
+    fewer than two points span :data:`MIN_SPAN_SECONDS`."""
     first = bisect_left(points, -window, key=lambda p: p[0] - now)
     if len(points) - first < 2:
         return None
-    (oldest_at, oldest), (newest_at, newest) = points[first], points[-1]
+    oldest_at, oldest = points[first]
     if first > 0 and points[first - 1][1] == oldest:
         # The value did not change since before the window (histories keep a run of equal samples as
         # its first and last): it held at the window's start, as a sample taken there would show.
         oldest_at = min(oldest_at, now - window)
-    if newest_at - oldest_at < MIN_SPAN_SECONDS:
+    if points[-1][0] - oldest_at < MIN_SPAN_SECONDS:
         return None
-    return (newest - oldest) / (newest_at - oldest_at)
+    return first, oldest_at
 
 
 def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
@@ -56,16 +84,26 @@ def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
     return samples
 
 
-def _start_rate(
-    previous: DetectionState, key: PartitionKey, r: PartitionPoint, now: float, window: float
-) -> float | None:
-    """:func:`rate` of the log start over the partition's range history and this cycle's observation."""
+def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) -> _LogStarts | None:
+    """The log starts to measure a rate over: the partition's range history since its log last went
+    back, and this cycle's observation; None when the log start has not moved since the oldest sample."""
     history: tuple[RangeSample, ...] = previous.ranges.get(key, ())
     if not history or history[0].log_start == r.log_start:
         return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:
         history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
-    return rate(_LogStarts(_since_log_went_back(history)), now, window)
+    return _LogStarts(_since_log_went_back(history))
+
+
+def _start_rate(
+    previous: DetectionState, key: PartitionKey, r: PartitionPoint, now: float, window: float
+) -> tuple[_LogStarts, float] | None:
+    """The log starts and their positive :func:`rate`; None when retention is not moving the log start."""
+    log_starts = _log_starts(previous, key, r)
+    start_rate = rate(log_starts, now, window) if log_starts is not None else None
+    if log_starts is None or start_rate is None or start_rate <= 0:
+        return None
+    return log_starts, start_rate
 
 
 def _since_log_went_back(history: tuple[RangeSample, ...]) -> tuple[RangeSample, ...]:
@@ -100,7 +138,7 @@ def detect_retention_risk(
     clean = clean_since(seen(previous, inputs, thresholds).blind_spans)
     if clean is not None:
         window = min(window, now - clean)  # nothing from before the last blind spell
-    start_rates: dict[PartitionKey, float | None] = {}
+    starts: dict[PartitionKey, tuple[_LogStarts, float] | None] = {}
     findings = []
     for key, point in replay(previous, inputs).commits.items():
         pk = PartitionKey(key.topic, key.partition)
@@ -109,11 +147,12 @@ def detect_retention_risk(
             continue
         if r.log_end is not None and r.log_end <= point.offset:
             continue  # nothing unread: retention can delete nothing the group has not read
-        if pk not in start_rates:
-            start_rates[pk] = _start_rate(previous, pk, r, now, window)
-        start_rate = start_rates[pk]
-        if start_rate is None or start_rate <= 0:
+        if pk not in starts:
+            starts[pk] = _start_rate(previous, pk, r, now, window)
+        measured = starts[pk]
+        if measured is None:
             continue  # the log start is not moving: retention is deleting nothing here
+        log_starts, start_rate = measured
         horizon = thresholds.limits(key.group, key.topic).retention_risk_seconds
         if horizon is None:
             continue
@@ -127,6 +166,8 @@ def detect_retention_risk(
         ttl = gap / (start_rate - consume_rate)
         if ttl > horizon:
             continue
+        if start_rate - consume_rate <= jitter(log_starts, now, window) + jitter(consumed, now, window):
+            continue  # not measurably slower than retention deletes: a step of either could be all of it
         at_risk = round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
         if r.log_end is not None:  # only messages the log holds now, unread, are known to be at risk
             at_risk = min(at_risk, r.log_end - point.offset)

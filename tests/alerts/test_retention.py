@@ -1,6 +1,8 @@
+from collections.abc import Callable
+
 from alerts.model import RETENTION_RISK
-from alerts.retention import detect_retention_risk, rate
-from alerts.state import DetectionState
+from alerts.retention import detect_retention_risk, jitter, rate
+from alerts.state import CycleInputs, DetectionState
 from tests.alerts.builders import TH, T, committed, inputs, offsets, run
 
 G = ("g", T, 0)
@@ -66,3 +68,35 @@ def test_detect_retention_risk_nothing_unread_nothing_at_risk() -> None:
     s = _cycles([(0, 0, 5_000), (100, 1_000, 5_000)], end=5_000)
     inp = inputs(offsets=offsets(200, {(T, 0): (2_000, 5_000)}), committed=committed(200, {G: 5_000}))
     assert detect_retention_risk(s, inp, 200, TH) == ()
+
+
+def test_jitter_largest_step_over_the_span() -> None:
+    stairs = [(0.0, 0), (20.0, 0), (25.0, 40), (45.0, 40), (50.0, 80), (100.0, 80)]
+    assert jitter(stairs, 100, 3600) == 0.4  # a 40 step over 100 s
+    assert jitter(stairs[:2], 20, 3600) == 0.0  # too short to be a rate
+
+
+def _segment_steps(committed_at: Callable[[int, int], int], until: int) -> tuple[DetectionState, CycleInputs]:
+    """Retention deleting a 40-message segment every 20 s (the first step 5 s in), 2 messages/s
+    produced, polled every 5 s; the state up to ``until`` and that cycle's inputs."""
+    s, inp = DetectionState(), inputs()
+    for at in range(0, until + 1, 5):
+        start, end = 40 * ((at + 15) // 20), 1_000 + 2 * at
+        o = offsets(at, {(T, 0): (start, end)})
+        inp = inputs(offsets=o, committed=committed(at, {G: committed_at(at, end)}))
+        if at < until:
+            s = run(s, inp, at)
+    return s, inp
+
+
+def test_detect_retention_risk_group_keeping_up_with_a_stepping_log_start_nothing() -> None:
+    # over 0..65 s the log start went 0 -> 160 (2.46/s: four steps in 65 s) while the group consumed its
+    # 2/s; a step of the log start alone makes up the difference: no forecast
+    s, inp = _segment_steps(lambda at, end: end - 2, 65)
+    assert detect_retention_risk(s, inp, 65, TH) == ()
+
+
+def test_detect_retention_risk_stalled_group_on_a_stepping_log_start_warning() -> None:
+    s, inp = _segment_steps(lambda at, end: 1_000, 65)
+    [f] = detect_retention_risk(s, inp, 65, TH)
+    assert f.evidence["consume_rate_per_s"] == 0.0 and f.magnitude["seconds_to_loss"] < 6 * 3600
