@@ -15,22 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-import yaml
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
-from bench.service_run import free_port
+from bench.serve_proc import Serve, until
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 
 RESULTS = Path(__file__).parent / "results"
@@ -74,66 +69,12 @@ def _topic(cluster: SandboxCluster, name: str, messages: int) -> None:
         producer.close()
 
 
-class Serve:
-    """``offsetguard serve`` with default settings but for the cluster, the store and the port."""
-
-    def __init__(self, cluster: SandboxCluster, workdir: Path) -> None:
-        workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        config = {
-            "clusters": [cluster.cluster_settings(CLUSTER).model_dump(mode="json", exclude_none=True)],
-            "store": {"path": str(workdir / "offsetguard.db")},
-        }
-        (workdir / "offsetguard.yaml").write_text(yaml.safe_dump(config))
-        cli = Path(sys.executable).with_name("offsetguard")
-        self.log = (workdir / "serve.log").open("wb")
-        self.proc = subprocess.Popen(
-            [str(cli), "serve", "--config", str(workdir / "offsetguard.yaml"), "--port", str(self.port)],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=30)
-
-    def ready(self) -> bool:
-        if self.proc.poll() is not None:
-            raise RuntimeError(f"offsetguard serve exited with {self.proc.returncode}")
-        try:
-            return self.http.get("/readyz").status_code == 200
-        except httpx.TransportError:
-            return False
-
-    def alerts(self) -> list[dict[str, Any]]:
-        r = self.http.get("/api/v1/alerts", params={"cluster": CLUSTER, "limit": 1000})
-        r.raise_for_status()
-        return list(r.json()["alerts"])
-
-    def stop(self) -> None:
-        self.http.close()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-
-
-def _until(check: Any, timeout: float, what: str) -> float:
-    """Seconds until ``check()`` is true; raises after ``timeout``."""
-    t0 = time.monotonic()
-    while not check():
-        if time.monotonic() - t0 > timeout:
-            raise RuntimeError(f"{what}: not reached in {timeout:.0f} s")
-        time.sleep(0.25)
-    return time.monotonic() - t0
-
-
 def one_run(cluster: SandboxCluster, workdir: Path, n: int, args: argparse.Namespace) -> dict[str, Any]:
     topic = group = f"og-outage-{n}-{int(time.time())}"
-    serve = Serve(cluster, workdir / f"run-{n}")
+    serve = Serve(cluster, CLUSTER, workdir / f"run-{n}")
     out: dict[str, Any] = {"run": n, "topic": topic}
     try:
-        out["ready_s"] = round(_until(serve.ready, 120, "ready"), 1)
+        out["ready_s"] = round(until(serve.ready, 120, "ready"), 1)
         _topic(cluster, topic, 300)
         _commit(cluster, group, topic, 300)
         time.sleep(10)  # a few cycles with the group at 300
@@ -141,20 +82,20 @@ def one_run(cluster: SandboxCluster, workdir: Path, n: int, args: argparse.Names
         down = time.monotonic()
         for broker_id in sorted(cluster.brokers):
             cluster.stop_broker(broker_id)
-        out["not_ready_after_s"] = round(_until(lambda: not serve.ready(), 60, "not ready"), 1)
+        out["not_ready_after_s"] = round(until(lambda: not serve.ready(), 60, "not ready"), 1)
         time.sleep(max(0.0, args.outage - (time.monotonic() - down)))
         for broker_id in sorted(cluster.brokers):
             cluster.start_broker(broker_id)
         back = time.monotonic()
         out["outage_s"] = round(back - down, 1)
-        out["ready_again_after_s"] = round(_until(serve.ready, 180, "ready again"), 1)
+        out["ready_again_after_s"] = round(until(serve.ready, 180, "ready again"), 1)
         _commit(cluster, group, topic, 150)  # the rewind, right after recovery
         rewound = time.monotonic()
 
         def rewind() -> list[dict[str, Any]]:
             return [a for a in serve.alerts() if a["kind"] == "offset_rewind" and a["group"] == group]
 
-        out["rewind_detected_s"] = round(_until(rewind, 60, "the rewind's alert"), 2)
+        out["rewind_detected_s"] = round(until(rewind, 60, "the rewind's alert"), 2)
         [alert] = rewind()
         out["rewind_replayed"] = alert["magnitude"].get("messages_replayed")
         time.sleep(max(0.0, args.observe - (time.monotonic() - rewound)))
