@@ -119,8 +119,18 @@ class SandboxCluster:
         With ``--brokers 3`` the controller is a node of its own, so this exercises a controller failover
         without touching any broker; with ``--brokers 1`` it restarts the only node.
         """
+        self.stop_controller()
+        self.start_controller(timeout)
+
+    def stop_controller(self) -> None:
+        """SIGTERM the controller node (with ``--brokers 3``, the only voter: the quorum is lost)."""
+        self._stop(self.controller, signal.SIGTERM, 30.0)
+
+    def start_controller(self, timeout: float = 120.0) -> None:
+        """Start the stopped controller node on its old ports and wait until it is up."""
         node = self.controller
-        self._stop(node, signal.SIGTERM, 30.0)
+        if node.alive():
+            raise SandboxError("the controller is already running")
         self._start(node)
         self.save()
         self._wait_ready([node], timeout)
