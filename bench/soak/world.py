@@ -1,0 +1,200 @@
+"""The soak's cluster and workload: a 3-broker sandbox with short retention checks and offset expiry,
+traffic topics consumed by classic and KIP-848 groups, steady produce traffic, and the spare parts the
+operations use (tool-committed groups, unused topics)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import kafka.errors as kerr
+from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
+
+from bench.soak.members import Members
+from service.sandbox.cluster import SandboxCluster, start_sandbox
+
+OFFSETS_RETENTION_MINUTES = 1  # Empty groups' offsets expire after a minute (checked every 5 s)
+BROKER_PROPERTIES = {
+    "offsets.retention.minutes": OFFSETS_RETENTION_MINUTES,
+    "offsets.retention.check.interval.ms": 5000,
+    "log.retention.check.interval.ms": 5000,
+    "log.cleaner.backoff.ms": 5000,
+}
+# Topics as a careful operator configures them (replication 3, min.insync.replicas 2: no config_risk)
+SAFE = {"min.insync.replicas": "2"}
+# Retention deletes consumed data all along (segments of a tenth of it), but keeps longer than an outage
+# and the consumers' recovery from it: a shorter one loses unread messages for real (an outage of 150 s
+# under 2 minutes of retention did, in a trial run).
+TRAFFIC_RETENTION_MS = 600_000
+COMPACT_CONFIGS = {
+    **SAFE,
+    "cleanup.policy": "compact",
+    "segment.ms": "10000",
+    "min.cleanable.dirty.ratio": "0.01",
+}
+# the retention incident's topic: as the others until the incident shortens it (incidents.RETENTION_MS)
+RETENTION_CONFIGS = {**SAFE, "retention.ms": str(TRAFFIC_RETENTION_MS), "segment.ms": "5000"}
+
+
+def traffic_configs(retention_ms: int) -> dict[str, str]:
+    return {**SAFE, "retention.ms": str(retention_ms), "segment.ms": str(retention_ms // 10)}
+
+
+def start_cluster(directory: Path) -> SandboxCluster:
+    return start_sandbox(directory, brokers=3, broker_properties=BROKER_PROPERTIES)
+
+
+class Traffic(threading.Thread):
+    """``rate`` messages a second spread over ``topics`` (keyed on the compacted ones); send errors
+    during restarts and outages are counted, not raised."""
+
+    def __init__(self, cluster: SandboxCluster, topics: list[str], keyed: list[str], rate: float) -> None:
+        super().__init__(daemon=True, name="soak-traffic")
+        self.producer = KafkaProducer(
+            bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=5, linger_ms=50
+        )
+        self.topics, self.keyed, self.rate = list(topics), set(keyed), rate
+        self.sent = self.errors = 0
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        n = 0
+        while not self._halt.wait(1.0 / self.rate):
+            topic = self.topics[n % len(self.topics)]
+            key = b"k%d" % (n % 20) if topic in self.keyed else None
+            try:
+                self.producer.send(topic, b"m%d" % n, key=key)
+                self.sent += 1
+            except kerr.KafkaError:
+                self.errors += 1
+            n += 1
+        with suppress(kerr.KafkaError):
+            self.producer.close(timeout=10)
+
+    def halt(self) -> None:
+        self._halt.set()
+        self.join(30)
+
+
+@dataclass
+class World:
+    cluster: SandboxCluster
+    members: Members
+    traffic: Traffic
+    suffix: str
+    topics: list[str]  # consumed traffic topics
+    groups: dict[str, list[str]]  # group -> its members
+    protocols: dict[str, str]  # group -> classic | consumer
+    spare_topics: list[str] = field(default_factory=list)  # unused: deleted by an operation
+    tool_groups: list[str] = field(default_factory=list)  # committed by a tool, never consumed
+    topic_of: dict[str, str] = field(default_factory=dict)  # group -> the topic its members subscribe to
+    reserved: set[str] = field(default_factory=set)  # groups the incidents use: never retired
+    counters: dict[str, int] = field(default_factory=dict)  # round-robin positions of the operations
+    n_members: int = 0
+
+    def free(self, members: int | None = None, at_least: int = 1) -> list[str]:
+        """Groups the operations may change (not the incidents'), with ``members`` / ``at_least`` members."""
+        return [
+            g
+            for g, ms in self.groups.items()
+            if g not in self.reserved and (len(ms) == members if members is not None else len(ms) >= at_least)
+        ]
+
+    def admin(self) -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=self.cluster.bootstrap_servers)
+
+    def new_member(self, group: str) -> str:
+        self.n_members += 1
+        member = f"m{self.n_members}"
+        topic = self.topic_of[group]
+        self.members.start(member, group, topic, self.protocols[group])
+        self.groups[group].append(member)
+        return member
+
+
+def build(
+    cluster: SandboxCluster,
+    workdir: Path,
+    n_groups: int,
+    n_topics: int,
+    rate: float,
+    retention_ms: int = TRAFFIC_RETENTION_MS,
+) -> World:
+    """Topics, then ``n_groups`` groups (every fourth KIP-848, every fifth with two members) and three
+    the incidents use, traffic, two tool-committed groups and two unused topics."""
+    suffix = uuid.uuid4().hex[:4]
+    topics = [f"soak-t{i}-{suffix}" for i in range(n_topics)]
+    compact = f"soak-compact-{suffix}"
+    moving = f"soak-moving-{suffix}"  # reassigned (its replicas reordered: the preferred leader moves)
+    spare = [f"soak-unused{i}-{suffix}" for i in range(2)]
+    retention = f"soak-retention-{suffix}"  # a minute of retention: passes a stuck group (incidents)
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        admin.create_topics(
+            [NewTopic(t, 3, 3, topic_configs=traffic_configs(retention_ms)) for t in topics]
+            + [
+                NewTopic(compact, 2, 3, topic_configs=COMPACT_CONFIGS),
+                NewTopic(moving, 2, 3, topic_configs=SAFE),
+            ]
+            + [NewTopic(t, 1, 3, topic_configs=SAFE) for t in spare]
+            + [NewTopic(retention, 1, 3, topic_configs=RETENTION_CONFIGS)]
+        )
+    finally:
+        admin.close()
+    consumed = [*topics, compact, moving]
+    members = Members(cluster, workdir / "members.log")
+    traffic = Traffic(cluster, [*consumed, retention], [compact], rate)
+    world = World(cluster, members, traffic, suffix, consumed, {}, {})
+    world.spare_topics = spare
+    for i in range(n_groups):
+        group = f"soak-g{i}-{suffix}"
+        world.groups[group] = []
+        world.protocols[group] = "consumer" if i % 4 == 3 else "classic"
+        world.topic_of[group] = consumed[i % len(consumed)]
+    for name, topic, protocol in (
+        ("rewind-classic", topics[0], "classic"),
+        ("rewind-kip848", topics[1], "consumer"),
+        ("retention", retention, "classic"),
+    ):  # the incidents' groups
+        group = f"soak-{name}-{suffix}"
+        world.groups[group], world.protocols[group], world.topic_of[group] = [], protocol, topic
+        world.reserved.add(group)
+    world.traffic.start()
+    try:
+        for i, group in enumerate(world.groups):
+            world.new_member(group)
+            if i % 5 == 0 and group not in world.reserved:
+                world.new_member(group)
+    except BaseException:
+        world.traffic.halt()
+        members.close()
+        raise
+    for i in range(2):
+        group = f"soak-tool{i}-{suffix}"
+        tool_commit(cluster, group, {(t, 0): 0 for t in spare})  # unconsumed topics: nothing to lose
+        world.tool_groups.append(group)
+    return world
+
+
+def tool_commit(cluster: SandboxCluster, group: str, offsets: dict[tuple[str, int], int]) -> None:
+    """Commit ``offsets`` for ``group`` as an admin tool does (no member); retried while coordinators load."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
+    try:
+        tps = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                admin.alter_group_offsets(group, tps)
+                return
+            except kerr.KafkaError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+    finally:
+        admin.close()

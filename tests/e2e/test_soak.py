@@ -1,0 +1,40 @@
+"""The suite's version of ``bench/soak`` (issue 13): every operation of the schedule once but the slow
+ones other e2e modules cover (a broker rolling restart: ``test_no_false_alerts``; the whole-cluster
+outage: ``test_outage``), on a fresh sandbox with its own broker settings, watched by a separate
+``offsetguard serve``; then the injected incidents. No false page, every incident caught."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.soak.operations import SCHEDULE, Timing
+from bench.soak.run import Plan, soak
+
+pytestmark = pytest.mark.integration
+COVERED_ELSEWHERE = {"rolling_restart_brokers", "outage"}
+
+
+@pytest.mark.timeout(600)
+def test_soak_operations_no_false_page_then_every_incident_caught(tmp_path: Path) -> None:
+    plan = Plan(
+        minutes=0,  # one pass of the schedule
+        groups=12,
+        topics=4,
+        gap=3,
+        warmup=30,
+        quiet=20,
+        incident_timeout=150,
+        timing=Timing(settle=5, outage=0, quorum_loss=20),
+        retention_ms=60_000,  # deletes consumed data within the run (no outage here to outlast)
+        schedule=tuple(op.__name__ for op in SCHEDULE if op.__name__ not in COVERED_ELSEWHERE),
+    )
+    result = soak(plan, tmp_path)
+    assert result["operation_errors"] == []
+    assert set(result["operations"]) == set(plan.schedule)
+    assert result["false_pages"] == [], json.dumps(result["false_pages"], indent=1)
+    assert result["incidents_caught"] == result["incidents_injected"] == 4, json.dumps(
+        result["incidents"], indent=1
+    )
