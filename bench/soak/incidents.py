@@ -20,12 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import kafka.errors as kerr
 from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from bench.serve_proc import Serve, until
-from bench.soak.world import World
+from bench.soak.world import RETENTION_CONFIGS, World, retrying
 
 UNCLEAN_ELECTION = 1  # ElectLeaders election type
 
@@ -102,10 +101,9 @@ def retention_passes_stuck_group(world: World) -> Injected:
     world.members.pause(world.groups[group][0])
     admin = world.admin()
     try:
-        topic = ConfigResource(
-            ConfigResourceType.TOPIC, world.topic_of[group], {"retention.ms": str(RETENTION_MS)}
-        )
-        admin.alter_configs([topic])
+        # AlterConfigs replaces the topic's whole config: the others are given again
+        configs = {**RETENTION_CONFIGS, "retention.ms": str(RETENTION_MS)}
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, world.topic_of[group], configs)])
     finally:
         admin.close()
     return Injected(
@@ -198,14 +196,6 @@ def _produce(producer: KafkaProducer, topic: str, n: int) -> None:
 def _elect_unclean(world: World, topic: str) -> None:
     admin = KafkaAdminClient(bootstrap_servers=world.cluster.bootstrap_servers)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                admin.elect_leaders(UNCLEAN_ELECTION, {topic: [0]})
-                return
-            except kerr.KafkaError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
+        retrying(lambda: admin.elect_leaders(UNCLEAN_ELECTION, {topic: [0]}))
     finally:
         admin.close()

@@ -10,11 +10,10 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import kafka.errors as kerr
 from kafka import TopicPartition
 from kafka.admin import NewTopic
 
-from bench.soak.world import World, tool_commit
+from bench.soak.world import World, retrying, tool_commit
 
 PREFERRED = 0  # ElectLeaders election type
 
@@ -131,15 +130,7 @@ def retire_group(world: World, timing: Timing) -> str:
         world.members.stop(member)
     admin = world.admin()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                admin.delete_groups([group])
-                break
-            except kerr.KafkaError:  # not empty yet (the leave is being processed)
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
+        retrying(lambda: admin.delete_groups([group]))  # refused until the members' leave is processed
     finally:
         admin.close()
     return group

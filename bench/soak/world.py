@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -187,14 +188,20 @@ def tool_commit(cluster: SandboxCluster, group: str, offsets: dict[tuple[str, in
     admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
     try:
         tps = {TopicPartition(t, p): OffsetAndMetadata(o, "", -1) for (t, p), o in offsets.items()}
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                admin.alter_group_offsets(group, tps)
-                return
-            except kerr.KafkaError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(1)
+        retrying(lambda: admin.alter_group_offsets(group, tps))
     finally:
         admin.close()
+
+
+def retrying(call: Callable[[], object], seconds: float = 60.0) -> None:
+    """``call()`` again every second while it raises a Kafka error (a coordinator loading, a group not
+    Empty yet, a leader being elected), for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            call()
+            return
+        except kerr.KafkaError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)

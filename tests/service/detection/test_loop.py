@@ -219,7 +219,13 @@ async def test_detection_loop_partial_observation_before_status_updated_still_he
     assert not alerts.list(kind="collector_failure").alerts
 
 
-async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(alerts: AlertStore) -> None:
+@pytest.mark.parametrize(
+    "evaluated, queued",
+    [(500, 600), (100, 500)],  # 300 below the evaluated offset / below only the one still queued
+)
+async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(
+    alerts: AlertStore, evaluated: int, queued: int
+) -> None:
     slow = DetectionSettings(
         debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
     )
@@ -228,42 +234,18 @@ async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(alert
     sink = DetectionTailSink(loop)
     try:
         t = _now_ms()
-        await sink.on_events([commit_event(500, 1, t)])
+        await sink.on_events([commit_event(evaluated, 1, t)])
         while loop.evaluations < 1:
             await asyncio.sleep(0.01)
-        await sink.on_events([commit_event(600, 2, t + 1)])  # progress: waits for the interval
-        await asyncio.sleep(0.5)
-        assert loop.evaluations == 1
-        await sink.on_events([commit_event(300, 3, t + 2)])  # below 500: evaluated at once
-        await _wait_firing(alerts)
-    finally:
-        await loop.stop()
-    [a] = alerts.firing(C)
-    assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 600, 300)
-
-
-async def test_detection_loop_rewind_below_a_still_queued_commit_not_held_back(alerts: AlertStore) -> None:
-    slow = DetectionSettings(
-        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
-    )
-    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
-    await loop.start()
-    sink = DetectionTailSink(loop)
-    try:
-        t = _now_ms()
-        await sink.on_events([commit_event(100, 1, t)])
-        while loop.evaluations < 1:
-            await asyncio.sleep(0.01)
-        await sink.on_events([commit_event(500, 2, t + 1)])  # progress: queued for the interval
+        await sink.on_events([commit_event(queued, 2, t + 1)])  # progress: waits for the interval
         await asyncio.sleep(0.3)
         assert loop.evaluations == 1
-        # below the queued 500 (not below the evaluated 100): a rewind all the same
-        await sink.on_events([commit_event(300, 3, t + 2)])
+        await sink.on_events([commit_event(300, 3, t + 2)])  # a rewind: evaluated at once
         await _wait_firing(alerts)  # within 3 s: not held for the 30 s interval
     finally:
         await loop.stop()
     [a] = alerts.firing(C)
-    assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", 500, 300)
+    assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", queued, 300)
 
 
 async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(alerts: AlertStore) -> None:
