@@ -10,7 +10,8 @@ restarts it: until enough history follows, there is no forecast), and ``messages
 more than the log holds past the committed offset now. Both rates use only samples taken since the last
 blind spell (:mod:`alerts.blind`: what happened while offsetguard saw nothing is not a rate), and the
 log-start rate only samples since the partition's log last went back (a truncation by a leader change:
-the old leader's history says nothing of the new one's).
+the old leader's history says nothing of the new one's) and, after a blind spell, since its first move
+(retention catching up on what expired while the brokers were down).
 
 Both values move in steps (retention deletes whole segments, a group commits every few seconds), so a
 rate measured between two samples is off by up to a step over the span (:func:`jitter`). A group is
@@ -96,14 +97,44 @@ def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) 
 
 
 def _start_rate(
-    previous: DetectionState, key: PartitionKey, r: PartitionPoint, now: float, window: float
-) -> tuple[_LogStarts, float] | None:
-    """The log starts and their positive :func:`rate`; None when retention is not moving the log start."""
+    previous: DetectionState,
+    key: PartitionKey,
+    r: PartitionPoint,
+    now: float,
+    window: float,
+    clean: float | None,
+) -> tuple[_LogStarts, float, float] | None:
+    """The log starts, their positive :func:`rate` and the window it was measured over; None when
+    retention is not moving the log start.
+
+    After a blind spell the first move of the log start is not a rate: brokers that were down delete
+    everything that expired meanwhile at their first retention check after the restart (minutes of
+    deletions at once, right after the spell). The rate is measured from that move on.
+    """
     log_starts = _log_starts(previous, key, r)
-    start_rate = rate(log_starts, now, window) if log_starts is not None else None
-    if log_starts is None or start_rate is None or start_rate <= 0:
+    if log_starts is None:
         return None
-    return log_starts, start_rate
+    if clean is not None:
+        moved = _first_move_after(log_starts, clean)
+        if moved is None:
+            return None  # unmoved since the spell
+        window = min(window, now - moved)
+    start_rate = rate(log_starts, now, window)
+    if start_rate is None or start_rate <= 0:
+        return None
+    return log_starts, start_rate, window
+
+
+def _first_move_after(log_starts: Sequence[tuple[float, int]], clean: float) -> float | None:
+    """When the log start first changed after ``clean`` (searched from the newest sample back)."""
+    first = None
+    for i in range(len(log_starts) - 1, 0, -1):
+        at, start = log_starts[i]
+        if at <= clean:
+            break
+        if start != log_starts[i - 1][1]:
+            first = at
+    return first
 
 
 def _since_log_went_back(history: tuple[RangeSample, ...]) -> tuple[RangeSample, ...]:
@@ -138,7 +169,7 @@ def detect_retention_risk(
     clean = clean_since(seen(previous, inputs, thresholds).blind_spans)
     if clean is not None:
         window = min(window, now - clean)  # nothing from before the last blind spell
-    starts: dict[PartitionKey, tuple[_LogStarts, float] | None] = {}
+    starts: dict[PartitionKey, tuple[_LogStarts, float, float] | None] = {}
     findings = []
     for key, point in replay(previous, inputs).commits.items():
         pk = PartitionKey(key.topic, key.partition)
@@ -148,11 +179,11 @@ def detect_retention_risk(
         if r.log_end is not None and r.log_end <= point.offset:
             continue  # nothing unread: retention can delete nothing the group has not read
         if pk not in starts:
-            starts[pk] = _start_rate(previous, pk, r, now, window)
+            starts[pk] = _start_rate(previous, pk, r, now, window, clean)
         measured = starts[pk]
         if measured is None:
             continue  # the log start is not moving: retention is deleting nothing here
-        log_starts, start_rate = measured
+        log_starts, start_rate, start_window = measured
         horizon = thresholds.limits(key.group, key.topic).retention_risk_seconds
         if horizon is None:
             continue
@@ -166,7 +197,7 @@ def detect_retention_risk(
         ttl = gap / (start_rate - consume_rate)
         if ttl > horizon:
             continue
-        if start_rate - consume_rate <= jitter(log_starts, now, window) + jitter(consumed, now, window):
+        if start_rate - consume_rate <= jitter(log_starts, now, start_window) + jitter(consumed, now, window):
             continue  # not measurably slower than retention deletes: a step of either could be all of it
         at_risk = round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
         if r.log_end is not None:  # only messages the log holds now, unread, are known to be at risk

@@ -62,7 +62,7 @@ def test_blind_seconds_overlap_of_each_span() -> None:
     assert settling(spans, 139) and not settling(spans, 140) and not settling((), 0)
 
 
-def test_retention_no_rate_across_a_blind_spell_then_from_clean_samples() -> None:
+def test_retention_no_rate_across_a_blind_spell_then_from_the_first_move_after_it() -> None:
     # retention moves the log start 10/s; a stopped group at 9_000; offsetguard blind from 100 to 400
     s = _cycles([(0, 0, 10_000, 9_000), (100, 1_000, 10_000, 9_000)])
     s = run(
@@ -71,12 +71,26 @@ def test_retention_no_rate_across_a_blind_spell_then_from_clean_samples() -> Non
         400,
         BLIND,
     )
-    inp = inputs(offsets=offsets(430, {(T, 0): (4_300, 10_000)}), committed=committed(430, {G: 9_000}))
-    assert detect_retention_risk(s, inp, 430, BLIND) == ()  # 30 s of clean history: no forecast
-    s = run(s, inp, 430, BLIND)
-    inp = inputs(offsets=offsets(460, {(T, 0): (4_600, 10_000)}), committed=committed(460, {G: 9_000}))
-    [f] = detect_retention_risk(s, inp, 460, BLIND)  # a clean minute: rates from it only
-    assert f.evidence["log_start_rate_per_s"] == 10.0 and f.magnitude["seconds_to_loss"] == 440.0
+    for at in (430, 460):  # the log start's first move after the spell (at 430) may be a catch-up
+        inp = inputs(offsets=offsets(at, {(T, 0): (at * 10, 10_000)}), committed=committed(at, {G: 9_000}))
+        assert detect_retention_risk(s, inp, at, BLIND) == ()
+        s = run(s, inp, at, BLIND)
+    inp = inputs(offsets=offsets(490, {(T, 0): (4_900, 10_000)}), committed=committed(490, {G: 9_000}))
+    [f] = detect_retention_risk(s, inp, 490, BLIND)  # a minute since that move: rates from it only
+    assert f.evidence["log_start_rate_per_s"] == 10.0 and f.magnitude["seconds_to_loss"] == 410.0
+
+
+def test_retention_catch_up_after_an_outage_is_not_a_rate() -> None:
+    # 2/s produced and consumed (the group keeps up 10 behind), retention 600 s; all brokers down from
+    # 100 to 250: at their first retention check after the restart they delete what expired meanwhile
+    # (300 at once), then go on deleting 2/s
+    s = _cycles([(float(at), 2 * at, 1_200 + 2 * at, 1_190 + 2 * at) for at in range(0, 101, 5)])
+    points = [(255.0, 200, 1_510, 1_500), (260.0, 510, 1_520, 1_510)]  # restart, then the catch-up
+    points += [(float(at), 2 * at, 1_200 + 2 * at, 1_190 + 2 * at) for at in range(265, 400, 5)]
+    for at, start, end, c in points:
+        inp = inputs(offsets=offsets(at, {(T, 0): (start, end)}), committed=committed(at, {G: c}))
+        assert detect_retention_risk(s, inp, at, BLIND) == (), at
+        s = run(s, inp, at, BLIND)
 
 
 def test_retention_no_start_rate_across_a_log_that_went_back() -> None:
