@@ -53,7 +53,8 @@ def soak(plan: Plan, workdir: Path) -> dict[str, Any]:
         injected = _inject(world, serve, plan)
         alerts = serve.alerts()
         out.update(_judge(alerts, ops, blind, injected))
-        out["traffic"] = {"sent": world.traffic.sent, "send_errors": world.traffic.errors}
+        t = world.traffic
+        out["traffic"] = {"sent": t.sent, "send_errors": t.errors, "producers_replaced": t.replaced}
     finally:
         if world is not None:
             world.traffic.halt()

@@ -53,16 +53,44 @@ def start_cluster(directory: Path) -> SandboxCluster:
 
 class Traffic(threading.Thread):
     """``rate`` messages a second spread over ``topics`` (keyed on the compacted ones); send errors
-    during restarts and outages are counted, not raised."""
+    during restarts and outages are counted, not raised. A producer that has had no acknowledgement for
+    :data:`STALLED_S` is replaced: after the whole cluster was down, kafka-python's producer could stay
+    without metadata for good (a trial soak produced nothing after its outage)."""
+
+    STALLED_S = 30.0
 
     def __init__(self, cluster: SandboxCluster, topics: list[str], keyed: list[str], rate: float) -> None:
         super().__init__(daemon=True, name="soak-traffic")
-        self.producer = KafkaProducer(
-            bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=5, linger_ms=50
-        )
+        self.cluster = cluster
+        self.producer = self._producer()
         self.topics, self.keyed, self.rate = list(topics), set(keyed), rate
-        self.sent = self.errors = 0
+        self.sent = self.errors = self.replaced = 0
+        self.acked_at = time.monotonic()
         self._halt = threading.Event()
+
+    def _producer(self) -> KafkaProducer:
+        return KafkaProducer(
+            bootstrap_servers=self.cluster.bootstrap_servers,
+            acks="all",
+            retries=5,
+            linger_ms=50,
+            max_block_ms=5000,
+        )
+
+    def _replace(self) -> None:
+        """A new producer (the old one closed); tried again after :data:`STALLED_S` if none can start."""
+        self.acked_at = time.monotonic()
+        try:
+            fresh = self._producer()
+        except kerr.KafkaError:  # no broker reachable yet
+            return
+        with suppress(kerr.KafkaError):
+            self.producer.close(timeout=0)
+        self.producer = fresh
+        self.replaced += 1
+
+    def _acked(self, _: object) -> None:
+        self.acked_at = time.monotonic()
 
     def run(self) -> None:
         n = 0
@@ -70,11 +98,13 @@ class Traffic(threading.Thread):
             topic = self.topics[n % len(self.topics)]
             key = b"k%d" % (n % 20) if topic in self.keyed else None
             try:
-                self.producer.send(topic, b"m%d" % n, key=key)
+                self.producer.send(topic, b"m%d" % n, key=key).add_callback(self._acked)
                 self.sent += 1
             except kerr.KafkaError:
                 self.errors += 1
             n += 1
+            if time.monotonic() - self.acked_at > self.STALLED_S:
+                self._replace()
         with suppress(kerr.KafkaError):
             self.producer.close(timeout=10)
 
