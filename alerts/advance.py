@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from alerts.blind import seen
 from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import current_partitions, observed_retention_seconds
 from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
-from alerts.state import CycleInputs, DetectionState, OffsetSample, RangeSample
+from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
 from alerts.thresholds import Thresholds
 
 
@@ -55,6 +57,7 @@ def advance(
         pending_rewinds=rewind_outcomes(previous, inputs, now, thresholds)[1],
         pending_losses=loss_outcomes(previous, inputs, now, thresholds)[1],
         tail_positions=rp.tail_positions,
+        tombstoned=_unexpired(rp.tombstoned, inputs.committed.observed_at if inputs.committed else None),
         committed_polled_at=inputs.committed.observed_at
         if inputs.committed
         else previous.committed_polled_at,
@@ -96,3 +99,11 @@ def _ranged(kept: tuple[RangeSample, ...], sample: RangeSample, keep: int) -> tu
     if len(kept) >= 2 and kept[-1][1:] == sample[1:] and kept[-2][1:] == sample[1:]:
         return (*kept[:-1], sample)
     return (*kept, sample)[-keep:]
+
+
+def _unexpired(tombstoned: Mapping[CommitKey, float], polled_at: float | None) -> Mapping[CommitKey, float]:
+    """The tombstones a later poll could still contradict: none once a poll taken after them is applied
+    (polls are applied in the order they were taken)."""
+    if polled_at is None or not tombstoned:
+        return tombstoned
+    return {k: at for k, at in tombstoned.items() if at >= polled_at}

@@ -52,6 +52,7 @@ class Replay:
     groups: Mapping[str, GroupPoint]
     deleted_groups: frozenset[str]  # group tombstones (DeleteGroups, or an emptied group removed)
     tail_positions: Mapping[int, int]
+    tombstoned: Mapping[CommitKey, float]  # see DetectionState.tombstoned (not yet pruned)
 
 
 @per_cycle
@@ -67,6 +68,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
     removals: list[Removal] = []
     deleted: set[str] = set()
     positions = dict(previous.tail_positions)
+    tombstoned = dict(previous.tombstoned)
 
     records: list[CommitEvent | GroupEvent] = [*inputs.commit_events, *inputs.group_events]
     events = [e for e in records if e.source_offset > previous.tail_positions.get(e.source_partition, -1)]
@@ -82,10 +84,12 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         g = groups.get(e.group)
         state = g.state if g else None
         if e.offset is None:
+            tombstoned[key] = at
             if old is not None:
                 del commits[key]
                 removals.append(Removal(key, old, at, state, "tombstone", g))
             continue
+        tombstoned.pop(key, None)
         if old is not None and old.source == "poll" and at <= old.at:
             if old.offset == e.offset:
                 # The poll saw this commit first, at its own time; the record has the commit's. Expiry is
@@ -111,12 +115,12 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         if old is not None and moved:
             moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
 
-    _apply_poll(previous, inputs, commits, moves, removals, groups)
+    _apply_poll(previous, inputs, commits, moves, removals, groups, tombstoned)
     _apply_polled_groups(inputs, groups)
     for name in deleted:
         if name in groups and groups[name].state == DEAD:
             del groups[name]
-    return Replay(tuple(moves), tuple(removals), commits, groups, frozenset(deleted), positions)
+    return Replay(tuple(moves), tuple(removals), commits, groups, frozenset(deleted), positions, tombstoned)
 
 
 def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: GroupEvent) -> None:
@@ -141,6 +145,7 @@ def _apply_poll(
     moves: list[CommitMove],
     removals: list[Removal],
     groups: Mapping[str, GroupPoint],
+    tombstoned: Mapping[CommitKey, float],
 ) -> None:
     obs = inputs.committed
     if obs is None:
@@ -158,6 +163,8 @@ def _apply_poll(
         if old is not None and (inputs.tail_live or old.offset == c.offset):
             continue
         key = CommitKey(*plain)
+        if inputs.tail_live and at <= tombstoned.get(key, float("-inf")):
+            continue  # taken before the tail's tombstone (a slow poll): history, not a commit to seed
         info = polled.get(c.group)
         state = info.state if info else (groups[c.group].state if c.group in groups else None)
         was = previous.groups.get(c.group)

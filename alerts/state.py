@@ -146,6 +146,9 @@ class DetectionState:
     unclean_counter_seen_at: float | None = None  # last scrape that reported the unclean-election counter
     offsets_seen_at: float | None = None  # observed_at of the last offsets observation with a log range
     blind_spans: tuple[BlindSpan, ...] = ()  # the last blind spells, oldest first (alerts.blind)
+    # group-partitions a tail tombstone removed, and when: a committed-offsets poll taken before that must
+    # not bring them back (kept until a poll taken after it has been applied)
+    tombstoned: Mapping[CommitKey, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

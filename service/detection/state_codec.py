@@ -52,6 +52,7 @@ def dumps(state: DetectionState) -> str:
         "unclean_counter_seen_at": state.unclean_counter_seen_at,
         "offsets_seen_at": state.offsets_seen_at,
         "blind_spans": state.blind_spans,
+        "tombstoned": [[*k, at] for k, at in state.tombstoned.items()],
     }
     return json.dumps(body, separators=(",", ":"))
 
@@ -85,6 +86,7 @@ def loads(text: str) -> DetectionState:
         unclean_counter_seen_at=b.get("unclean_counter_seen_at"),
         offsets_seen_at=b.get("offsets_seen_at"),
         blind_spans=tuple(BlindSpan(*s) for s in b.get("blind_spans", ())),
+        tombstoned={CommitKey(g, t, p): at for g, t, p, at in b.get("tombstoned", ())},
     )
 
 

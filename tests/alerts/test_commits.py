@@ -29,6 +29,23 @@ def test_replay_tail_live_ignores_polled_values_for_known_keys() -> None:
     assert rp.moves == () and rp.commits[K].offset == 10
 
 
+def test_replay_tail_live_a_poll_taken_before_a_tombstone_does_not_bring_the_offset_back() -> None:
+    # DeleteGroups at 10 (the tail's tombstone); the committed poll taken at 9 is evaluated after it
+    s = run(DetectionState(), inputs(commit_events=(commit(50, 1, 1),), tail_live=True), 2)
+    s = run(s, inputs(commit_events=(commit(None, 10, 2),), tail_live=True), 10)
+    assert K not in s.commits and s.tombstoned == {K: 10.0}
+    s = run(s, inputs(committed=committed(9, {K: 50}), tail_live=True), 11)
+    assert K not in s.commits  # history, not a commit to seed
+    s = run(s, inputs(committed=committed(12, {}), tail_live=True), 12)
+    assert s.tombstoned == {}  # a poll taken after the tombstone: nothing older can follow
+
+
+def test_replay_tail_live_a_key_committed_again_after_its_tombstone_is_seeded_and_tracked() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(None, 10, 1),), tail_live=True), 10)
+    s = run(s, inputs(commit_events=(commit(70, 11, 2),), tail_live=True), 11)
+    assert s.commits[K].offset == 70 and s.tombstoned == {}
+
+
 def test_replay_poll_failed_group_offsets_not_removed() -> None:
     s = run(DetectionState(), inputs(committed=committed(1, {K: 10})), 1)
     obs = committed(2, {}, groups=("g",))

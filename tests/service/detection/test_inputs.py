@@ -78,5 +78,5 @@ def test_state_codec_round_trip_equal() -> None:
     assert s.groups["g"].topics == (T,)
     blind = replace(TH, blind_gap_seconds=30.0)
     s = evaluate(s, inputs(offsets=offsets(100, {(T, 0): (0, 100)})), 100, blind)[1]
-    assert s.blind_spans == ((1, 100),) and s.offsets_seen_at == 100
+    assert s.blind_spans == ((1, 100),) and s.offsets_seen_at == 100 and s.tombstoned
     assert state_codec.loads(state_codec.dumps(s)) == s
