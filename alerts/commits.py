@@ -42,6 +42,7 @@ class Removal:
     group_state: str | None
     source: str  # "tombstone" or "poll"
     group: GroupPoint | None = None  # the group (state, members' topics) when the offset disappeared
+    tail_live: bool = False  # removed while the live tail delivered every record (its group records too)
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             tombstoned[key] = at
             if old is not None:
                 del commits[key]
-                removals.append(Removal(key, old, at, state, "tombstone", g))
+                removals.append(Removal(key, old, at, state, "tombstone", g, inputs.tail_live))
             continue
         tombstoned.pop(key, None)
         if old is not None and old.source == "poll" and at <= old.at:

@@ -115,7 +115,18 @@ def _cause(
         return "expired"
     if r.key.group in deleted:
         return "group_deleted"
-    return "admin_offset_delete" if consuming(r.group, r.key.topic) is False else "deleted"
+    return "admin_offset_delete" if _who(r) is False else "deleted"
+
+
+def _who(r: Removal) -> bool | None:
+    """:func:`consuming` for the removal's group. A group the state never showed at all (no poll listed
+    it, no record of the live tail described it) has no members: a group with members writes them to
+    ``__consumer_offsets`` (classic GroupMetadata, KIP-848 member records), so only commits without a
+    member made these offsets (an admin tool, a standalone ``assign()`` consumer), and the coordinator
+    allows OffsetDelete of them at any time (the soak's tool-committed group paged critical)."""
+    if r.group is None and r.source == "tombstone" and r.tail_live:
+        return False
+    return consuming(r.group, r.key.topic)
 
 
 def _loss(r: Removal, cause: str) -> PendingLoss:
@@ -153,7 +164,7 @@ class _TopicCheck:
 
 def _while_consuming(r: Removal, thresholds: Thresholds) -> bool:
     """A member consumes the topic; or, members unknown, the group has some or committed recently."""
-    who = consuming(r.group, r.key.topic)
+    who = _who(r)
     if who is not None:
         return who
     return r.group_state not in (EMPTY, DEAD, None) or r.at - r.old.at <= thresholds.recent_commit_seconds

@@ -13,8 +13,8 @@ group's records all live in one ``__consumer_offsets`` partition):
   beyond a truncated log end to the log end (auto.offset.reset=latest after an unclean election),
   ``messages_skipped = new - truncated end`` (see :mod:`pipeline.log_ranges`);
 * ``offsets_lost`` — an offset tombstone while the group was consuming (it had members: state neither
-  Empty nor Dead; or, state never seen, a commit within ``recent_commit_seconds``), unless the group
-  itself was being deleted;
+  Empty nor Dead; a group the archive never describes had none, as online with the tail live), unless
+  the group itself was being deleted;
 * ``committed_beyond_log_end`` / ``committed_below_log_start`` — a log-range sample showing the
   committed offset outside the log (``beyond`` / ``messages_lost``), once per committed offset.
 
@@ -270,15 +270,14 @@ def find_anomalies(
         for part in (skips(offsets, ranges), outside_log(offsets, ranges)):
             found = found.unionByName(part.withColumn("_reset", F.lit(False)))
     found = with_group_state(found, history)
-    recent_ms = settings.recent_commit_seconds * 1000
-    # offsets_lost only while consuming (alerts.lost's deleted_while_consuming): the group has members, or,
-    # never seen, it committed recently. An Empty group's offsets vanish under nobody (an OffsetDelete,
+    # offsets_lost only while consuming (alerts.lost's deleted_while_consuming): the group has members. A
+    # group the archive never describes has none (members are written to __consumer_offsets; only a tool
+    # or an assign() consumer commits without). An Empty group's offsets vanish under nobody (an OffsetDelete,
     # DeleteGroups or expiry: reported online as info/warning per group, not here). The members'
     # subscriptions are not in the archive: an OffsetDelete of a topic a live group does not subscribe to
     # is counted here, online it is admin_offset_delete.
     idle = F.col("group_state").isin("Empty", "Dead")
-    recent = (F.col("at") - F.col("prev_at")) <= recent_ms
-    consuming = F.when(F.col("group_state").isNull(), F.coalesce(recent, F.lit(False))).otherwise(~idle)
+    consuming = F.when(F.col("group_state").isNull(), F.lit(False)).otherwise(~idle)
     deleting = F.col("group_deleted") & F.col("group_state").isin("Empty", "Dead")
     keep = (F.col("kind") != OFFSETS_LOST) | (consuming & ~deleting)
     admin = (
