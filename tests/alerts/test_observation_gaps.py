@@ -44,9 +44,15 @@ caught_up = st.tuples(
 )
 
 
+CATCH_UP: Step = (5.0, 0, 1.0, 0.0, "full", 45.0)
+
+
 @settings(max_examples=100, deadline=None, derandomize=True)
 @given(st.lists(caught_up, min_size=2, max_size=30))
 def test_a_blind_spell_that_changed_nothing_changes_no_finding(steps: list[Step]) -> None:
+    # The world starts 500 behind: a first cycle reads up to the log end, so that the group is caught up
+    # before any outage (one first would be a real 500-message stall, which the reference run reports).
+    steps = [CATCH_UP, *steps]
     blind = [(f.kind, f.severity, f.group, f.partition) for f in run_all(steps, blind_spells=True)]
     seen = [(f.kind, f.severity, f.group, f.partition) for f in run_all(steps, blind_spells=False)]
     assert blind == seen == []
