@@ -4,7 +4,8 @@ Every sub-command takes ``--dir`` (default ``.sandbox/default``), where ``sandbo
 and prints JSON on stdout::
 
     offsetguard sandbox up --brokers 3 --dir DIR     # format, start, wait; prints bootstrap/metrics URLs
-    offsetguard sandbox status --dir DIR             # every node, alive or not
+    offsetguard sandbox up --security sasl_ssl       # or mtls: a secured client listener, an authorizer
+    offsetguard sandbox status --dir DIR             # every node, alive or not (and the client settings)
     offsetguard sandbox stop-broker 2 --dir DIR      # SIGTERM, wait for exit
     offsetguard sandbox start-broker 2 --dir DIR     # same ports, wait until registered
     offsetguard sandbox kill-broker 2 --dir DIR      # SIGKILL
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from service.sandbox.cluster import SandboxCluster, start_sandbox
+from service.sandbox.security import MODES
 
 DEFAULT_DIR = ".sandbox/default"
 
@@ -36,6 +38,7 @@ def _up(args: argparse.Namespace) -> int:
         daemon=True,
         timeout=args.timeout,
         features=args.feature,
+        secure=args.security,
     )
     _print(cluster.describe())
     return 0
@@ -93,6 +96,12 @@ def register(sub: Any) -> None:
     up = action("up", _up, "format and start a fresh sandbox, wait until every broker is registered")
     up.add_argument("--brokers", type=int, choices=[1, 3], default=1)
     up.add_argument("--offsets-partitions", type=int, default=10, help="__consumer_offsets partitions")
+    up.add_argument(
+        "--security",
+        choices=MODES,
+        default="plaintext",
+        help="client listener: plaintext, SASL_SSL with SCRAM-SHA-512, or mutual TLS (with an authorizer)",
+    )
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the brokers")
     up.add_argument(
         "--feature",

@@ -18,10 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from service.sandbox import config, jvm
+from service.sandbox import config, jvm, security
 from service.sandbox.config import HOST, SandboxError
-from service.sandbox.node import STATE_FILE, SandboxNode, read_state, write_state
+from service.sandbox.node import STATE_FILE, SandboxNode, read_security, read_state, write_state
 from service.sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started
+from service.sandbox.security import Mode, Security
 from service.settings import ClusterSettings
 
 CONTROLLER_HEAP = ("-Xms64m", "-Xmx256m")
@@ -44,8 +45,10 @@ class SandboxCluster:
         lib: Path,
         daemon: bool,
         broker_heap: str = "512m",
+        security: Security | None = None,
     ) -> None:
         self.dir = directory
+        self.security = security
         self.broker_heap = broker_heap
         self.cluster_id = cluster_id
         self.nodes = {n.node_id: n for n in nodes}
@@ -67,7 +70,23 @@ class SandboxCluster:
 
     @property
     def bootstrap_servers(self) -> str:
+        """The client listeners (secured in a secured sandbox: see :meth:`client_config`)."""
         return ",".join(f"{HOST}:{n.port}" for n in self.brokers.values())
+
+    @property
+    def internal_servers(self) -> str:
+        """Where the sandbox itself checks readiness: the unauthenticated INTERNAL listeners of a secured
+        sandbox (a super user's), else the client listeners."""
+        if self.security is None:
+            return self.bootstrap_servers
+        return ",".join(f"{HOST}:{n.spec.internal_port}" for n in self.brokers.values())
+
+    def client_config(self, principal: str = security.ADMIN) -> dict[str, Any]:
+        """kafka-python keyword arguments (bootstrap and security) to connect as ``principal``."""
+        return {
+            "bootstrap_servers": self.bootstrap_servers,
+            **security.kafka_python_config(self.security, principal),
+        }
 
     @property
     def metrics_urls(self) -> list[str]:
@@ -77,9 +96,13 @@ class SandboxCluster:
             urls.append(self.controller.metrics_url)
         return urls
 
-    def cluster_settings(self, name: str = "sandbox") -> ClusterSettings:
+    def cluster_settings(self, name: str = "sandbox", principal: str = security.MONITOR) -> ClusterSettings:
+        """offsetguard's settings for this sandbox (as ``principal`` when it is secured)."""
         return ClusterSettings(
-            name=name, bootstrap_servers=self.bootstrap_servers.split(","), metrics_urls=self.metrics_urls
+            name=name,
+            bootstrap_servers=self.bootstrap_servers.split(","),
+            metrics_urls=self.metrics_urls,
+            **security.client_settings(self.security, principal),
         )
 
     def describe(self) -> dict[str, Any]:
@@ -90,10 +113,29 @@ class SandboxCluster:
             "brokers": [n.describe() for n in self.brokers.values()],
             "metrics_urls": self.metrics_urls,
             "dir": str(self.dir),
+            **self.security_view(),
         }
 
     def status(self) -> dict[str, Any]:
-        return {"dir": str(self.dir), "nodes": [n.describe() for n in self.nodes.values()]}
+        return {
+            "dir": str(self.dir),
+            "nodes": [n.describe() for n in self.nodes.values()],
+            **self.security_view(),
+        }
+
+    def security_view(self) -> dict[str, Any]:
+        """A secured sandbox's mode and the client settings to use, per principal (the passwords in
+        clear: a sandbox's own, made at start)."""
+        if self.security is None:
+            return {}
+        clients = {
+            p: {
+                "bootstrap_servers": self.bootstrap_servers.split(","),
+                **security.client_settings(self.security, p),
+            }
+            for p in security.PRINCIPALS
+        }
+        return {"security": self.security.mode, "clients": clients}
 
     # ------------------------------------------------------------------ lifecycle
     def start_broker(self, node_id: int, timeout: float = 120.0) -> None:
@@ -162,7 +204,8 @@ class SandboxCluster:
     # ------------------------------------------------------------------ persistence
     def save(self) -> None:
         """Record ports and pids in ``dir/sandbox.json``."""
-        write_state(self.dir, self.cluster_id, list(self.nodes.values()))
+        secured = self.security.describe() if self.security is not None else None
+        write_state(self.dir, self.cluster_id, list(self.nodes.values()), secured)
 
     @classmethod
     def load(cls, directory: Path | str) -> SandboxCluster:
@@ -170,12 +213,13 @@ class SandboxCluster:
         directory = Path(directory).resolve()
         cluster_id, nodes = read_state(directory)
         lib = config.ensure_jars(config.sandbox_home())
-        return cls(directory, cluster_id, nodes, lib=lib, daemon=True)
+        secured = security.Security.from_state(read_security(directory))
+        return cls(directory, cluster_id, nodes, lib=lib, daemon=True, security=secured)
 
     # ------------------------------------------------------------------ internals
     def _format_storage(self, features: Sequence[str]) -> None:
         """``StorageTool format`` every node's log dir, concurrently (static quorum, ``feature=level``s)."""
-        flags = [arg for f in features for arg in ("--feature", f)]
+        flags = [arg for f in features for arg in ("--feature", f)] + security.format_args(self.security)
 
         def format_one(node: SandboxNode) -> None:
             args = ["format", "-t", self.cluster_id, "-c", str(node.properties_path), *flags]
@@ -223,7 +267,7 @@ class SandboxCluster:
         want = {n.node_id for n in nodes if n.spec.is_broker}
         seen: set[int] = set()
         while time.monotonic() < deadline:
-            seen = registered_brokers(self.bootstrap_servers)
+            seen = registered_brokers(self.internal_servers)
             if want <= seen:
                 return
             for node in nodes:
@@ -254,6 +298,7 @@ def start_sandbox(
     features: Sequence[str] = FORMAT_FEATURES,
     broker_heap: str = "512m",
     broker_properties: Mapping[str, object] | None = None,
+    secure: Mode = "plaintext",
 ) -> SandboxCluster:
     """Format and start a fresh sandbox in ``directory`` and wait until every broker is registered.
 
@@ -262,6 +307,7 @@ def start_sandbox(
     ``StorageTool format --feature``, e.g. ``["eligible.leader.replicas.version=0"]`` to turn ELR off.
     ``broker_heap`` is each broker's -Xmx (this process only; ``load`` uses the default);
     ``broker_properties`` override broker settings. ``__consumer_offsets`` exists when this returns.
+    ``secure``: ``sasl_ssl`` or ``mtls`` for a secured sandbox (:mod:`.security`; certificates made anew).
     """
     directory = Path(directory).resolve()
     if (directory / STATE_FILE).exists():
@@ -273,7 +319,8 @@ def start_sandbox(
             shutil.rmtree(node.directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
     lib = config.ensure_jars(config.sandbox_home())
-    specs = config.plan_nodes(brokers)
+    secured = security.prepare(secure, directory)
+    specs = config.plan_nodes(brokers, secured=secured is not None)
     cluster_id = config.new_cluster_id()
     voters = config.quorum_voters(specs)
     (directory / "log4j2.properties").write_text(config.LOG4J2_NODE)
@@ -288,9 +335,21 @@ def start_sandbox(
                 broker_count=brokers,
                 offsets_partitions=offsets_partitions,
                 extra=broker_properties,
+                secured=(
+                    security.node_properties(
+                        secured,
+                        is_broker=node.spec.is_broker,
+                        client_port=node.spec.port,
+                        internal_port=node.spec.internal_port,
+                    )
+                    if secured is not None
+                    else None
+                ),
             )
         )
-    cluster = SandboxCluster(directory, cluster_id, nodes, lib=lib, daemon=daemon, broker_heap=broker_heap)
+    cluster = SandboxCluster(
+        directory, cluster_id, nodes, lib=lib, daemon=daemon, broker_heap=broker_heap, security=secured
+    )
     cluster._format_storage(features)
     try:
         for node in sorted(nodes, key=lambda n: not n.spec.is_controller):
@@ -298,7 +357,7 @@ def start_sandbox(
         cluster.save()
         cluster._wait_ready(nodes, timeout)
         # __consumer_offsets is created on the first FindCoordinator; do it now, not in every caller
-        wait_group_coordinator(cluster.bootstrap_servers, time.monotonic() + timeout)
+        wait_group_coordinator(cluster.internal_servers, time.monotonic() + timeout)
     except BaseException:
         cluster.down(timeout=10.0)
         raise

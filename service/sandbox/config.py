@@ -38,13 +38,15 @@ class SandboxError(OffsetguardError):
 
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
-    """One KRaft node: its id, roles and loopback ports (``port`` is the client listener)."""
+    """One KRaft node: its id, roles and loopback ports (``port`` is the client listener; a secured
+    sandbox's brokers also have an ``internal_port``, see :mod:`.security`)."""
 
     node_id: int
     roles: str  # "broker", "controller" or "broker,controller"
     port: int | None
     controller_port: int | None
     metrics_port: int
+    internal_port: int | None = None
 
     @property
     def name(self) -> str:
@@ -145,18 +147,22 @@ def new_cluster_id() -> str:
             return text
 
 
-def plan_nodes(brokers: int) -> list[NodeSpec]:
-    """1 → one combined node (id 1); 3 → controller 100 plus brokers 1, 2, 3, all on fresh ports."""
+def plan_nodes(brokers: int, secured: bool = False) -> list[NodeSpec]:
+    """1 → one combined node (id 1); 3 → controller 100 plus brokers 1, 2, 3, all on fresh ports (and an
+    internal listener port per broker when ``secured``)."""
+    if brokers not in (1, 3):
+        raise SandboxError(f"--brokers must be 1 or 3, not {brokers}")
+    extra = brokers if secured else 0
+    ports = free_ports(3 + extra if brokers == 1 else 8 + extra)
+    internal = iter(ports[len(ports) - extra :] if secured else [])
     if brokers == 1:
-        port, cport, mport = free_ports(3)
-        return [NodeSpec(1, "broker,controller", port, cport, mport)]
-    if brokers == 3:
-        ports = free_ports(8)
-        nodes = [NodeSpec(CONTROLLER_ID, "controller", None, ports[0], ports[1])]
-        for i in range(3):
-            nodes.append(NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i]))
-        return nodes
-    raise SandboxError(f"--brokers must be 1 or 3, not {brokers}")
+        return [NodeSpec(1, "broker,controller", ports[0], ports[1], ports[2], next(internal, None))]
+    nodes = [NodeSpec(CONTROLLER_ID, "controller", None, ports[0], ports[1])]
+    for i in range(3):
+        nodes.append(
+            NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i], next(internal, None))
+        )
+    return nodes
 
 
 def render_properties(
@@ -167,8 +173,12 @@ def render_properties(
     broker_count: int,
     offsets_partitions: int,
     extra: Mapping[str, object] | None = None,
+    secured: Mapping[str, object] | None = None,
 ) -> str:
     """``node.properties`` for one node; ``voters`` is the static ``controller.quorum.voters`` value.
+
+    ``secured``: the node's settings from :func:`.security.node_properties`; the broker listeners are then
+    ``CLIENT`` (on ``port``) and ``INTERNAL`` (on ``internal_port``) instead of one PLAINTEXT listener.
 
     ``extra`` broker settings (e.g. ``offsets.retention.minutes``) override the defaults on broker nodes.
     """
@@ -183,7 +193,9 @@ def render_properties(
         "background.threads": 2,
     }
     listeners = []
-    if node.is_broker:
+    if node.is_broker and secured is not None:
+        listeners += [f"CLIENT://{HOST}:{node.port}", f"INTERNAL://{HOST}:{node.internal_port}"]
+    elif node.is_broker:
         listeners.append(f"PLAINTEXT://{HOST}:{node.port}")
     if node.is_controller:
         listeners.append(f"CONTROLLER://{HOST}:{node.controller_port}")
@@ -215,6 +227,8 @@ def render_properties(
                 "auto.leader.rebalance.enable": "false",
             }
         )
+    if secured is not None:
+        props.update(secured)
     if node.is_broker and extra:
         props.update(extra)
     return "".join(f"{key}={value}\n" for key, value in props.items())

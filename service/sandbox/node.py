@@ -62,10 +62,13 @@ class SandboxNode:
         }
 
 
-def write_state(directory: Path, cluster_id: str, nodes: list[SandboxNode]) -> None:
-    """Atomically write ``directory/sandbox.json``."""
+def write_state(
+    directory: Path, cluster_id: str, nodes: list[SandboxNode], security: dict[str, Any] | None = None
+) -> None:
+    """Atomically write ``directory/sandbox.json`` (``security``: a secured sandbox's, :mod:`.security`)."""
     state = {
         "cluster_id": cluster_id,
+        "security": security,
         "nodes": [
             {
                 "id": n.node_id,
@@ -73,6 +76,7 @@ def write_state(directory: Path, cluster_id: str, nodes: list[SandboxNode]) -> N
                 "port": n.spec.port,
                 "controller_port": n.spec.controller_port,
                 "metrics_port": n.spec.metrics_port,
+                "internal_port": n.spec.internal_port,
                 "pid": n.pid,
             }
             for n in nodes
@@ -89,8 +93,24 @@ def read_state(directory: Path) -> tuple[str, list[SandboxNode]]:
         state = json.loads((directory / STATE_FILE).read_text())
         nodes = []
         for raw in state["nodes"]:
-            spec = NodeSpec(raw["id"], raw["roles"], raw["port"], raw["controller_port"], raw["metrics_port"])
+            spec = NodeSpec(
+                raw["id"],
+                raw["roles"],
+                raw["port"],
+                raw["controller_port"],
+                raw["metrics_port"],
+                raw.get("internal_port"),
+            )
             nodes.append(SandboxNode(spec, directory / spec.name, pid=raw["pid"]))
         return str(state["cluster_id"]), nodes
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SandboxError(f"no usable sandbox state in {directory}: {exc}") from exc
+
+
+def read_security(directory: Path) -> dict[str, Any] | None:
+    """The security section of ``directory/sandbox.json`` (None: a plaintext sandbox)."""
+    try:
+        raw = json.loads((directory / STATE_FILE).read_text()).get("security")
+    except (OSError, ValueError) as exc:
+        raise SandboxError(f"no usable sandbox state in {directory}: {exc}") from exc
+    return raw if isinstance(raw, dict) else None
