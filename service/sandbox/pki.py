@@ -17,7 +17,7 @@ from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from service.sandbox.config import HOST
@@ -50,7 +50,7 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
     """A new CA, the server certificate and a client certificate for each of ``principals``."""
     directory.mkdir(parents=True, exist_ok=True)
     pki = Pki(directory)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_key = _new_key()
     ca_name = _name("offsetguard-sandbox-ca")
     ca_cert = (
         _builder(ca_name, ca_name, ca_key.public_key())
@@ -60,7 +60,7 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
     )
     pki.ca.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
 
-    server_key = ec.generate_private_key(ec.SECP256R1())
+    server_key = _new_key()
     names = [x509.IPAddress(ipaddress.ip_address(HOST)), x509.DNSName("localhost")]
     server = (
         _builder(_name("sandbox-broker"), ca_name, server_key.public_key())
@@ -74,7 +74,7 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
     _write_private(pki.server, _pkcs8(server_key) + server.public_bytes(serialization.Encoding.PEM))
 
     for principal in principals:
-        key = ec.generate_private_key(ec.SECP256R1())
+        key = _new_key()
         cert = (
             _builder(_name(principal), ca_name, key.public_key())
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
@@ -85,12 +85,17 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
     return pki
 
 
+def _new_key() -> rsa.RSAPrivateKey:
+    """RSA 2048: what every Kafka version's PEM key store reads (KIP-651) and every client accepts."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
 def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
 def _builder(
-    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey
+    subject: x509.Name, issuer: x509.Name, public_key: rsa.RSAPublicKey
 ) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
     return (
@@ -110,7 +115,7 @@ def _usage(*, cert_sign: bool) -> tuple[bool, ...]:
     return (True, False, False, False, False, cert_sign, cert_sign, False, False)
 
 
-def _pkcs8(key: ec.EllipticCurvePrivateKey) -> bytes:
+def _pkcs8(key: rsa.RSAPrivateKey) -> bytes:
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
