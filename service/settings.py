@@ -6,6 +6,7 @@ the environment at import time: call :func:`load_settings`.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -34,10 +35,49 @@ SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
 
+def _secret_source(data: Any, name: str) -> Any:
+    """``<name>`` given directly, or read from ``<name>_file`` (a mounted Secret; one trailing newline
+    dropped) or the environment variable ``<name>_env``: exactly one of the three."""
+    if not isinstance(data, dict):
+        return data
+    given = [k for k in (name, f"{name}_file", f"{name}_env") if data.get(k) not in (None, "")]
+    if len(given) != 1:
+        raise ValueError(f"give exactly one of {name}, {name}_file, {name}_env")
+    if given[0] == name:
+        return data
+    out = {k: v for k, v in data.items() if k not in (f"{name}_file", f"{name}_env")}
+    out[name] = _read_secret(given[0], str(data[given[0]]))
+    return out
+
+
+def _read_secret(source: str, where: str) -> str:
+    if source.endswith("_file"):
+        try:
+            text = Path(where).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"{source}: cannot read {where}: {exc.strerror}") from None
+        value = text[:-1] if text.endswith("\n") else text
+        value = value[:-1] if value.endswith("\r") else value
+        if not value:
+            raise ValueError(f"{source}: {where} is empty")
+    else:
+        value = os.environ.get(where, "")
+        if not value:
+            raise ValueError(f"{source}: the environment variable {where} is unset or empty")
+    return value
+
+
 class SaslSettings(BaseModel):
+    """``password`` may come from a file (``password_file``) or the environment (``password_env``)."""
+
     mechanism: SaslMechanism = "PLAIN"
     username: str
     password: SecretStr
+
+    @model_validator(mode="before")
+    @classmethod
+    def _password_source(cls, data: Any) -> Any:
+        return _secret_source(data, "password")
 
 
 class TlsSettings(BaseModel):
@@ -328,8 +368,13 @@ class ApiToken(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=100)  # who holds it: logged, and the default "who" of an ack
-    token: SecretStr
+    token: SecretStr  # or token_file / token_env
     scopes: list[ApiScope] = Field(default_factory=lambda: list[ApiScope](["read"]), min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _token_source(cls, data: Any) -> Any:
+        return _secret_source(data, "token")
 
     @field_validator("token")
     @classmethod

@@ -1,7 +1,8 @@
 """Shared fixtures: the real sandbox Kafka, started lazily once per session.
 
 ``kafka1`` is one combined broker+controller node; ``kafka3`` is one controller-only node (id 100) and
-three brokers (ids 1, 2, 3). Each is started only when a test asks for it and torn down at session end;
+three brokers (ids 1, 2, 3); ``kafka_sasl`` is a secured 1-node sandbox. Each is started only when a test
+asks for it and torn down at session end;
 their JVMs also die with this process (PR_SET_PDEATHSIG) if pytest is killed. Tests that use them are
 marked ``@pytest.mark.integration``. ``spark`` is the one local[2] SparkSession of the session (pipeline
 tests and the e2e pipeline-vs-online checks). Sub-directory conftests add their own fixtures; keep this
@@ -34,6 +35,17 @@ def kafka1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]
 def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
     """Controller 100 plus brokers 1, 2, 3; tests that stop brokers must start them again."""
     cluster = start_sandbox(tmp_path_factory.mktemp("kafka3"), brokers=3)
+    try:
+        yield cluster
+    finally:
+        cluster.down()
+
+
+@pytest.fixture(scope="session")
+def kafka_sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
+    """A 1-node secured sandbox: SASL_SSL with SCRAM-SHA-512, the StandardAuthorizer, ``User:admin`` a super
+    user and ``User:offsetguard`` granted exactly :data:`collectors.acls.GRANTS`."""
+    cluster = start_sandbox(tmp_path_factory.mktemp("kafka-sasl"), brokers=1, secure="sasl_ssl")
     try:
         yield cluster
     finally:

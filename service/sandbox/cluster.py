@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from collectors import acls
 from service.sandbox import config, jvm, security
 from service.sandbox.config import HOST, SandboxError
 from service.sandbox.node import STATE_FILE, SandboxNode, read_security, read_state, write_state
@@ -124,8 +125,8 @@ class SandboxCluster:
         }
 
     def security_view(self) -> dict[str, Any]:
-        """A secured sandbox's mode and the client settings to use, per principal (the passwords in
-        clear: a sandbox's own, made at start)."""
+        """A secured sandbox's mode and the client settings to use, per principal (SCRAM passwords by
+        their files)."""
         if self.security is None:
             return {}
         clients = {
@@ -358,6 +359,8 @@ def start_sandbox(
         cluster._wait_ready(nodes, timeout)
         # __consumer_offsets is created on the first FindCoordinator; do it now, not in every caller
         wait_group_coordinator(cluster.internal_servers, time.monotonic() + timeout)
+        if secured is not None:
+            security.grant(cluster.internal_servers, security.MONITOR, acls.GRANTS)
     except BaseException:
         cluster.down(timeout=10.0)
         raise

@@ -71,7 +71,7 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
         )
         .sign(ca_key, hashes.SHA256())
     )
-    _write_private(pki.server, _pkcs8(server_key) + server.public_bytes(serialization.Encoding.PEM))
+    write_private(pki.server, _pkcs8(server_key) + server.public_bytes(serialization.Encoding.PEM))
 
     for principal in principals:
         key = _new_key()
@@ -81,7 +81,7 @@ def create(directory: Path, principals: tuple[str, ...]) -> Pki:
             .sign(ca_key, hashes.SHA256())
         )
         pki.cert(principal).write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        _write_private(pki.key(principal), _pkcs8(key))
+        write_private(pki.key(principal), _pkcs8(key))
     return pki
 
 
@@ -94,9 +94,7 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _builder(
-    subject: x509.Name, issuer: x509.Name, public_key: rsa.RSAPublicKey
-) -> x509.CertificateBuilder:
+def _builder(subject: x509.Name, issuer: x509.Name, public_key: rsa.RSAPublicKey) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
     return (
         x509.CertificateBuilder()
@@ -121,6 +119,6 @@ def _pkcs8(key: rsa.RSAPrivateKey) -> bytes:
     )
 
 
-def _write_private(path: Path, data: bytes) -> None:
+def write_private(path: Path, data: bytes) -> None:
     path.touch(mode=0o600)
     path.write_bytes(data)

@@ -11,16 +11,29 @@ Brokers talk to each other on an ``INTERNAL`` PLAINTEXT listener and to the cont
 (PLAINTEXT): both unauthenticated, so their principal, ``User:ANONYMOUS``, is a super user next to
 ``User:admin``. Only loopback listens (like every sandbox port), and no client is given those ports; the
 sandbox's own readiness checks use ``INTERNAL``. The StandardAuthorizer runs on every node: anyone else
-needs ACLs, ``offsetguard`` included (``allow.everyone.if.no.acl.found`` stays false).
+needs ACLs: ``offsetguard`` is granted exactly :data:`collectors.acls.GRANTS` at start, read-only
+(``allow.everyone.if.no.acl.found`` stays false).
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from kafka import KafkaAdminClient
+from kafka.admin import (
+    ACL,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ResourcePattern,
+    ResourceType,
+)
+
+from collectors import acls
 from service.sandbox import pki
 from service.sandbox.config import HOST
 
@@ -49,6 +62,10 @@ class Security:
     def client_protocol(self) -> str:
         return "SASL_SSL" if self.mode == "sasl_ssl" else "SSL"
 
+    def password_file(self, principal: str) -> Path:
+        """Where ``principal``'s SCRAM password is kept (mode 0600), as a mounted Secret would be."""
+        return self.pki_dir / f"{principal}.password"
+
     def describe(self) -> dict[str, Any]:
         return {"mode": self.mode, "pki_dir": str(self.pki_dir), "passwords": dict(self.passwords)}
 
@@ -65,7 +82,10 @@ def prepare(mode: Mode, directory: Path) -> Security | None:
         return None
     made = pki.create(directory / "pki", PRINCIPALS)
     passwords = {p: secrets.token_urlsafe(18) for p in PRINCIPALS} if mode == "sasl_ssl" else {}
-    return Security(mode, made.directory, passwords)
+    secured = Security(mode, made.directory, passwords)
+    for principal, password in passwords.items():
+        pki.write_private(secured.password_file(principal), f"{password}\n".encode())
+    return secured
 
 
 def node_properties(
@@ -117,7 +137,8 @@ def format_args(security: Security | None) -> list[str]:
 
 
 def client_settings(security: Security | None, principal: str = MONITOR) -> dict[str, Any]:
-    """The ``ClusterSettings`` security fields for ``principal`` (empty for plaintext)."""
+    """The ``ClusterSettings`` security fields for ``principal`` (empty for plaintext); the password is
+    given by its file, never in clear."""
     if security is None:
         return {}
     tls: dict[str, Any] = {"cafile": str(security.pki.ca)}
@@ -125,7 +146,11 @@ def client_settings(security: Security | None, principal: str = MONITOR) -> dict
     if security.mode == "mtls":
         tls.update(certfile=str(security.pki.cert(principal)), keyfile=str(security.pki.key(principal)))
     else:
-        out["sasl"] = {"mechanism": SCRAM, "username": principal, "password": security.passwords[principal]}
+        out["sasl"] = {
+            "mechanism": SCRAM,
+            "username": principal,
+            "password_file": str(security.password_file(principal)),
+        }
     return out
 
 
@@ -145,3 +170,28 @@ def kafka_python_config(security: Security | None, principal: str = ADMIN) -> di
             sasl_plain_password=security.passwords[principal],
         )
     return out
+
+
+def acl_bindings(principal: str, grants: Iterable[acls.Grant]) -> list[ACL]:
+    """kafka-python ALLOW bindings (LITERAL, any host) of ``grants`` for ``User:<principal>``."""
+    return [
+        ACL(
+            f"User:{principal}",
+            "*",
+            ACLOperation[g.operation],
+            ACLPermissionType.ALLOW,
+            ResourcePattern(ResourceType[g.resource], g.name, ACLResourcePatternType.LITERAL),
+        )
+        for g in grants
+    ]
+
+
+def grant(servers: str, principal: str, grants: Iterable[acls.Grant], timeout: float = 60.0) -> None:
+    """Create ``grants`` for ``principal`` through the INTERNAL listener (the super user ANONYMOUS)."""
+    admin = KafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=int(timeout * 1000))
+    try:
+        result = admin.create_acls(acl_bindings(principal, grants))
+    finally:
+        admin.close()
+    if result["failed"]:
+        raise RuntimeError(f"ACLs refused: {result['failed']}")

@@ -207,7 +207,7 @@ def retrying(call: Callable[[], T], timeout: float = 60.0) -> T:
 
 def create_topics(kafka: SandboxCluster, topics: Iterable[NewTopic]) -> None:
     topics = list(topics)
-    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    admin = KafkaAdminClient(**kafka.client_config())
     try:
         with suppress(kerr.TopicAlreadyExistsError):
             admin.create_topics(topics)
@@ -229,7 +229,7 @@ def produce(
     kafka: SandboxCluster, topic: str, count: int, *, partition: int = 0, acks: int | str = "all"
 ) -> None:
     """``count`` messages to ``topic[partition]``, each acknowledged (fails loudly otherwise)."""
-    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers, acks=acks, retries=10)
+    producer = KafkaProducer(**kafka.client_config(), acks=acks, retries=10)
     try:
         futures = [producer.send(topic, b"m%d" % i, partition=partition) for i in range(count)]
         producer.flush(timeout=60)

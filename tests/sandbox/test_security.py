@@ -42,6 +42,9 @@ def test_prepare_plaintext_is_none_sasl_ssl_has_passwords_mtls_none(tmp_path: Pa
     mtls = security.prepare("mtls", tmp_path / "m")
     assert sasl is not None and mtls is not None
     assert set(sasl.passwords) == set(security.PRINCIPALS) and mtls.passwords == {}
+    for principal, password in sasl.passwords.items():  # kept 0600, as a mounted Secret
+        kept = sasl.password_file(principal)
+        assert kept.read_text() == f"{password}\n" and kept.stat().st_mode & 0o077 == 0
     assert (sasl.client_protocol, mtls.client_protocol) == ("SASL_SSL", "SSL")
 
 
@@ -113,8 +116,10 @@ def test_format_args_add_scram_users_for_sasl_ssl_only(tmp_path: Path) -> None:
     assert security.format_args(None) == []
 
 
-def test_client_settings_validate_as_cluster_settings(tmp_path: Path) -> None:
+def test_client_settings_validate_as_cluster_settings_password_by_file(tmp_path: Path) -> None:
     sasl = security.Security("sasl_ssl", tmp_path, {"admin": "a1", "offsetguard": "o1"})
+    sasl.password_file("offsetguard").write_text("o1\n")
+    assert "o1" not in repr(security.client_settings(sasl))  # status prints it: the file, never the secret
     mtls = security.Security("mtls", tmp_path)
     s = ClusterSettings(name="s", bootstrap_servers=["127.0.0.1:1"], **security.client_settings(sasl))
     assert s.sasl is not None and (s.sasl.username, s.sasl.password.get_secret_value()) == (

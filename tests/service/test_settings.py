@@ -128,3 +128,42 @@ def test_load_settings_metrics_bad_value_refused_naming_field_and_choices(
         load_settings(metrics=metrics)
     assert caught.value.field == field
     assert says in str(caught.value)
+
+
+def _sasl(**password: object) -> dict[str, object]:
+    return {"mechanism": "SCRAM-SHA-512", "username": "og", **password}
+
+
+def test_load_settings_sasl_password_from_a_mounted_file(tmp_path: Path) -> None:
+    secret = tmp_path / "password"
+    secret.write_text("from-file\n")  # what `kubectl create secret --from-file` and editors leave
+    cluster = load_settings(
+        clusters=[_cluster(security_protocol="SASL_SSL", sasl=_sasl(password_file=str(secret)))]
+    ).clusters[0]
+    assert cluster.sasl is not None and cluster.sasl.password.get_secret_value() == "from-file"
+    assert "from-file" not in repr(cluster)
+
+
+def test_load_settings_api_token_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OG_TEST_TOKEN", "t" * 20)
+    settings = load_settings(api={"tokens": [{"name": "oncall", "token_env": "OG_TEST_TOKEN"}]})
+    assert settings.api.tokens[0].token.get_secret_value() == "t" * 20
+
+
+@pytest.mark.parametrize(
+    "password",
+    [
+        {},  # none at all
+        {"password": "inline", "password_file": "/etc/x"},  # two sources
+        {"password_file": "/nonexistent/offsetguard-password"},
+        {"password_env": "OG_TEST_UNSET_VARIABLE"},
+    ],
+)
+def test_load_settings_sasl_password_source_refused_naming_the_section(
+    password: dict[str, object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OG_TEST_UNSET_VARIABLE", raising=False)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(clusters=[_cluster(security_protocol="SASL_SSL", sasl=_sasl(**password))])
+    assert caught.value.field == "clusters.0.sasl"
+    assert "password" in str(caught.value) and "inline" not in str(caught.value)
