@@ -18,11 +18,15 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from collectors.base import Collector
-from collectors.errors import OffsetguardError
+from collectors.errors import KafkaAuthError, OffsetguardError
+from collectors.model import Failure
 
 log = logging.getLogger(__name__)
 
 Sink = Callable[[Any], Awaitable[None]]
+UNOBSERVED_SHOWN = 50  # entries of CollectorStatus.unobserved that /readyz lists
+UNOBSERVED_LOGGED = 10  # and that one log line names
+NOT_AUTHORIZED = "not authorized"
 
 
 @dataclass(slots=True)
@@ -41,6 +45,7 @@ class CollectorStatus:
     last_error: str | None = None
     last_duration: float | None = None
     partial_failures: int = 0  # Failure entries in the last observation
+    unobserved: tuple[str, ...] = ()  # what the last observation could not see: "scope:key: Error"
 
     def stale(self, now: float, stale_after_intervals: float) -> bool:
         """True when the collector never succeeded or its last success is too old."""
@@ -61,7 +66,17 @@ class CollectorStatus:
             "last_error": self.last_error,
             "last_duration_seconds": self.last_duration,
             "partial_failures": self.partial_failures,
+            "unobserved": list(self.unobserved[:UNOBSERVED_SHOWN]),
         }
+
+
+def unobserved_reason(f: Failure) -> str:
+    """Why a part could not be observed: an ACL's refusal reads "not authorized", else the error type."""
+    return NOT_AUTHORIZED if f.error == KafkaAuthError.__name__ else f.error
+
+
+def unobserved_entry(f: Failure) -> str:
+    return f"{f.scope}:{f.key}: {unobserved_reason(f)}"
 
 
 @dataclass(slots=True)
@@ -103,14 +118,28 @@ class CollectorJob:
                 return self._failed(exc, t0, expected=False)
             status.last_duration = time.perf_counter() - t0
             status.last_success_at = started
-            status.partial_failures = len(getattr(observation, "failures", ()))
-            if status.partial_failures:
-                log.warning(
-                    "collector %s: %d part(s) could not be observed",
-                    self.job_id,
-                    status.partial_failures,
-                )
+            self._unobserved(tuple(getattr(observation, "failures", ())))
             return True
+
+    def _unobserved(self, failures: tuple[Failure, ...]) -> None:
+        """Record what this run could not see; log it when that changes (a group an ACL hides stays
+        hidden every cycle: one line, not one per cycle)."""
+        status = self.status
+        status.partial_failures = len(failures)
+        unobserved = tuple(sorted(unobserved_entry(f) for f in failures))
+        if unobserved == status.unobserved:
+            return
+        status.unobserved = unobserved
+        if unobserved:
+            shown = ", ".join(unobserved[:UNOBSERVED_LOGGED])
+            more = (
+                f" and {len(unobserved) - UNOBSERVED_LOGGED} more"
+                if len(unobserved) > UNOBSERVED_LOGGED
+                else ""
+            )
+            log.warning("collector %s cannot observe %s%s", self.job_id, shown, more)
+        else:
+            log.info("collector %s observes everything again", self.job_id)
 
     def _failed(self, exc: BaseException, t0: float, *, expected: bool) -> bool:
         status = self.status

@@ -17,11 +17,15 @@ def test_readme_example_config_loads_every_section(tmp_path: Path, monkeypatch: 
         monkeypatch.delenv(name)
     block = re.search(r"```yaml\n(.*?)```", README.read_text(), re.S)
     assert block is not None
+    secret = tmp_path / "sasl-password"  # a mounted Secret stands where the example reads it
+    secret.write_text("from-the-secret\n")
     config = tmp_path / "offsetguard.yaml"
-    config.write_text(block.group(1))
+    assert "/etc/offsetguard/sasl-password" in block.group(1)
+    config.write_text(block.group(1).replace("/etc/offsetguard/sasl-password", str(secret)))
     settings = load_settings(config)
     assert [c.name for c in settings.clusters] == ["prod"]
-    assert settings.clusters[0].sasl is not None
+    sasl = settings.clusters[0].sasl
+    assert sasl is not None and sasl.password.get_secret_value() == "from-the-secret"
     assert len(settings.api.tokens) == 2
     assert len(settings.notify.receivers) == 2
     assert settings.metrics.granularity == "partition"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from alerts.lag import PartitionLag
-from collectors.model import GroupInfo, GroupsObservation
+from collectors.model import CommittedObservation, GroupInfo, GroupsObservation
 from service.api.errors import NotFound
 from service.api.schemas.groups import (
     AlertBrief,
@@ -29,6 +29,7 @@ from service.api.schemas.groups import (
     TopicPartitionRef,
 )
 from service.metrics.view import assignments, lag_seconds, wanted_offsets
+from service.scheduler import unobserved_reason
 from service.store import LatestCommitted, LatestPartition, PartitionPoint, Store
 from service.store.alert_records import Alert
 
@@ -141,10 +142,23 @@ def _member_ids(groups: GroupsObservation | None) -> dict[tuple[str, str, int], 
 
 
 def group_detail(
-    store: Store, groups: GroupsObservation | None, cluster: str, group: str, now: float
+    store: Store,
+    groups: GroupsObservation | None,
+    cluster: str,
+    group: str,
+    now: float,
+    committed_poll: CommittedObservation | None = None,
 ) -> GroupDetail:
     info = find_group(groups, group)
-    committed = committed_or_404(store, cluster, group, info)
+    unobserved = [
+        f"{name}: {unobserved_reason(f)}"
+        for name, poll in (("groups", groups), ("committed", committed_poll))
+        if poll is not None
+        for f in poll.failures
+        if f.scope == "group" and f.key == group
+    ]
+    # a group an ACL hides from the last polls is "not authorized", not "unknown"
+    committed = [] if unobserved and info is None else committed_or_404(store, cluster, group, info)
     members = _member_ids(GroupsObservation(cluster, 0.0, (info,)) if info else None)
     rows = partition_states(store, cluster, committed, LogRanges(store, cluster), members, now)
     return GroupDetail(
@@ -170,6 +184,7 @@ def group_detail(
         ],
         partitions=rows,
         lag=lag_summary(rows),
+        unobserved=unobserved,
     )
 
 

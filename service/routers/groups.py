@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from collectors.model import GroupsObservation
+from collectors.model import CommittedObservation, GroupsObservation
 from service.api import groups as views
 from service.api.deps import ClusterName, GroupName, NowDep, ReadAccess, RuntimeDep, StoreDep
 from service.api.errors import READ_ERRORS, InvalidParameter
@@ -63,7 +63,8 @@ async def get_group(
     # On the event loop: a few indexed reads on this thread's WAL reader (well under a millisecond)
     # cost less than the hop to the thread pool and back, which dominated this route.
     groups = runtime.latest.get(cluster, GroupsObservation)
-    return json_response(views.group_detail(store, groups, cluster, group, now))
+    committed = runtime.latest.get(cluster, CommittedObservation)
+    return json_response(views.group_detail(store, groups, cluster, group, now, committed))
 
 
 @router.get("/{group}/history", response_model=GroupHistory, responses=READ_ERRORS)

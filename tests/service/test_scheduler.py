@@ -1,14 +1,18 @@
 import asyncio
+import logging
 from dataclasses import dataclass
 
-from collectors.errors import KafkaUnavailableError
+import pytest
+
+from collectors.errors import KafkaAuthError, KafkaUnavailableError
+from collectors.model import Failure
 from service.scheduler import CollectorJob, CollectorStatus, Scheduler
 
 
 @dataclass(frozen=True)
 class Obs:
     cluster: str
-    failures: tuple[str, ...] = ()
+    failures: tuple[Failure, ...] = ()
 
 
 class FakeCollector:
@@ -18,6 +22,7 @@ class FakeCollector:
         self.fail = fail
         self.delay = delay
         self.calls = 0
+        self.failures: tuple[Failure, ...] = ()
 
     async def collect(self) -> Obs:
         self.calls += 1
@@ -25,7 +30,7 @@ class FakeCollector:
             await asyncio.sleep(self.delay)
         if self.fail is not None:
             raise self.fail
-        return Obs("c1")
+        return Obs("c1", self.failures)
 
 
 async def test_run_once_collector_fails_counts_and_keeps_error() -> None:
@@ -95,3 +100,28 @@ async def test_scheduler_failing_collector_does_not_stop_the_others() -> None:
     assert statuses["offsets"].failures == bad.calls
     stale_names = [s.name for s in scheduler.stale(now=statuses["metadata"].last_success_at or 0)]
     assert stale_names == ["offsets"]
+
+
+HIDDEN = Failure("group", "billing", KafkaAuthError.__name__, "broker answered GROUP_AUTHORIZATION_FAILED")
+SLOW = Failure("group", "audit", "KafkaTimeoutError", "timed out")
+
+
+async def test_run_once_partial_failures_named_in_status_and_logged_once_per_change(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    collector = FakeCollector("committed")
+    job = CollectorJob(collector, interval=1)
+    collector.failures = (HIDDEN, SLOW)
+    with caplog.at_level(logging.INFO, logger="service.scheduler"):
+        for _ in range(3):  # an ACL hides the group every cycle: one line, not three
+            assert await job.run_once() is True
+        collector.failures = ()
+        assert await job.run_once() is True
+    assert [r.getMessage() for r in caplog.records] == [
+        "collector c1:committed cannot observe group:audit: KafkaTimeoutError, group:billing: not authorized",
+        "collector c1:committed observes everything again",
+    ]
+    collector.failures = (HIDDEN,)
+    await job.run_once()
+    shown = job.status.as_dict(now=0.0, stale_after_intervals=3)
+    assert (shown["partial_failures"], shown["unobserved"]) == (1, ["group:billing: not authorized"])

@@ -84,6 +84,9 @@ class GroupDetail(BaseModel):
     members: list[MemberOut]
     partitions: list[PartitionState]
     lag: LagSummary
+    # what the last polls could not see of this group: "groups: not authorized" (an ACL refused
+    # DescribeGroups), "committed: KafkaTimeoutError", ...; its state or offsets are then not current
+    unobserved: list[str] = []
 
 
 class CommittedPointOut(BaseModel):

@@ -4,6 +4,7 @@ included), three offsets polls, and alerts, written into a real temporary Store 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from collectors.model import (
     CommittedObservation,
     CommittedOffset,
     ConfigsObservation,
+    Failure,
     GroupInfo,
     GroupMember,
     GroupsObservation,
@@ -139,6 +141,9 @@ def seed_alerts(alerts: AlertStore, rows: Iterable[Alert] = ALERTS) -> None:
         alerts.update_firing(CLUSTER, lambda firing, done, a=a: [AlertWrite(a, True, "fired")], a.started_at)
 
 
+HIDDEN_GROUP = "acl-hidden"
+
+
 def latest_observations() -> LatestObservations:
     latest = LatestObservations()
     member = GroupMember("m-1", "orders-client", "/10.0.0.7", None, (TopicPartition("orders", 0),), 5)
@@ -150,6 +155,8 @@ def latest_observations() -> LatestObservations:
             GroupInfo("clampy", "classic", "Empty", "consumer", "", (), 1, 3),
             GroupInfo("polled-only", "classic", "Empty", "consumer", "", (), 1, 1),
         ),
+        # an ACL refuses DescribeGroups and OffsetFetch of this one (listed thanks to DESCRIBE on the cluster)
+        (Failure("group", HIDDEN_GROUP, "KafkaAuthError", "broker answered GROUP_AUTHORIZATION_FAILED"),),
     )
     topics = (
         TopicInfo(
@@ -170,6 +177,9 @@ def latest_observations() -> LatestObservations:
         broker=(("offsets.retention.minutes", "10080"),),
     )
     committed = _committed(T0 + 60, {"orders-app": {("orders", 0): 150}, "clampy": {("payments", 0): 15}})
+    committed = dataclasses.replace(
+        committed, failures=(Failure("group", HIDDEN_GROUP, "KafkaAuthError", "GROUP_AUTHORIZATION_FAILED"),)
+    )
     for obs in (groups, meta, configs, committed):
         asyncio.run(latest.put(obs))
     return latest

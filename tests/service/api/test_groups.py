@@ -1,7 +1,7 @@
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.api.builders import ODD_GROUPS, T0, seg
+from tests.service.api.builders import HIDDEN_GROUP, ODD_GROUPS, T0, seg
 
 GROUPS = "/api/v1/clusters/prod/groups"
 
@@ -34,6 +34,15 @@ def test_get_group_committed_beyond_log_end_negative_lag_no_seconds(client: Test
 def test_get_group_only_polled_state_no_partitions(client: TestClient) -> None:
     body = client.get(f"{GROUPS}/polled-only").json()
     assert (body["state"], body["partitions"]) == ("Empty", [])
+
+
+def test_get_group_an_acl_hides_says_not_authorized_not_unknown(client: TestClient) -> None:
+    response = client.get(f"{GROUPS}/{HIDDEN_GROUP}")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["unobserved"] == ["groups: not authorized", "committed: not authorized"]
+    assert (body["state"], body["partitions"], body["lag"]["total_lag"]) == (None, [], None)
+    assert client.get(f"{GROUPS}/orders-app").json()["unobserved"] == []
 
 
 def test_get_group_unknown_group_404(client: TestClient) -> None:
