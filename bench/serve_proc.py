@@ -24,7 +24,7 @@ class Serve:
         workdir.mkdir(parents=True, exist_ok=True)
         self.name, self.port = name, free_port()
         config = {
-            "clusters": [cluster.cluster_settings(name).model_dump(mode="json", exclude_none=True)],
+            "clusters": [cluster.cluster_config(name)],
             "store": {"path": str(workdir / "offsetguard.db")},
         }
         (workdir / "offsetguard.yaml").write_text(yaml.safe_dump(config))

@@ -203,7 +203,7 @@ def offsetguard_run(
     """``offsetguard serve`` with default settings but for the cluster, the store path and the port."""
     store.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    settings = cluster.cluster_settings("bench").model_dump(mode="json", exclude_none=True)
+    settings = cluster.cluster_config("bench")
     config = {"clusters": [settings], "store": {"path": str(store / "offsetguard.db")}}
     (store / "offsetguard.yaml").write_text(yaml.safe_dump(config))
     cli = Path(sys.executable).with_name("offsetguard")

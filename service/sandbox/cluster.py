@@ -97,14 +97,19 @@ class SandboxCluster:
             urls.append(self.controller.metrics_url)
         return urls
 
+    def cluster_config(self, name: str = "sandbox", principal: str = security.MONITOR) -> dict[str, Any]:
+        """offsetguard's ``clusters:`` entry for this sandbox, as a config file holds it (as ``principal``
+        when secured; a password by its file)."""
+        return {
+            "name": name,
+            "bootstrap_servers": self.bootstrap_servers.split(","),
+            "metrics_urls": self.metrics_urls,
+            **security.client_settings(self.security, principal),
+        }
+
     def cluster_settings(self, name: str = "sandbox", principal: str = security.MONITOR) -> ClusterSettings:
         """offsetguard's settings for this sandbox (as ``principal`` when it is secured)."""
-        return ClusterSettings(
-            name=name,
-            bootstrap_servers=self.bootstrap_servers.split(","),
-            metrics_urls=self.metrics_urls,
-            **security.client_settings(self.security, principal),
-        )
+        return ClusterSettings(**self.cluster_config(name, principal))
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -55,7 +55,7 @@ OFFSET_SAFETY_KINDS = frozenset(
 def e2e_settings(kafka: SandboxCluster, tmp: Path, **overrides: Any) -> Settings:
     """Short intervals, a fresh store, snapshots without per-group spacing; ``overrides`` replace sections."""
     base: dict[str, Any] = {
-        "clusters": [kafka.cluster_settings(CLUSTER).model_dump()],
+        "clusters": [kafka.cluster_config(CLUSTER)],
         "intervals": {
             "metadata": 1,
             "offsets": 1,
