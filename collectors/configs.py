@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 
-from collectors.errors import KafkaError
+from collectors.errors import KafkaError, KafkaResponseError, KafkaTimeoutError, KafkaUnavailableError
 from collectors.model import ConfigsObservation, Failure, TopicConfig, TopicInfo
 from collectors.seam import ConfigValue, SeamCollector, failure
 
+log = logging.getLogger(__name__)
+UNKNOWN_TOPIC = "UNKNOWN_TOPIC_OR_PARTITION"
+TRANSIENT = (KafkaUnavailableError, KafkaTimeoutError)  # a broker not reached: worth asking another
 TOPIC_KEYS = (
     "retention.ms",
     "retention.bytes",
@@ -60,6 +64,11 @@ class ConfigsCollector(SeamCollector):
                 except ValueError as exc:
                     err = KafkaError(f"unusable topic configuration: {exc}", cluster=self.cluster, topic=name)
                     failures.append(failure("topic", name, err))
+            elif _deleted(got):
+                # deleted since the metadata this run started from: nothing unobservable (the next metadata
+                # drops it). Counted as a failure, it kept the cluster "degraded" until the next run, 5 min
+                # later by default, and a broker rolling restart meanwhile paged collector_failure (soak).
+                log.debug("configs of %s/%s: the topic is gone", self.cluster, name)
             else:
                 err = got or KafkaError("no configuration returned", cluster=self.cluster, topic=name)
                 failures.append(failure("topic", name, err))
@@ -75,6 +84,21 @@ class ConfigsCollector(SeamCollector):
         )
 
     async def _topic_configs(
+        self, names: list[str]
+    ) -> dict[str, dict[str, ConfigValue] | KafkaError] | KafkaError:
+        """Asked once more, through whichever broker answers then, for topics whose broker could not be
+        reached: this run's answer stands for 5 minutes (the default interval), so a broker restarting at
+        that moment would leave the configs unknown, and the cluster degraded, until the next run."""
+        first = await self._describe(names)
+        if isinstance(first, KafkaError):
+            return await self._describe(names) if isinstance(first, TRANSIENT) else first
+        again = [n for n, got in first.items() if isinstance(got, TRANSIENT)]
+        if not again:
+            return first
+        second = await self._describe(again)
+        return first if isinstance(second, KafkaError) else {**first, **second}
+
+    async def _describe(
         self, names: list[str]
     ) -> dict[str, dict[str, ConfigValue] | KafkaError] | KafkaError:
         try:
@@ -95,6 +119,11 @@ class ConfigsCollector(SeamCollector):
                 continue
             return (broker, values), []
         return None, lost
+
+
+def _deleted(answer: KafkaError | None) -> bool:
+    """A topic's DescribeConfigs answered UNKNOWN_TOPIC_OR_PARTITION: it no longer exists."""
+    return isinstance(answer, KafkaResponseError) and answer.error_name == UNKNOWN_TOPIC
 
 
 def topic_config(topic: TopicInfo, values: Mapping[str, ConfigValue]) -> TopicConfig:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from collectors.configs import BROKER_KEYS, TOPIC_KEYS, ConfigsCollector, topic_config
-from collectors.errors import KafkaResponseError
+from collectors.errors import KafkaError, KafkaResponseError, KafkaUnavailableError
 from collectors.model import TopicConfig
 from collectors.seam import ConfigValue
 from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, partition, source
@@ -30,11 +33,14 @@ BROKER = {
 }
 
 
+DELETED = KafkaResponseError(
+    "broker answered UNKNOWN_TOPIC_OR_PARTITION", error_code=3, error_name="UNKNOWN_TOPIC_OR_PARTITION"
+)
+REFUSED = KafkaResponseError("broker answered POLICY_VIOLATION", error_code=44, error_name="POLICY_VIOLATION")
+
+
 async def test_configs_values_parsed_with_sources_and_replication_factor() -> None:
-    missing = KafkaResponseError(
-        "broker answered UNKNOWN_TOPIC_OR_PARTITION", error_code=3, error_name="UNKNOWN_TOPIC_OR_PARTITION"
-    )
-    seam = FakeSeam(topic_configs={"orders": ORDERS, "gone": missing}, broker_configs={1: BROKER})
+    seam = FakeSeam(topic_configs={"orders": ORDERS, "gone": REFUSED}, broker_configs={1: BROKER})
 
     observed = await ConfigsCollector(seam, CLUSTER, source(META), clock=lambda: 8.0).collect()
 
@@ -77,6 +83,58 @@ async def test_configs_every_broker_down_broker_failures_listed() -> None:
 
     assert observed.broker == () and observed.broker_id is None
     assert {(f.scope, f.key) for f in observed.failures} >= {("broker", "1"), ("broker", "2")}
+
+
+async def test_configs_topic_deleted_since_the_metadata_is_not_a_failure() -> None:
+    """The 5-minute configs run kept a deleted topic's failure, so the cluster looked degraded for 5 min and
+    a broker rolling restart meanwhile paged collector_failure (the 60-minute soak)."""
+    seam = FakeSeam(topic_configs={"orders": ORDERS, "gone": DELETED}, broker_configs={1: BROKER})
+
+    observed = await ConfigsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert [c.topic for c in observed.topics] == ["orders"]
+    assert observed.failures == ()
+
+
+class RestartingBroker(FakeSeam):
+    """The broker asked first is restarting: its topics are unreachable once, then another answers."""
+
+    def __init__(self, *, whole_request: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.whole_request, self.first = whole_request, True
+
+    def describe_topic_configs(
+        self, topics: Sequence[str], keys: Sequence[str]
+    ) -> dict[str, dict[str, ConfigValue] | KafkaError]:
+        if self.first:
+            self.first = False
+            down = KafkaUnavailableError("broker 1 restarting")
+            if self.whole_request:
+                self.calls.append(("describe_topic_configs", tuple(topics), tuple(keys)))
+                raise down
+            return {**super().describe_topic_configs(topics, keys), "orders": down}
+        return super().describe_topic_configs(topics, keys)
+
+
+@pytest.mark.parametrize("whole_request", [True, False])
+async def test_configs_unreachable_broker_asked_again_once(whole_request: bool) -> None:
+    seam = RestartingBroker(whole_request=whole_request, topic_configs={"orders": ORDERS, "gone": DELETED})
+
+    observed = await ConfigsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert [c.topic for c in observed.topics] == ["orders"] and observed.failures == ()
+    asked = [c[1] for c in seam.calls if c[0] == "describe_topic_configs"]
+    assert asked == [("gone", "orders"), ("gone", "orders") if whole_request else ("orders",)]
+
+
+async def test_configs_still_unreachable_after_asking_again_is_a_failure() -> None:
+    down = KafkaUnavailableError("every broker down")
+    seam = FakeSeam(topic_configs={"orders": down, "gone": DELETED}, broker_configs={1: BROKER})
+
+    observed = await ConfigsCollector(seam, CLUSTER, source(META)).collect()
+
+    assert [(f.key, f.error) for f in observed.failures] == [("orders", "KafkaUnavailableError")]
+    assert len([c for c in seam.calls if c[0] == "describe_topic_configs"]) == 2
 
 
 def test_topic_config_missing_key_raises_value_error() -> None:
