@@ -1,6 +1,7 @@
 """What offsetguard says when one of its ACLs is taken away (issue 14): a secured sandbox (SASL_SSL, the
 StandardAuthorizer), ``offsetguard serve`` as ``User:offsetguard`` with exactly ``collectors.acls.GRANTS``,
-a group that commits; then each grant removed in turn for ``--hold`` seconds and given back. Prints and
+a group that commits (default settings but a 5 s configs interval); then each grant removed in turn for
+``--hold`` seconds and given back. Prints and
 writes, per grant: whether the service stayed up and ready, what ``/readyz`` and the group's detail say it
 cannot see, the tail's state, and every alert raised meanwhile.
 
@@ -38,7 +39,8 @@ def main() -> None:
     work = args.dir or Path(tempfile.mkdtemp(prefix="og-acl-"))
     cluster = start_sandbox(work / "sandbox", brokers=1, secure="sasl_ssl")
     admin = KafkaAdminClient(**cluster.client_config())
-    serve = Serve(cluster, "secured", work / "serve")
+    # default settings but the configs interval (5 min): DescribeConfigs must run while a grant is away
+    serve = Serve(cluster, "secured", work / "serve", {"intervals": {"configs": 5}})
     try:
         admin.create_topics([NewTopic(TOPIC, 1, 1)])
         producer = KafkaProducer(**cluster.client_config())

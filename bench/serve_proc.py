@@ -20,12 +20,15 @@ from service.sandbox.cluster import SandboxCluster
 class Serve:
     """``offsetguard serve`` with default settings but for the cluster, the store and the port."""
 
-    def __init__(self, cluster: SandboxCluster, name: str, workdir: Path) -> None:
+    def __init__(
+        self, cluster: SandboxCluster, name: str, workdir: Path, extra: dict[str, Any] | None = None
+    ) -> None:
         workdir.mkdir(parents=True, exist_ok=True)
         self.name, self.port = name, free_port()
         config = {
             "clusters": [cluster.cluster_config(name)],
             "store": {"path": str(workdir / "offsetguard.db")},
+            **(extra or {}),  # sections a benchmark must change, said in its docstring
         }
         (workdir / "offsetguard.yaml").write_text(yaml.safe_dump(config))
         cli = Path(sys.executable).with_name("offsetguard")

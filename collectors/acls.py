@@ -21,8 +21,12 @@ Fetch                 READ on ``__consumer_offsets`` (tail, snapshots)  TOPIC_AU
 ===================== ================================================= =================================
 
 The tail and snapshot readers assign partitions themselves (no consumer group, no commits), so no group ACL
-is needed for them. Nothing offsetguard does writes to Kafka: a reset plan is a file for an operator to
-apply with their own credentials (``kafka-consumer-groups --reset-offsets --from-file``).
+is needed for them. DESCRIBE on the cluster is what lets offsetguard tell a group it may not describe from
+a group that does not exist: ListGroups then lists every group, and one without DESCRIBE shows as "not
+authorized" (``bench/acl_removal`` takes each grant away in turn and shows what changes).
+
+Nothing offsetguard does writes to Kafka: a reset plan is a file for an operator to apply with their own
+credentials (``kafka-consumer-groups --reset-offsets --from-file``).
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ GRANTS: tuple[Grant, ...] = (
         CLUSTER_NAME,
         "DESCRIBE",
         ("groups collector", "committed collector"),
-        ("ListGroups (every group, not only those granted one by one)",),
+        ("ListGroups (every group, so a group it may not describe shows as not authorized, not absent)",),
     ),
     Grant(
         "CLUSTER",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from collectors.codec import UnknownRecord, decode
-from collectors.errors import KafkaError, OffsetguardError
+from collectors.errors import KafkaAuthError, KafkaError, OffsetguardError
 from collectors.tail_model import (
     PositionStore,
     RawRecord,
@@ -172,6 +172,10 @@ class OffsetsTail:
         while not self._stopping.is_set():
             try:
                 batch = await consumer.fetch(self._fetch_timeout_ms, self._max_batch)
+            except KafkaAuthError:
+                # a new session, with a new client: the client keeps a refused topic's authorization error
+                # until its next metadata refresh (minutes), so a READ granted again was not seen (issue 14)
+                raise
             except KafkaError as exc:
                 self._failed(exc, "fetch failed")
                 self.state = "backing_off"

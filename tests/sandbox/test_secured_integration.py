@@ -9,7 +9,17 @@ from collections.abc import Iterator
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
-from kafka.admin import ACL, ACLOperation, ACLPermissionType, NewTopic, ResourcePattern, ResourceType
+from kafka.admin import (
+    ACL,
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    NewTopic,
+    ResourcePattern,
+    ResourcePatternFilter,
+    ResourceType,
+)
 from kafka.structs import OffsetAndMetadata
 
 from collectors import acls
@@ -48,12 +58,12 @@ def test_secured_sandbox_grants_the_monitor_exactly_the_documented_acls(secured:
     admin = KafkaAdminClient(**secured.client_config())
     try:
         found, error = admin.describe_acls(
-            ACL(
+            ACLFilter(
                 f"User:{MONITOR}",
-                "*",
+                None,
                 ACLOperation.ANY,
                 ACLPermissionType.ANY,
-                ResourcePattern(ResourceType.ANY, None),
+                ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
             )
         )
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from collectors.codec import OffsetCommit, OffsetCommitTombstone
-from collectors.errors import KafkaResponseError, KafkaUnavailableError, StoreError
+from collectors.errors import KafkaAuthError, KafkaResponseError, KafkaUnavailableError, StoreError
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailEvent, TailSink
 from collectors.tail_progress import Backoff
@@ -218,6 +218,22 @@ async def test_tail_fetch_errors_logged_counted_and_tail_continues() -> None:
     assert figures.fetch_errors == 2
     assert figures.last_error is not None and "NOT_LEADER" in figures.last_error
     assert log.starts == 1  # fetch errors do not restart the session
+
+
+async def test_tail_fetch_not_authorized_restarts_the_session_with_a_new_client() -> None:
+    """READ on __consumer_offsets taken away, then granted again: the old client would keep refusing."""
+    refused = KafkaAuthError(
+        "fetch failed: TopicAuthorizationFailedError", cluster=C, topic="__consumer_offsets"
+    )
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(3)]}, fetch_errors=[refused])
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 1, 2]  # nothing lost or repeated across the new session
+    assert log.starts == 2 and log.stops >= 1
+    assert tail.figures().last_error is not None and "TopicAuthorizationFailed" in tail.figures().last_error
 
 
 async def test_tail_start_failures_retried_until_connected() -> None:
