@@ -6,10 +6,6 @@ catches a rewind by an active member with its count, snapshots it and serves the
 from __future__ import annotations
 
 import re
-import signal
-import socket
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +17,7 @@ import yaml
 from kafka import TopicPartition
 from kafka.admin import NewTopic
 
+from bench.serve_proc import Serve, until
 from service.sandbox.cluster import SandboxCluster
 from service.sandbox.security import MONITOR, kafka_python_config
 from tests.e2e.consumers import group_consumer, join
@@ -50,71 +47,29 @@ def readme_cluster(kafka: SandboxCluster) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def serve(kafka_sasl: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+def serve(kafka_sasl: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     """``offsetguard serve`` on the secured sandbox, ready (collectors fresh, the tail caught up)."""
     work = tmp_path_factory.mktemp("secured-serve")
-    config = {
+    settings = {
         "clusters": [readme_cluster(kafka_sasl)],
         "intervals": {"metadata": 2, "offsets": 2, "groups": 2, "committed": 2, "configs": 5},
-        "store": {"path": str(work / "og.db")},
         "snapshots": {"directory": str(work / "snapshots")},
         "detection": {"snapshot_group_interval_seconds": 0},
     }
-    (work / "offsetguard.yaml").write_text(yaml.safe_dump(config))
-    port = _free_port()
-    log = (work / "serve.log").open("wb")
-    cli = Path(sys.executable).with_name("offsetguard")
-    proc = subprocess.Popen(
-        [str(cli), "serve", "--config", str(work / "offsetguard.yaml"), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    http = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30)
+    process = Serve(kafka_sasl, NAME, work, settings)
     try:
-        wait_for(lambda: _ready(proc, http), 120, "offsetguard serve ready on the secured cluster")
-        yield http
+        until(process.ready, 120, "offsetguard serve ready on the secured cluster")
+        yield process
     finally:
-        http.close()
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        print((work / "serve.log").read_text(errors="replace")[-4000:])
+        process.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _ready(proc: subprocess.Popen[bytes], http: httpx.Client) -> bool:
-    assert proc.poll() is None, f"offsetguard serve exited with {proc.returncode}"
-    try:
-        return http.get("/readyz").status_code == 200
-    except httpx.TransportError:
-        return False
-
-
-def _committed(http: httpx.Client, group: str) -> int | None:
-    r = http.get(f"/api/v1/clusters/{NAME}/groups/{group}")
-    if r.status_code == 404:
-        return None
-    r.raise_for_status()
-    return next((p["committed_offset"] for p in r.json()["partitions"]), None)
-
-
-def _alerts(http: httpx.Client, group: str) -> list[dict[str, Any]]:
-    r = http.get("/api/v1/alerts", params={"cluster": NAME, "group": group})
-    r.raise_for_status()
-    return list(r.json()["alerts"])
+def _rewinds(serve: Serve, group: str) -> list[dict[str, Any]]:
+    return [a for a in serve.alerts() if a["kind"] == "offset_rewind" and a["group"] == group]
 
 
 def test_secured_serve_with_least_privilege_catches_a_rewind_snapshots_it_and_serves_lag(
-    serve: httpx.Client, kafka_sasl: SandboxCluster
+    serve: Serve, kafka_sasl: SandboxCluster
 ) -> None:
     topic = group = f"secured-rewind-{uuid.uuid4().hex[:6]}"
     create_topics(kafka_sasl, [NewTopic(topic, 1, 1)])
@@ -126,25 +81,27 @@ def test_secured_serve_with_least_privilege_catches_a_rewind_snapshots_it_and_se
         wait_for(lambda: consumer.poll(timeout_ms=100) is not None and consumer.assignment(), 60, "assigned")
         consumer.seek(tp, 100)
         consumer.commit()
-        wait_for(lambda: _committed(serve, group) == 100, 60, "the service saw the commit at 100")
+        wait_for(lambda: serve.committed(group, topic, 0) == 100, 60, "the service saw the commit at 100")
         consumer.seek(tp, 20)  # an active member rewinds and commits it
         consumer.commit()
-        wait_for(lambda: any(a["kind"] == "offset_rewind" for a in _alerts(serve, group)), 60, "rewind alert")
+        wait_for(lambda: _rewinds(serve, group), 60, "rewind alert")
     finally:
         consumer.close(autocommit=False)
 
-    [alert] = [a for a in _alerts(serve, group) if a["kind"] == "offset_rewind"]
+    [alert] = _rewinds(serve, group)
     assert (alert["topic"], alert["partition"], alert["severity"]) == (topic, 0, "critical")
     assert alert["magnitude"]["messages_replayed"] == 80
     snapshot = wait_for(
-        lambda: serve.get(f"/api/v1/alerts/{alert['id']}").json()["snapshot_id"], 90, "snapshot on the alert"
+        lambda: serve.http.get(f"/api/v1/alerts/{alert['id']}").json()["snapshot_id"],
+        90,
+        "snapshot on the alert",
     )
-    manifest = serve.get(f"/api/v1/snapshots/{snapshot}")
+    manifest = serve.http.get(f"/api/v1/snapshots/{snapshot}")
     assert manifest.status_code == 200, manifest.text
 
-    ready = serve.get("/readyz").json()
+    ready = serve.http.get("/readyz").json()
     assert ready["ready"], ready
-    line = wait_for(lambda: _lag_line(serve, group), 30, "the group's lag in /metrics")
+    line = wait_for(lambda: _lag_line(serve.http, group), 30, "the group's lag in /metrics")
     assert line.endswith(" 180.0"), line  # 200 written, committed at 20
 
 
