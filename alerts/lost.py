@@ -13,7 +13,8 @@ deleted_while_consuming  a member subscribes to / is assigned the topic; or, mem
 expired                  its expiry was due: an Empty group ``offsets.retention``     info
                          after it became Empty, a standalone commit or a topic the
                          members do not subscribe to that long after its commit
-group_deleted            DeleteGroups: a group tombstone, or the group gone from a    info
+group_deleted            DeleteGroups: a group tombstone (decided first: only a group  info
+                         without members is deleted), or the group gone from a
                          complete listing
 admin_offset_delete      OffsetDelete: no member consumes the topic (the broker       info
                          refuses it otherwise)
@@ -81,14 +82,15 @@ def loss_outcomes(
     """Findings for this cycle and the losses still waiting to see whether their topic exists."""
     rp = replay(previous, inputs)
     retention = offsets_retention_seconds(previous, inputs, thresholds)
-    deleted = set(rp.deleted_groups)
+    tombstoned = rp.deleted_groups
+    deleted = set(tombstoned)
     if inputs.groups is not None and not inputs.groups.failures:
         deleted |= {r.key.group for r in rp.removals if r.key.group not in rp.groups}
     seen = _TopicCheck(inputs)
     findings: list[Finding] = []
     idle: dict[str, list[PendingLoss]] = {}
     pending: list[PendingLoss] = []
-    new = (_loss(r, _cause(r, previous, deleted, retention, thresholds)) for r in rp.removals)
+    new = (_loss(r, _cause(r, previous, deleted, tombstoned, retention, thresholds)) for r in rp.removals)
     for loss in (*previous.pending_losses, *new):
         exists = seen.exists(loss)
         if exists is False:
@@ -106,9 +108,21 @@ def loss_outcomes(
 
 
 def _cause(
-    r: Removal, previous: DetectionState, deleted: set[str], retention: float, thresholds: Thresholds
+    r: Removal,
+    previous: DetectionState,
+    deleted: set[str],
+    tombstoned: frozenset[str],
+    retention: float,
+    thresholds: Thresholds,
 ) -> str:
-    """The cause as the group shows it (a deleted topic is told by :class:`_TopicCheck`)."""
+    """The cause as the group shows it (a deleted topic is told by :class:`_TopicCheck`).
+
+    A group tombstone with the offsets' comes first: the coordinator deletes only a group without members
+    (DeleteGroups answers NON_EMPTY_GROUP otherwise; expiry removes only an Empty group), whatever the last
+    poll said. A KIP-848 group's members leave by member records the state does not follow, so its last
+    known state was the poll's "Stable", and its DeleteGroups paged ``deleted_while_consuming`` (soak)."""
+    if r.key.group in tombstoned:
+        return "expired" if _expired(r, previous, retention) else "group_deleted"
     if _while_consuming(r, thresholds):
         return WHILE_CONSUMING
     if _expired(r, previous, retention):

@@ -278,7 +278,9 @@ def find_anomalies(
     # is counted here, online it is admin_offset_delete.
     idle = F.col("group_state").isin("Empty", "Dead")
     consuming = F.when(F.col("group_state").isNull(), F.lit(False)).otherwise(~idle)
-    deleting = F.col("group_deleted") & F.col("group_state").isin("Empty", "Dead")
+    # DeleteGroups deletes only a group without members: an Empty classic group, or a KIP-848 group, which
+    # the archive knows by its epochs only (Unknown; its members leave by member records)
+    deleting = F.col("group_deleted") & F.col("group_state").isin("Empty", "Dead", "Unknown")
     keep = (F.col("kind") != OFFSETS_LOST) | (consuming & ~deleting)
     admin = (
         F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP) & (F.col("group_state") == "Empty") & ~F.col("_reset")

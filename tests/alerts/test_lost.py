@@ -74,6 +74,30 @@ def test_detect_offsets_lost_delete_groups_of_idle_group_info_group_deleted() ->
     )
 
 
+def test_detect_offsets_lost_delete_groups_of_kip848_group_last_polled_stable_info_group_deleted() -> None:
+    """The members of a KIP-848 group leave by member records (no group state in the tail): the last state
+    known is the poll's Stable when DeleteGroups, which the coordinator allows only for an empty group,
+    writes the offsets' tombstones and the group's."""
+    s = run(
+        DetectionState(),
+        inputs(
+            commit_events=(commit(40, 100, 2), commit(70, 100, 3, partition=1)),
+            groups=groups(100, {"g": "Stable"}),
+            tail_live=True,
+        ),
+        100,
+    )
+    at = 101.0  # a second after the last commit: "committed recently" does not make it consuming
+    events = (commit(None, at, 4), commit(None, at, 5, partition=1), group_event("Dead", at, 6))
+    [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
+    assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
+        "info",
+        "group_deleted",
+        None,
+        2,
+    )
+
+
 def test_detect_offsets_lost_all_gone_empty_group_not_deleted_info_admin_offset_delete() -> None:
     s = _tailed("Empty")
     at = 100 + DAY

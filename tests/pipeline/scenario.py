@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from collectors.codec import (
+    ConsumerGroupMetadata,
     GroupMetadata,
     GroupTombstone,
     MemberMetadata,
     OffsetCommit,
     OffsetCommitTombstone,
 )
+from collectors.codec.record_types import CONSUMER_GROUP_METADATA
 from collectors.codec.records import Record
 from collectors.tail_model import TailEvent
 
@@ -95,6 +97,12 @@ CYCLES = [
             (2080, group_state("g10", 0)),
             (2081, commit("g10", "w", 0, 9, 2081)),  # a tool commits for a group without members ...
             (2090, OffsetCommitTombstone(1, "g10", "w", 0)),  # ... and deletes it: nobody was consuming
+            # a KIP-848 group (known by its epoch only: its members come and go by member records) deleted
+            # right after its last commit: DeleteGroups only deletes a group without members
+            (2082, ConsumerGroupMetadata("g11", 0, 4, 0)),
+            (2083, commit("g11", "w", 0, 7, 2083)),
+            (2091, OffsetCommitTombstone(1, "g11", "w", 0)),
+            (2091, GroupTombstone(CONSUMER_GROUP_METADATA, "g11")),
         ],
     ),
     Cycle(2200, []),  # lets pending rewinds age past the recommit window

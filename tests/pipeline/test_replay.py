@@ -3,8 +3,8 @@
 The scenario (:mod:`.scenario`) holds a rewind, a rewind undone by a stale member's recommit, a skip
 from below the log start, a tombstone of a live group, committed offsets below the log start and beyond
 the log end, plus look-alikes that must not count (an idle group's tombstone, DeleteGroups of an Empty
-group, redelivered events). Both sides see the same tail events; the pipeline reads them back from an
-archive written by the real ArchiveSink.
+classic group and of a KIP-848 group, redelivered events). Both sides see the same tail events; the
+pipeline reads them back from an archive written by the real ArchiveSink.
 """
 
 from __future__ import annotations
