@@ -114,17 +114,39 @@ def run(
     )
 
 
-def pid_alive(pid: int | None, marker: str) -> bool:
-    """True if ``pid`` runs (not a zombie) and its command line contains ``marker`` (guards PID reuse)."""
-    if not pid:
-        return False
+EXEC_SETTLE = (0.0, 0.01, 0.05, 0.2)  # re-reads of an empty command line: a process in mid-exec
+
+
+def _proc_view(pid: int) -> tuple[str, str] | None:
+    """(state letter, command line) of ``pid`` from ``/proc``; None if there is no such process."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[0], cmdline
+
+
+def pid_alive(pid: int | None, marker: str, proc: subprocess.Popen[bytes] | None = None) -> bool:
+    """True if ``pid`` runs (not a zombie) and its command line contains ``marker`` (guards PID reuse).
+
+    With ``proc`` (our own child, so the pid cannot be reused before it is reaped) the child's exit status
+    decides. Otherwise ``/proc`` does, and an empty command line is read again before it counts: the
+    kernel shows one while a process is in the middle of ``execve`` (our launcher execs the JVM), and
+    taking that for "gone" reported a starting broker as exited (the 60-minute soak, a CI run).
+    """
+    if not pid:
         return False
-    state = stat.rsplit(")", 1)[-1].split()[0]
-    return state not in ("Z", "X") and marker in cmdline
+    if proc is not None and proc.pid == pid:
+        return proc.poll() is None
+    for pause in EXEC_SETTLE:
+        time.sleep(pause)
+        view = _proc_view(pid)
+        if view is None or view[0] in ("Z", "X"):
+            return False
+        if view[1]:
+            return marker in view[1]
+    return False  # a kernel thread, or a process that never finishes its exec: not ours
 
 
 def signal_and_wait(
@@ -135,7 +157,7 @@ def signal_and_wait(
     proc: subprocess.Popen[bytes] | None = None,
 ) -> bool:
     """Send ``sig`` and wait up to ``timeout`` s for the process to go; SIGKILL after that. True if gone."""
-    if not pid_alive(pid, marker):
+    if not pid_alive(pid, marker, proc):
         return True
     try:
         os.kill(pid, sig)
@@ -143,9 +165,7 @@ def signal_and_wait(
         return True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if proc is not None:
-            proc.poll()  # reap our own child so it does not linger as a zombie
-        if not pid_alive(pid, marker):
+        if not pid_alive(pid, marker, proc):  # with proc, this also reaps our own child
             return True
         time.sleep(0.1)
     if sig != signal.SIGKILL:

@@ -45,9 +45,7 @@ class SandboxNode:
         return self.directory / "server.log"
 
     def alive(self) -> bool:
-        if self.proc is not None:
-            self.proc.poll()
-        return jvm.pid_alive(self.pid, str(self.properties_path))
+        return jvm.pid_alive(self.pid, str(self.properties_path), self.proc)
 
     def describe(self) -> dict[str, Any]:
         return {

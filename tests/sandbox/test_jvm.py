@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 from service.sandbox import jvm
@@ -99,3 +100,47 @@ def test_dies_with_parent_command_sets_the_death_signal_then_execs(tmp_path: Pat
 _READ_PDEATHSIG = (
     "import ctypes; s = ctypes.c_int(); ctypes.CDLL(None).prctl(2, ctypes.byref(s)); print(s.value)"
 )
+
+
+def test_pid_alive_an_empty_command_line_mid_exec_is_read_again(monkeypatch: object) -> None:
+    """The kernel shows an empty command line while a process is inside execve (our launcher execs the
+    JVM): that is not "exited" (a starting broker was reported dead while it started)."""
+    views = iter([("R", ""), ("R", "java -cp lib/* kafka.Kafka /s/broker-3/node.properties")])
+    monkeypatch.setattr(jvm, "_proc_view", lambda pid: next(views))  # type: ignore[attr-defined]
+    monkeypatch.setattr(jvm, "EXEC_SETTLE", (0.0, 0.0))  # type: ignore[attr-defined]
+    assert jvm.pid_alive(4242, "/s/broker-3/node.properties")
+
+
+def test_pid_alive_gone_zombie_other_program_and_never_exec_are_not_alive(monkeypatch: object) -> None:
+    monkeypatch.setattr(jvm, "EXEC_SETTLE", (0.0, 0.0))  # type: ignore[attr-defined]
+    for view in (None, ("Z", ""), ("S", "python other.py"), ("S", "")):
+        monkeypatch.setattr(jvm, "_proc_view", lambda pid, v=view: v)  # type: ignore[attr-defined]
+        assert not jvm.pid_alive(4242, "node.properties"), view
+
+
+def test_pid_alive_own_child_follows_its_exit_status_not_proc(tmp_path: Path, monkeypatch: object) -> None:
+    proc = jvm.spawn(["sleep", "30"], tmp_path / "out.log", daemon=False)
+    try:
+        monkeypatch.setattr(jvm, "_proc_view", lambda pid: ("R", ""))  # type: ignore[attr-defined]
+        assert jvm.pid_alive(proc.pid, "no such marker", proc)
+        proc.kill()
+        proc.wait(10)
+        assert not jvm.pid_alive(proc.pid, "sleep", proc)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_pid_alive_a_real_process_by_its_command_line(tmp_path: Path) -> None:
+    proc = jvm.spawn(["sleep", "30"], tmp_path / "out.log", daemon=True)
+    try:
+        deadline = time.monotonic() + 10
+        while "sleep 30" not in Path(f"/proc/{proc.pid}/cmdline").read_bytes().replace(b"\0", b" ").decode():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert jvm.pid_alive(proc.pid, "sleep 30")
+        assert not jvm.pid_alive(proc.pid, "kafka.Kafka")
+    finally:
+        proc.kill()
+        proc.wait(10)
+    assert not jvm.pid_alive(proc.pid, "sleep 30")
