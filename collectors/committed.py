@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
 
-from collectors.errors import KafkaError
+from collectors.errors import KafkaAuthError, KafkaError, KafkaResponseError
 from collectors.model import CommittedObservation, CommittedOffset, Failure
-from collectors.seam import SeamCollector, failure
+from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
+
+log = logging.getLogger(__name__)
 
 # Share groups keep no committed offsets (their state lives in the share coordinator).
 _NO_OFFSETS = frozenset({"share"})
 _FALLBACK_CONCURRENCY = 8
+UNKNOWN_TOPIC = "UNKNOWN_TOPIC_OR_PARTITION"
 
 
 class CommittedCollector(SeamCollector):
@@ -20,9 +26,28 @@ class CommittedCollector(SeamCollector):
     (v8, many groups). Groups that fail there (moved coordinator, loading, whole request lost) get their
     coordinator looked up again and are fetched one by one; a group that still fails is a ``group``
     failure. A broker whose groups cannot even be listed is a ``broker`` failure.
+
+    OffsetFetch leaves out, without an error, the offsets on a topic this principal may not DESCRIBE, and
+    Metadata leaves the topic out: to the poll, an ACL that hides a topic looks like its offsets were
+    deleted. So a topic that had committed offsets (seen by this collector, or ``known_topics`` from the
+    store) and is now in neither the offsets nor the metadata is asked for by name: if Kafka says it is
+    not authorized (or cannot say), it becomes a ``topic`` failure, which tells the store and detection
+    that the offsets on it were not seen, not deleted; if it is gone, it is forgotten.
     """
 
     name = "committed"
+
+    def __init__(
+        self,
+        seam: KafkaSeam,
+        cluster: str,
+        metadata: MetadataSource,
+        clock: Callable[[], float] = time.time,
+        known_topics: Iterable[str] = (),
+    ) -> None:
+        super().__init__(seam, cluster, metadata, clock)
+        self._topics: set[str] = set(known_topics)  # every topic a group had offsets on, not known gone
+        self._hidden: frozenset[str] = frozenset()  # logged once per change
 
     async def collect(self) -> CommittedObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
@@ -42,7 +67,41 @@ class CommittedCollector(SeamCollector):
             failures.extend(lost)
         groups = tuple(sorted(offsets))
         flat = tuple(o for g in groups for o in offsets[g])
+        seen = {o.topic for o in flat}
+        unseen = self._topics - seen - {t.name for t in meta.topics}
+        self._topics |= seen
+        if unseen:
+            failures.extend(await self._unseen_topics(sorted(unseen)))
         return CommittedObservation(self.cluster, observed_at, flat, groups, tuple(failures))
+
+    async def _unseen_topics(self, names: list[str]) -> list[Failure]:
+        """``topic`` failures for the ``names`` Kafka hides or cannot tell about; the gone ones forgotten."""
+        try:
+            answers: dict[str, KafkaError | None] = await asyncio.to_thread(self._seam.topic_errors, names)
+        except KafkaError as exc:
+            answers = dict.fromkeys(names, exc)
+        lost: list[Failure] = []
+        for name in names:
+            err = answers.get(name)
+            if err is None and name in answers:
+                continue  # created or re-authorized since the metadata was taken: the next poll sees it
+            if isinstance(err, KafkaResponseError) and err.error_name == UNKNOWN_TOPIC:
+                self._topics.discard(name)  # deleted: its offsets went with it
+                continue
+            if err is None:
+                err = KafkaError("Metadata did not answer for the topic", cluster=self.cluster, topic=name)
+            lost.append(Failure("topic", name, type(err).__name__, f"committed offsets not seen: {err}"))
+        hidden = frozenset(f.key for f in lost if f.error == KafkaAuthError.__name__)
+        if hidden != self._hidden:
+            self._hidden = hidden
+            if hidden:
+                log.warning(
+                    "%s: not authorized to describe topics %s: the committed offsets on them are not seen "
+                    "(grant DESCRIBE on them to User:<offsetguard principal>; docs/security.md)",
+                    self.cluster,
+                    ", ".join(sorted(hidden)),
+                )
+        return lost
 
     async def _ask_coordinator(
         self, broker: int

@@ -115,6 +115,12 @@ class KafkaPythonSeam:
         """See :meth:`collectors.seam.KafkaSeam.metadata`."""
         return self._run(lambda m: rq.metadata(m, self._cluster, self._wire), "Metadata")
 
+    def topic_errors(self, names: Sequence[str]) -> dict[str, KafkaError | None]:
+        """See :meth:`collectors.seam.KafkaSeam.topic_errors`."""
+        if not names:
+            return {}
+        return self._run(lambda m: rq.topic_errors(m, self._cluster, names), "Metadata of named topics")
+
     def list_offsets(self, leader_id: int, partitions: Sequence[TopicPartition]) -> OffsetsResult:
         """See :meth:`collectors.seam.KafkaSeam.list_offsets`."""
         timeout = self._settings.request_timeout_ms

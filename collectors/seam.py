@@ -80,6 +80,11 @@ class KafkaSeam(Protocol):
         """Brokers, controller and every topic with partition leader, leader epoch, replicas, ISR."""
         ...
 
+    def topic_errors(self, names: Sequence[str]) -> dict[str, KafkaError | None]:
+        """Metadata of ``names`` by name: None for a topic that exists and may be described, else the
+        error (a :class:`KafkaAuthError` for one an ACL hides, ``UNKNOWN_TOPIC_OR_PARTITION`` if gone)."""
+        ...
+
     def list_offsets(self, leader_id: int, partitions: Sequence[TopicPartition]) -> OffsetsResult:
         """Earliest and latest (read_uncommitted) offsets of ``partitions``, all led by ``leader_id``."""
         ...

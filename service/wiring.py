@@ -61,11 +61,14 @@ def build_cluster_jobs(
         # Collectors that need leaders share a recent observation instead of each asking again.
         return await metadata.latest(max_age_s=intervals.metadata)
 
+    # topics with offsets before this start: one an ACL hides by now is then not taken for deleted
+    known = store.committed_topics(name) if store is not None else ()
+    committed = CommittedCollector(seam, name, metadata_source, known_topics=known)
     jobs = [
         CollectorJob(metadata, intervals.metadata, list(sinks)),
         CollectorJob(OffsetsCollector(seam, name, metadata_source), intervals.offsets, list(sinks)),
         CollectorJob(GroupsCollector(seam, name, metadata_source), intervals.groups, list(sinks)),
-        CollectorJob(CommittedCollector(seam, name, metadata_source), intervals.committed, list(sinks)),
+        CollectorJob(committed, intervals.committed, list(sinks)),
         CollectorJob(ConfigsCollector(seam, name, metadata_source), intervals.configs, list(sinks)),
     ]
     if cluster.metrics_urls:

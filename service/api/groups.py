@@ -159,6 +159,11 @@ def group_detail(
     ]
     # a group an ACL hides from the last polls is "not authorized", not "unknown"
     committed = [] if unobserved and info is None else committed_or_404(store, cluster, group, info)
+    # a topic an ACL hides: its offsets are the last ones seen, and the detail says they are not seen now
+    hidden = {f.key: f for f in committed_poll.failures if f.scope == "topic"} if committed_poll else {}
+    if hidden:
+        topics = sorted({c.topic for c in committed} & hidden.keys())
+        unobserved += [f"committed: topic:{t}: {unobserved_reason(hidden[t])}" for t in topics]
     members = _member_ids(GroupsObservation(cluster, 0.0, (info,)) if info else None)
     rows = partition_states(store, cluster, committed, LogRanges(store, cluster), members, now)
     return GroupDetail(

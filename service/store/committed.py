@@ -50,6 +50,7 @@ class CommittedPlan:
     updates: list[tuple[object, ...]] = field(default_factory=list)
     history: list[tuple[object, ...]] = field(default_factory=list)
     touches: list[tuple[object, ...]] = field(default_factory=list)
+    touch_sql: str = _TOUCH_GROUP
     cache: list[tuple[GroupKey, PartKey, Entry]] = field(default_factory=list)
     deletions: int = 0
 
@@ -117,11 +118,16 @@ class CommittedWriter:
                 continue
             plan.history.append((key_id, at, c.offset, c.leader_epoch, c.metadata))
             plan.cache.append((gkey, pkey, (key_id, c.offset, c.leader_epoch)))
-        # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions.
+        # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions, and
+        # neither does a topic the poll could not see (an ACL hides it: a ``topic`` failure).
+        unseen = sorted({f.key for f in obs.failures if f.scope == "topic"})
+        hidden = set(unseen)
+        if unseen:
+            plan.touch_sql = f"{_TOUCH_GROUP.rstrip()} AND topic NOT IN ({','.join('?' * len(unseen))})"
         for gkey, seen in observed.items():
-            plan.touches.append((at, gkey[0], gkey[1], at))
+            plan.touches.append((at, gkey[0], gkey[1], at, *unseen))
             for pkey, (key_id, offset, _epoch) in self._latest.get(gkey, {}).items():
-                if offset is not None and pkey not in seen:
+                if offset is not None and pkey not in seen and pkey[0] not in hidden:
                     plan.updates.append((None, None, "", at, at, key_id))
                     plan.history.append((key_id, at, None, None, ""))
                     plan.cache.append((gkey, pkey, (key_id, None, None)))
@@ -137,7 +143,7 @@ class CommittedWriter:
         if plan.history:
             self._conn.executemany(_INSERT_HISTORY, plan.history)
         if plan.touches:
-            self._conn.executemany(_TOUCH_GROUP, plan.touches)
+            self._conn.executemany(plan.touch_sql, plan.touches)
         return WriteCounts(
             history_rows=len(plan.history), new_keys=len(plan.inserts), deletions=plan.deletions
         )

@@ -40,6 +40,14 @@ def latest_committed(
     return tuple(LatestCommitted(cluster, group, *row) for row in rows)
 
 
+def committed_topics(conn: sqlite3.Connection, cluster: str) -> tuple[str, ...]:
+    rows = conn.execute(
+        "SELECT DISTINCT topic FROM latest_committed WHERE cluster = ? AND committed_offset IS NOT NULL",
+        (cluster,),
+    )
+    return tuple(sorted(row[0] for row in rows))
+
+
 def committed_history(
     conn: sqlite3.Connection,
     cluster: str,

@@ -196,6 +196,10 @@ class Store:
             cluster,
         )
 
+    def committed_topics(self, cluster: str) -> tuple[str, ...]:
+        """Every topic some group of ``cluster`` has a live committed offset on, as last recorded."""
+        return self._read("read committed topics", lambda c: queries.committed_topics(c, cluster), cluster)
+
     def committed_history(
         self,
         cluster: str,

@@ -1,9 +1,11 @@
+from dataclasses import replace
+
 import pytest
 
 from alerts.lost import detect_offsets_lost, loss_outcomes
 from alerts.model import OFFSETS_LOST
 from alerts.state import CommitKey, DetectionState
-from collectors.model import OffsetsObservation
+from collectors.model import Failure, OffsetsObservation
 from tests.alerts.builders import (
     TH,
     T,
@@ -125,6 +127,22 @@ def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> No
     )
     [f] = detect_offsets_lost(s, inp, 20, TH)
     assert (f.severity, f.evidence["source"]) == ("critical", "poll")
+
+
+def test_detect_offsets_lost_topic_hidden_by_an_acl_is_not_a_loss() -> None:
+    """DESCRIBE on the topic taken away: OffsetFetch leaves its offsets out, the collector says so with a
+    ``topic`` failure, and nothing is lost (the same vanishing offsets page critical otherwise, above)."""
+    s = run(
+        DetectionState(),
+        inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
+        10,
+    )
+    hidden = Failure("topic", T, "KafkaAuthError", "committed offsets not seen: not authorized")
+    poll = replace(committed(20, {}, groups=("g",)), failures=(hidden,))
+    inp = inputs(offsets=_ranges(20), committed=poll, groups=groups(20, {"g": "Stable"}))
+    assert detect_offsets_lost(s, inp, 20, TH) == ()
+    after = run(s, inp, 20)
+    assert CommitKey("g", T, 0) in after.commits  # still known, at its last value
 
 
 def test_detect_offsets_lost_group_not_fetched_this_cycle_nothing() -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import KafkaError, KafkaUnavailableError
+from collectors.kafka_errors import response_error
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -73,6 +74,11 @@ def down_error(broker: int) -> KafkaUnavailableError:
     return KafkaUnavailableError(f"broker {broker} is down", cluster=CLUSTER)
 
 
+def unknown_topic(name: str) -> KafkaError:
+    """What a broker answers for a topic asked by name that does not exist."""
+    return response_error(3, cluster=CLUSTER, topic=name)
+
+
 @dataclass
 class FakeSeam:
     """Literal answers; see the module docstring."""
@@ -92,6 +98,9 @@ class FakeSeam:
     broker_configs: dict[int, dict[str, ConfigValue]] = field(default_factory=dict)
     # OffsetForLeaderEpoch answers per (partition, requested epoch); unknown ones answer (-1, -1)
     epoch_ends: dict[tuple[TopicPartition, int], tuple[int, int] | KafkaError] = field(default_factory=dict)
+    # Metadata by name: a topic listed here answers that error; one in ``meta`` answers None; others
+    # UNKNOWN_TOPIC_OR_PARTITION (gone)
+    named_topic_errors: dict[str, KafkaError] = field(default_factory=dict)
     down: set[int] = field(default_factory=set)
     barrier: threading.Barrier | None = None  # list_offsets waits here: proves leaders are asked together
     calls: list[tuple[Any, ...]] = field(default_factory=list)
@@ -106,6 +115,15 @@ class FakeSeam:
         if self.meta is None:
             raise KafkaUnavailableError("no broker answered", cluster=CLUSTER)
         return self.meta
+
+    def topic_errors(self, names: Sequence[str]) -> dict[str, KafkaError | None]:
+        self.calls.append(("topic_errors", tuple(names)))
+        if self.meta is None:
+            raise KafkaUnavailableError("no broker answered", cluster=CLUSTER)
+        present = {t.name for t in self.meta.topics}
+        return {
+            n: self.named_topic_errors.get(n) or (None if n in present else unknown_topic(n)) for n in names
+        }
 
     def list_offsets(self, leader_id: int, partitions: Sequence[TopicPartition]) -> OffsetsResult:
         self._to(leader_id, ("list_offsets", leader_id, tuple(partitions)))

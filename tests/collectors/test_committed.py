@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from collectors.committed import CommittedCollector
-from collectors.errors import KafkaResponseError, KafkaUnavailableError
+from collectors.errors import KafkaAuthError, KafkaResponseError, KafkaUnavailableError
 from collectors.model import CommittedOffset
 from collectors.seam import ListedGroup
-from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, source
+from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, partition, snapshot, source
 
 META = metadata([1, 2], {})
 LISTED = {
@@ -103,3 +104,77 @@ async def test_committed_share_groups_not_fetched() -> None:
     await CommittedCollector(seam, CLUSTER, source(META)).collect()
 
     assert all("s" not in c[2] for c in _fetches(seam))
+
+
+# ---------------------------------------------------------------- a topic an ACL hides (issue 14)
+
+
+def _without_audit() -> dict[str, list[CommittedOffset]]:
+    """OffsetFetch after DESCRIBE on ``audit`` was taken away: its offsets left out, without an error."""
+    return {**COMMITTED, "d": []}
+
+
+def _auth(topic: str) -> KafkaAuthError:
+    return KafkaAuthError("broker answered TOPIC_AUTHORIZATION_FAILED", cluster=CLUSTER, topic=topic)
+
+
+async def test_committed_topic_hidden_by_an_acl_is_a_topic_failure_not_a_deletion(caplog: Any) -> None:
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+    collector = CommittedCollector(seam, CLUSTER, source(META))
+    assert (await collector.collect()).failures == ()
+    assert not [c for c in seam.calls if c[0] == "topic_errors"]  # nothing unseen: nothing asked
+
+    seam.committed = _without_audit()
+    seam.named_topic_errors = {"audit": _auth("audit")}
+    with caplog.at_level(logging.WARNING, logger="collectors.committed"):
+        first = await collector.collect()
+        second = await collector.collect()
+
+    for observed in (first, second):
+        [f] = observed.failures
+        assert (f.scope, f.key, f.error) == ("topic", "audit", "KafkaAuthError")
+        assert "committed offsets not seen" in f.message
+        assert "d" in observed.groups  # the group was fetched: only the topic is unseen
+    assert [c for c in seam.calls if c[0] == "topic_errors"] == [("topic_errors", ("audit",))] * 2
+    assert len([r for r in caplog.records if "not authorized to describe topics audit" in r.message]) == 1
+
+
+async def test_committed_topic_gone_is_forgotten_and_not_asked_again() -> None:
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+    collector = CommittedCollector(seam, CLUSTER, source(META))
+    await collector.collect()
+    seam.committed = _without_audit()  # the topic was deleted: Metadata by name answers UNKNOWN_TOPIC
+
+    assert (await collector.collect()).failures == ()
+    assert (await collector.collect()).failures == ()
+    assert [c for c in seam.calls if c[0] == "topic_errors"] == [("topic_errors", ("audit",))]
+
+
+async def test_committed_topic_in_the_metadata_without_offsets_is_not_asked() -> None:
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+    meta = metadata([1, 2], {"audit": [partition("audit", 0, 1)]})
+    collector = CommittedCollector(seam, CLUSTER, source(meta))
+    await collector.collect()
+    seam.committed = _without_audit()  # OffsetDelete: the topic is described, its offsets really went
+
+    assert (await collector.collect()).failures == ()
+    assert not [c for c in seam.calls if c[0] == "topic_errors"]
+
+
+async def test_committed_known_topics_from_the_store_are_checked_from_the_first_poll() -> None:
+    seam = FakeSeam(listed=LISTED, committed=_without_audit(), meta=snapshot([1, 2], {}))
+    seam.named_topic_errors = {"audit": _auth("audit")}
+
+    observed = await CommittedCollector(seam, CLUSTER, source(META), known_topics=["audit"]).collect()
+
+    assert [(f.scope, f.key) for f in observed.failures] == [("topic", "audit")]
+
+
+async def test_committed_topic_that_cannot_be_asked_about_is_unseen_not_deleted() -> None:
+    seam = FakeSeam(listed=LISTED, committed=_without_audit(), meta=None)  # Metadata by name: no answer
+
+    observed = await CommittedCollector(seam, CLUSTER, source(META), known_topics=["audit"]).collect()
+
+    assert [(f.scope, f.key, f.error) for f in observed.failures] == [
+        ("topic", "audit", "KafkaUnavailableError")
+    ]

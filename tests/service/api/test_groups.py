@@ -1,7 +1,11 @@
+import asyncio
+import dataclasses
+
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.service.api.builders import HIDDEN_GROUP, ODD_GROUPS, T0, seg
+from collectors.model import CommittedObservation, Failure
+from tests.service.api.builders import CLUSTER, HIDDEN_GROUP, ODD_GROUPS, T0, seg
 
 GROUPS = "/api/v1/clusters/prod/groups"
 
@@ -43,6 +47,21 @@ def test_get_group_an_acl_hides_says_not_authorized_not_unknown(client: TestClie
     assert body["unobserved"] == ["groups: not authorized", "committed: not authorized"]
     assert (body["state"], body["partitions"], body["lag"]["total_lag"]) == (None, [], None)
     assert client.get(f"{GROUPS}/orders-app").json()["unobserved"] == []
+
+
+def test_get_group_topic_an_acl_hides_keeps_last_offsets_and_says_not_authorized(client: TestClient) -> None:
+    """DESCRIBE on ``payments`` taken away: the poll cannot see clampy's offset on it (a ``topic``
+    failure); the detail keeps the last value seen and says that topic is not seen now."""
+    latest = client.app.state.runtime.latest  # type: ignore[attr-defined]
+    poll = latest.get(CLUSTER, CommittedObservation)
+    hidden = Failure("topic", "payments", "KafkaAuthError", "committed offsets not seen: not authorized")
+    asyncio.run(latest.put(dataclasses.replace(poll, failures=(*poll.failures, hidden))))
+
+    body = client.get(f"{GROUPS}/clampy").json()
+    assert body["unobserved"] == ["committed: topic:payments: not authorized"]
+    rows = {(p["topic"], p["partition"]): p["committed_offset"] for p in body["partitions"]}
+    assert rows["payments", 0] == 15
+    assert client.get(f"{GROUPS}/orders-app").json()["unobserved"] == []  # no offsets on that topic
 
 
 def test_get_group_unknown_group_404(client: TestClient) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from collectors.errors import StoreError
-from collectors.model import CommittedObservation, CommittedOffset
+from collectors.model import CommittedObservation, CommittedOffset, Failure
 from service.settings import StoreSettings
 from service.store import CommittedPoint, Store, db
 
@@ -85,6 +87,21 @@ def test_record_committed_group_not_fetched_is_not_deleted(store: Store) -> None
     [latest] = store.latest_committed("c1", "b")
     assert (latest.offset, latest.last_seen_at) == (20, T0)
     assert offsets_of(store.committed_history("c1", "b")) == [(0, T0, 20)]
+
+
+def test_record_committed_topic_hidden_by_an_acl_keeps_its_offsets_unconfirmed(store: Store) -> None:
+    store.record_committed(obs(T0, off(10, topic="t"), off(20, topic="secret")))
+    hidden = Failure("topic", "secret", "KafkaAuthError", "committed offsets not seen: not authorized")
+    later = replace(obs(T0 + 5, off(11, topic="t")), failures=(hidden,))
+    counts = store.record_committed(later)
+    assert counts.deletions == 0
+    latest = {p.topic: p for p in store.latest_committed("c1", "g")}
+    assert (latest["secret"].offset, latest["secret"].last_seen_at) == (20, T0)  # not seen, not deleted
+    assert (latest["t"].offset, latest["t"].last_seen_at) == (11, T0 + 5)
+    assert store.committed_topics("c1") == ("secret", "t")
+    # seen again, without the failure: gone for real this time
+    assert store.record_committed(obs(T0 + 10, off(11, topic="t"))).deletions == 1
+    assert store.committed_topics("c1") == ("t",)
 
 
 def test_record_committed_deleted_offset_reappearing_writes_row(store: Store) -> None:
