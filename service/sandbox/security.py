@@ -67,13 +67,19 @@ class Security:
         return self.pki_dir / f"{principal}.password"
 
     def describe(self) -> dict[str, Any]:
-        return {"mode": self.mode, "pki_dir": str(self.pki_dir), "passwords": dict(self.passwords)}
+        """What ``sandbox.json`` keeps: the mode and where the files are (passwords stay in their files)."""
+        return {"mode": self.mode, "pki_dir": str(self.pki_dir)}
 
     @classmethod
     def from_state(cls, raw: dict[str, Any] | None) -> Security | None:
         if not raw:
             return None
-        return cls(raw["mode"], Path(raw["pki_dir"]), dict(raw.get("passwords", {})))
+        found = cls(raw["mode"], Path(raw["pki_dir"]))
+        if found.mode == "sasl_ssl":
+            for principal in PRINCIPALS:
+                text = found.password_file(principal).read_text(encoding="utf-8")
+                found.passwords[principal] = text.removesuffix("\n")
+        return found
 
 
 def prepare(mode: Mode, directory: Path) -> Security | None:

@@ -133,11 +133,14 @@ def test_client_settings_validate_as_cluster_settings_password_by_file(tmp_path:
     assert security.client_settings(None) == {}
 
 
-def test_state_keeps_the_security_section(tmp_path: Path) -> None:
-    sec = security.Security("sasl_ssl", tmp_path / "pki", {"admin": "a1", "offsetguard": "o1"})
+def test_state_keeps_the_security_section_passwords_only_in_their_files(tmp_path: Path) -> None:
+    sec = security.prepare("sasl_ssl", tmp_path)
+    assert sec is not None
     spec = config.NodeSpec(1, "broker,controller", 9001, 9004, 9002, 9003)
     write_state(tmp_path, "cid", [SandboxNode(spec, tmp_path / spec.name)], sec.describe())
     assert security.Security.from_state(read_security(tmp_path)) == sec
+    state = (tmp_path / "sandbox.json").read_text()
+    assert not [p for p in sec.passwords.values() if p in state]
     assert read_state(tmp_path)[1][0].spec == spec
     write_state(tmp_path, "cid", [SandboxNode(spec, tmp_path / spec.name)])
     assert read_security(tmp_path) is None
