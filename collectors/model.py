@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 OFFSETS_TOPIC = "__consumer_offsets"
+NOT_AUTHORIZED = "not authorized"  # Failure.reason of a KafkaAuthError (collectors.errors)
 
 
 class TopicPartition(NamedTuple):
@@ -26,6 +27,16 @@ class Failure:
     key: str  # e.g. "2", "orders/3", "billing-consumer", "http://..."
     error: str  # the typed error's class name
     message: str
+
+    @property
+    def reason(self) -> str:
+        """Why it could not be observed: an ACL's refusal reads "not authorized", else the error type."""
+        return NOT_AUTHORIZED if self.error == "KafkaAuthError" else self.error
+
+    @property
+    def entry(self) -> str:
+        """``scope:key: reason``, as ``/readyz`` and the logs list it."""
+        return f"{self.scope}:{self.key}: {self.reason}"
 
 
 # ---------------------------------------------------------------- cluster metadata

@@ -18,7 +18,7 @@ from typing import Any
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from collectors.base import Collector
-from collectors.errors import KafkaAuthError, OffsetguardError
+from collectors.errors import OffsetguardError
 from collectors.model import Failure
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,6 @@ log = logging.getLogger(__name__)
 Sink = Callable[[Any], Awaitable[None]]
 UNOBSERVED_SHOWN = 50  # entries of CollectorStatus.unobserved that /readyz lists
 UNOBSERVED_LOGGED = 10  # and that one log line names
-NOT_AUTHORIZED = "not authorized"
 
 
 @dataclass(slots=True)
@@ -68,15 +67,6 @@ class CollectorStatus:
             "partial_failures": self.partial_failures,
             "unobserved": list(self.unobserved[:UNOBSERVED_SHOWN]),
         }
-
-
-def unobserved_reason(f: Failure) -> str:
-    """Why a part could not be observed: an ACL's refusal reads "not authorized", else the error type."""
-    return NOT_AUTHORIZED if f.error == KafkaAuthError.__name__ else f.error
-
-
-def unobserved_entry(f: Failure) -> str:
-    return f"{f.scope}:{f.key}: {unobserved_reason(f)}"
 
 
 @dataclass(slots=True)
@@ -126,7 +116,7 @@ class CollectorJob:
         hidden every cycle: one line, not one per cycle)."""
         status = self.status
         status.partial_failures = len(failures)
-        unobserved = tuple(sorted(unobserved_entry(f) for f in failures))
+        unobserved = tuple(sorted(f.entry for f in failures))
         if unobserved == status.unobserved:
             return
         status.unobserved = unobserved

@@ -29,7 +29,6 @@ from service.api.schemas.groups import (
     TopicPartitionRef,
 )
 from service.metrics.view import assignments, lag_seconds, wanted_offsets
-from service.scheduler import unobserved_reason
 from service.store import LatestCommitted, LatestPartition, PartitionPoint, Store
 from service.store.alert_records import Alert
 
@@ -151,7 +150,7 @@ def group_detail(
 ) -> GroupDetail:
     info = find_group(groups, group)
     unobserved = [
-        f"{name}: {unobserved_reason(f)}"
+        f"{name}: {f.reason}"
         for name, poll in (("groups", groups), ("committed", committed_poll))
         if poll is not None
         for f in poll.failures
@@ -163,7 +162,7 @@ def group_detail(
     hidden = {f.key: f for f in committed_poll.failures if f.scope == "topic"} if committed_poll else {}
     if hidden:
         topics = sorted({c.topic for c in committed} & hidden.keys())
-        unobserved += [f"committed: topic:{t}: {unobserved_reason(hidden[t])}" for t in topics]
+        unobserved += [f"committed: topic:{t}: {hidden[t].reason}" for t in topics]
     members = _member_ids(GroupsObservation(cluster, 0.0, (info,)) if info else None)
     rows = partition_states(store, cluster, committed, LogRanges(store, cluster), members, now)
     return GroupDetail(

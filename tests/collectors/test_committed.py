@@ -7,7 +7,7 @@ from typing import Any
 
 from collectors.committed import CommittedCollector
 from collectors.errors import KafkaAuthError, KafkaResponseError, KafkaUnavailableError
-from collectors.model import CommittedOffset
+from collectors.model import CommittedOffset, Failure
 from collectors.seam import ListedGroup
 from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, partition, snapshot, source
 
@@ -178,3 +178,10 @@ async def test_committed_topic_that_cannot_be_asked_about_is_unseen_not_deleted(
     assert [(f.scope, f.key, f.error) for f in observed.failures] == [
         ("topic", "audit", "KafkaUnavailableError")
     ]
+
+
+def test_failure_reason_of_an_auth_error_is_not_authorized_else_the_error_type() -> None:
+    hidden = Failure("topic", "audit", KafkaAuthError.__name__, "TOPIC_AUTHORIZATION_FAILED")
+    assert (hidden.reason, hidden.entry) == ("not authorized", "topic:audit: not authorized")
+    down = Failure("group", "g", KafkaUnavailableError.__name__, "down")
+    assert down.entry == "group:g: KafkaUnavailableError"
