@@ -44,6 +44,7 @@ class CollectorStatus:
     last_error: str | None = None
     last_duration: float | None = None
     partial_failures: int = 0  # Failure entries in the last observation
+    partial_streak: int = 0  # consecutive successful runs, up to the last, that had Failure entries
     unobserved: tuple[str, ...] = ()  # what the last observation could not see: "scope:key: Error"
 
     def stale(self, now: float, stale_after_intervals: float) -> bool:
@@ -116,6 +117,7 @@ class CollectorJob:
         hidden every cycle: one line, not one per cycle)."""
         status = self.status
         status.partial_failures = len(failures)
+        status.partial_streak = status.partial_streak + 1 if failures else 0
         unobserved = tuple(sorted(f.entry for f in failures))
         if unobserved == status.unobserved:
             return

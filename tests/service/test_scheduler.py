@@ -125,3 +125,14 @@ async def test_run_once_partial_failures_named_in_status_and_logged_once_per_cha
     await job.run_once()
     shown = job.status.as_dict(now=0.0, stale_after_intervals=3)
     assert (shown["partial_failures"], shown["unobserved"]) == (1, ["group:billing: not authorized"])
+
+
+async def test_run_once_partial_streak_counts_consecutive_partial_runs_a_clean_run_resets_it() -> None:
+    collector = FakeCollector("configs")
+    job = CollectorJob(collector, interval=1)
+    streaks = []
+    for failures in ((SLOW,), (SLOW,), (), (HIDDEN,)):
+        collector.failures = failures
+        await job.run_once()
+        streaks.append(job.status.partial_streak)
+    assert streaks == [1, 2, 0, 1]

@@ -171,17 +171,17 @@ async def test_detection_loop_partial_failures_shorter_than_grace_no_collector_f
     from service.scheduler import CollectorStatus as JobStatus
 
     latest, clock = LatestObservations(), [1000.0]
-    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1)
+    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1, partial_streak=2)
     loop = _degraded_loop(alerts, latest, clock, job)
     for t in (1000.0, 1060.0, 1119.0):  # degraded for 119 s
         clock[0] = job.last_success_at = t
         await _partial_offsets(latest, t)
         await loop.evaluate_now()
-    job.partial_failures = 0  # the broker is back: the spell ends
+    job.partial_failures = job.partial_streak = 0  # the broker is back: the spell ends
     clock[0] = job.last_success_at = 1125.0
     await loop.evaluate_now()
     clock[0] = job.last_success_at = 1200.0
-    job.partial_failures = 1  # another broker restarts: a new spell, counted from here
+    job.partial_failures, job.partial_streak = 1, 2  # another broker restarts: a new spell, from here
     await _partial_offsets(latest, 1200.0)
     await loop.evaluate_now()
     assert not alerts.list(kind="collector_failure").alerts
@@ -191,7 +191,7 @@ async def test_detection_loop_partial_failures_past_grace_collector_failure_fire
     from service.scheduler import CollectorStatus as JobStatus
 
     latest, clock = LatestObservations(), [1000.0]
-    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1)
+    job = JobStatus("offsets", C, 1.0, last_success_at=1000.0, partial_failures=1, partial_streak=2)
     loop = _degraded_loop(alerts, latest, clock, job)
     for t in (1000.0, 1060.0, 1121.0):
         clock[0] = job.last_success_at = t
@@ -203,6 +203,51 @@ async def test_detection_loop_partial_failures_past_grace_collector_failure_fire
         clock[0] = t
         await loop.evaluate_now()
     assert alerts.get(alert.id).status == "firing"  # type: ignore[union-attr]
+
+
+async def test_detection_loop_one_slow_partial_run_with_a_restart_spell_no_collector_failure(
+    alerts: AlertStore,
+) -> None:
+    """The 60-minute soak: configs (5-minute interval) had one partial run (a topic deleted under it), and
+    a broker rolling restart made the offsets collector partial for 65 s within those 5 minutes. Two
+    spells, not one of 5 minutes: nothing past the grace. A second partial configs run is lasting."""
+    from service.detection.inputs import CollectorHealth
+    from service.scheduler import CollectorStatus as JobStatus
+
+    latest, clock = LatestObservations(), [1000.0]
+    configs = JobStatus("configs", C, 300.0, last_success_at=1000.0, partial_failures=1, partial_streak=1)
+    offsets = JobStatus("offsets", C, 5.0, last_success_at=1000.0)
+    settings = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, collector_failure_grace_seconds=120
+    )
+    health = CollectorHealth(lambda: [configs, offsets], stale_after_intervals=3)
+    loop = DetectionLoop(C, settings, latest=latest, alerts=alerts, health=health, clock=lambda: clock[0])
+    await _partial_configs(latest, 1000.0)
+    for t in range(1000, 1300, 5):
+        clock[0] = offsets.last_success_at = float(t)
+        restarting = 1060 <= t <= 1125
+        offsets.partial_failures = offsets.partial_streak = offsets.partial_streak + 1 if restarting else 0
+        if restarting:
+            await _partial_offsets(latest, float(t))
+        await loop.evaluate_now()
+    assert not alerts.list(kind="collector_failure").alerts
+
+    # its next runs still cannot see the topic: lasting, counted from the second; the third reports it
+    for run, at in enumerate((1300.0, 1600.0), start=2):
+        clock[0] = configs.last_success_at = at
+        configs.partial_streak = run
+        await _partial_configs(latest, at)
+        await loop.evaluate_now()
+        assert len(alerts.list(kind="collector_failure").alerts) == (run == 3)
+    [alert] = alerts.list(kind="collector_failure").alerts
+    assert (alert.severity, alert.started_at) == ("warning", 1600.0)
+
+
+async def _partial_configs(latest: LatestObservations, at: float) -> None:
+    from collectors.model import ConfigsObservation, Failure
+
+    failure = Failure("topic", "gone", "KafkaResponseError", "UNKNOWN_TOPIC_OR_PARTITION")
+    await latest.put(ConfigsObservation(C, at, (), failures=(failure,)))
 
 
 async def test_detection_loop_partial_observation_before_status_updated_still_held(
