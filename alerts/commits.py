@@ -203,8 +203,11 @@ def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> 
             continue  # a tail record newer than this poll already told us more
         since = old.since if old is not None and old.state == info.state else obs.observed_at
         groups[info.group_id] = polled_point(info, since)
-    if not failed and not obs.failures:
+    if not failed and not obs.failures and not inputs.tail_live:
         # Not listed: gone, unless a tail record newer than the poll says it exists (it joined after the
-        # poll listed the groups; a slow poll is evaluated after the tail's news).
+        # poll listed the groups; a slow poll is evaluated after the tail's news). With the tail live its
+        # tombstones say which groups are deleted, and a listing is not trusted for that: ListGroups
+        # answers nothing, without an error, for the groups of a coordinator that is moving or loading
+        # (a broker restart), so active groups "vanished" and their offsets looked due to expire (soak).
         for name in [n for n, g in groups.items() if n not in listed and g.since <= obs.observed_at]:
             del groups[name]

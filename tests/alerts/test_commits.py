@@ -66,5 +66,15 @@ def test_replay_group_joined_after_a_slow_groups_poll_kept() -> None:
     s = run(DetectionState(), inputs(group_events=(group_event("Stable", 12, 1),), tail_live=True), 12)
     rp = replay(s, inputs(groups=groups(10, {"other": "Stable"}), tail_live=True))
     assert rp.groups["g"].state == "Stable"
-    gone = replay(s, inputs(groups=groups(13, {"other": "Stable"}), tail_live=True))
-    assert "g" not in gone.groups  # a poll after the tail's news that does not list it: gone
+    gone = replay(s, inputs(groups=groups(13, {"other": "Stable"})))
+    assert "g" not in gone.groups  # the tail not live: a poll after its news that does not list it: gone
+
+
+def test_replay_tail_live_a_group_missing_from_a_listing_is_kept_until_its_tombstone() -> None:
+    """ListGroups answers nothing, without an error, for a coordinator that is moving or loading (a broker
+    restart): with the tail live only the group's tombstone says it is gone."""
+    s = run(DetectionState(), inputs(group_events=(group_event("Stable", 12, 1),), tail_live=True), 12)
+    kept = replay(s, inputs(groups=groups(13, {"other": "Stable"}), tail_live=True))
+    assert (kept.groups["g"].state, kept.groups["g"].since) == ("Stable", 12)
+    gone = replay(s, inputs(group_events=(group_event("Dead", 14, 2),), tail_live=True))
+    assert "g" not in gone.groups and gone.deleted_groups == {"g"}

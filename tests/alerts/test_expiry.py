@@ -77,3 +77,11 @@ def test_detect_offsets_expiry_risk_still_reported_in_cycles_without_configs() -
     s = run(DetectionState(), inputs(commit_events=events, configs=minute, tail_live=True), 100)
     [f] = detect_offsets_expiry_risk(s, inputs(tail_live=True), 130, TH)  # no configs this cycle
     assert f.evidence["retention_seconds"] == 60 and f.magnitude["seconds_to_expiry"] == 30
+
+
+def test_detect_offsets_expiry_risk_stable_group_missing_from_a_listing_while_tailed_nothing() -> None:
+    """A broker restart: the group's coordinator moves, ListGroups leaves the group out without an error;
+    with the tail live the group is still Stable (soak: 20 active groups reported as expiring)."""
+    s = run(_idle("Stable"), inputs(groups=groups(1, {"other": "Empty"}), tail_live=True), 1)
+    assert s.groups["g"].state == "Stable"
+    assert detect_offsets_expiry_risk(s, inputs(tail_live=True), RET - H, TH) == ()
