@@ -107,9 +107,8 @@ async def topic_errors(manager: Any, cluster: str, names: Sequence[str]) -> dict
     request = MetadataRequest(topics=list(names), allow_auto_topic_creation=False)
     response = await send(manager, request, manager.least_loaded_node())
     found: dict[str, KafkaError | None] = {}
-    for topic in response.topics:
-        code, name = topic[0], topic[1]
-        found[name] = response_error(code, cluster=cluster, topic=name) if code else None
+    for t in response.topics:
+        found[t.name] = response_error(t.error_code, cluster=cluster, topic=t.name) if t.error_code else None
     return found
 
 

@@ -5,6 +5,7 @@ but for a topic an ACL denies them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -23,6 +24,8 @@ from kafka.admin import (
 from kafka.structs import OffsetAndMetadata
 
 from collectors import acls
+from collectors.committed import UNKNOWN_TOPIC, CommittedCollector
+from collectors.errors import KafkaAuthError, KafkaResponseError
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 from service.sandbox.security import MONITOR
 from tests.collectors.integration.collector_it import build_collectors, unique, wait_for
@@ -92,7 +95,14 @@ def test_secured_sandbox_monitor_sees_what_it_is_granted_not_a_denied_topic(secu
         for topic in (seen_topic, hidden):
             producer.send(topic, b"m", partition=0)
         producer.flush(30)
-        admin.alter_group_offsets(group, {TopicPartition(seen_topic, 0): OffsetAndMetadata(1, "", -1)})
+        # the super user commits for the group on both topics: the monitor's OffsetFetch leaves one out
+        admin.alter_group_offsets(
+            group,
+            {
+                tp: OffsetAndMetadata(1, "", -1)
+                for tp in (TopicPartition(seen_topic, 0), TopicPartition(hidden, 0))
+            },
+        )
 
         def seen() -> tuple[dict[str, int | None], dict[str, int]] | None:
             meta, offsets, _groups, committed, *_ = collectors.cycle()
@@ -110,6 +120,18 @@ def test_secured_sandbox_monitor_sees_what_it_is_granted_not_a_denied_topic(secu
         )
         assert ends == {seen_topic: 1}
         assert commits == {seen_topic: 1}
+        # asked by name, Kafka says what the all-topics answers keep silent
+        gone = unique("never-created")
+        answers = collectors.seam.topic_errors([seen_topic, hidden, gone])
+        assert answers[seen_topic] is None
+        assert isinstance(answers[hidden], KafkaAuthError), answers
+        assert isinstance(answers[gone], KafkaResponseError) and answers[gone].error_name == UNKNOWN_TOPIC
+        # so the committed collector reports the hidden topic's offsets as not seen, not as deleted
+        known = CommittedCollector(
+            collectors.seam, "secured", collectors.metadata.collect, known_topics=[hidden]
+        )
+        failures = asyncio.run(known.collect()).failures
+        assert [(f.scope, f.key, f.reason) for f in failures] == [("topic", hidden, "not authorized")]
     finally:
         collectors.seam.close()
         producer.close()
