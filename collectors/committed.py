@@ -30,7 +30,8 @@ class CommittedCollector(SeamCollector):
     OffsetFetch leaves out, without an error, the offsets on a topic this principal may not DESCRIBE, and
     Metadata leaves the topic out: to the poll, an ACL that hides a topic looks like its offsets were
     deleted. So a topic that had committed offsets (seen by this collector, or ``known_topics`` from the
-    store) and is now in neither the offsets nor the metadata is asked for by name: if Kafka says it is
+    store) and is now in neither the offsets nor the metadata, or on which a group's offsets vanished since
+    its last fetch, is asked for by name: if Kafka says it is
     not authorized (or cannot say), it becomes a ``topic`` failure, which tells the store and detection
     that the offsets on it were not seen, not deleted; if it is gone, it is forgotten.
     """
@@ -48,6 +49,7 @@ class CommittedCollector(SeamCollector):
         super().__init__(seam, cluster, metadata, clock)
         self._topics: set[str] = set(known_topics)  # every topic a group had offsets on, not known gone
         self._hidden: frozenset[str] = frozenset()  # logged once per change
+        self._pairs: set[tuple[str, str]] = set()  # (group, topic) with offsets at each group's last fetch
 
     async def collect(self) -> CommittedObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
@@ -67,11 +69,17 @@ class CommittedCollector(SeamCollector):
             failures.extend(lost)
         groups = tuple(sorted(offsets))
         flat = tuple(o for g in groups for o in offsets[g])
-        seen = {o.topic for o in flat}
-        unseen = self._topics - seen - {t.name for t in meta.topics}
+        pairs, before = {(o.group, o.topic) for o in flat}, self._pairs
+        seen = {t for _, t in pairs}
+        # a group's offsets on a topic gone since its last fetch: OffsetDelete, or an ACL taken away after
+        # the metadata was read (it still lists the topic); asked by name like a topic missing from it
+        vanished = {t for g, t in before if (g, t) not in pairs and g in offsets}
+        unseen = (self._topics - seen - {t.name for t in meta.topics}) | vanished
         self._topics |= seen
-        if unseen:
-            failures.extend(await self._unseen_topics(sorted(unseen)))
+        hidden = await self._unseen_topics(sorted(unseen)) if unseen else []
+        failures.extend(hidden)
+        keep = {f.key for f in hidden}  # still to be told apart next time: the pairs stay
+        self._pairs = pairs | {(g, t) for g, t in before if g not in offsets or t in keep}
         return CommittedObservation(self.cluster, observed_at, flat, groups, tuple(failures))
 
     async def _unseen_topics(self, names: list[str]) -> list[Failure]:

@@ -104,7 +104,8 @@ async def topic_errors(manager: Any, cluster: str, names: Sequence[str]) -> dict
     Asked by name, Kafka says what an all-topics Metadata keeps silent: TOPIC_AUTHORIZATION_FAILED for a
     topic without DESCRIBE (left out of the full answer), UNKNOWN_TOPIC_OR_PARTITION for one that is gone.
     """
-    request = MetadataRequest(topics=list(names), allow_auto_topic_creation=False)
+    topics = [MetadataRequest.MetadataRequestTopic(name=n, topic_id=None) for n in names]
+    request = MetadataRequest(topics=topics, allow_auto_topic_creation=False)
     response = await send(manager, request, manager.least_loaded_node())
     found: dict[str, KafkaError | None] = {}
     for t in response.topics:

@@ -150,15 +150,16 @@ async def test_committed_topic_gone_is_forgotten_and_not_asked_again() -> None:
     assert [c for c in seam.calls if c[0] == "topic_errors"] == [("topic_errors", ("audit",))]
 
 
-async def test_committed_topic_in_the_metadata_without_offsets_is_not_asked() -> None:
-    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+async def test_committed_offsets_deleted_on_a_described_topic_asked_once_not_a_failure() -> None:
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {"audit": []}))
     meta = metadata([1, 2], {"audit": [partition("audit", 0, 1)]})
     collector = CommittedCollector(seam, CLUSTER, source(meta))
     await collector.collect()
     seam.committed = _without_audit()  # OffsetDelete: the topic is described, its offsets really went
 
     assert (await collector.collect()).failures == ()
-    assert not [c for c in seam.calls if c[0] == "topic_errors"]
+    assert (await collector.collect()).failures == ()
+    assert [c for c in seam.calls if c[0] == "topic_errors"] == [("topic_errors", ("audit",))]
 
 
 async def test_committed_known_topics_from_the_store_are_checked_from_the_first_poll() -> None:
@@ -185,3 +186,25 @@ def test_failure_reason_of_an_auth_error_is_not_authorized_else_the_error_type()
     assert (hidden.reason, hidden.entry) == ("not authorized", "topic:audit: not authorized")
     down = Failure("group", "g", KafkaUnavailableError.__name__, "down")
     assert down.entry == "group:g: KafkaUnavailableError"
+
+
+async def test_committed_offsets_vanishing_on_a_listed_topic_are_checked_by_name() -> None:
+    """The ACL taken away after the metadata was read: the metadata still lists the topic, OffsetFetch
+    already leaves it out. Asked by name it is hidden; it stays checked while it is."""
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+    meta = metadata([1, 2], {"audit": [partition("audit", 0, 1)]})
+    collector = CommittedCollector(seam, CLUSTER, source(meta))
+    await collector.collect()
+    seam.committed = _without_audit()
+    seam.named_topic_errors = {"audit": _auth("audit")}
+
+    for _ in range(2):
+        observed = await collector.collect()
+        assert [(f.scope, f.key, f.reason) for f in observed.failures] == [
+            ("topic", "audit", "not authorized")
+        ]
+    seam.named_topic_errors = {}  # granted again, but the group's offsets on it were deleted meanwhile
+    seam.meta = snapshot([1, 2], {"audit": [partition("audit", 0, 1)]})
+    assert (await collector.collect()).failures == ()
+    assert (await collector.collect()).failures == ()
+    assert len([c for c in seam.calls if c[0] == "topic_errors"]) == 3

@@ -6,20 +6,25 @@ catches a rewind by an active member with its count, snapshots it and serves the
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import kafka.errors as kerr
 import pytest
 import yaml
-from kafka import TopicPartition
+from kafka import KafkaAdminClient, TopicPartition
 from kafka.admin import NewTopic
+from kafka.structs import OffsetAndMetadata
 
 from bench.serve_proc import Serve, until
+from collectors import acls
 from service.sandbox.cluster import SandboxCluster
-from service.sandbox.security import MONITOR, kafka_python_config
+from service.sandbox.security import MONITOR, acl_bindings, kafka_python_config
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import create_topics, produce, wait_for
 
@@ -115,3 +120,114 @@ def _lag_line(http: httpx.Client, group: str) -> str | None:
         ),
         None,
     )
+
+
+# ---------------------------------------------------------------- each ACL taken away in turn
+
+
+@dataclass(frozen=True)
+class Blind:
+    """What the service must say while one grant is away: ``/readyz`` entries per collector (``{topic}``
+    and ``{group}`` filled in), the group detail's ``unobserved``, the tail's error; all empty: nothing
+    changes (the grant is covered by another)."""
+
+    readyz: dict[str, str] = field(default_factory=dict)
+    detail: tuple[str, ...] = ()
+    tail_error: str | None = None
+
+
+BLIND: dict[tuple[str, str, str], Blind] = {
+    # ListGroups without it: only the groups granted DESCRIBE one by one, and GROUP * DESCRIBE is granted
+    ("CLUSTER", "kafka-cluster", "DESCRIBE"): Blind(),
+    ("CLUSTER", "kafka-cluster", "DESCRIBE_CONFIGS"): Blind(readyz={"configs": "broker:1: not authorized"}),
+    # Metadata and OffsetFetch leave the topic out silently; the committed collector asks for it by name
+    ("TOPIC", "*", "DESCRIBE"): Blind(
+        readyz={"committed": "topic:{topic}: not authorized"},
+        detail=("committed: topic:{topic}: not authorized",),
+    ),
+    ("TOPIC", "*", "DESCRIBE_CONFIGS"): Blind(readyz={"configs": "topic:{topic}: not authorized"}),
+    ("TOPIC", "__consumer_offsets", "READ"): Blind(tail_error="KafkaAuthError"),
+    ("GROUP", "*", "DESCRIBE"): Blind(
+        readyz={"groups": "group:{group}: not authorized", "committed": "group:{group}: not authorized"},
+        detail=("groups: not authorized", "committed: not authorized"),
+    ),
+}
+
+
+def test_acl_table_has_an_expectation_for_every_grant() -> None:
+    assert set(BLIND) == {(g.resource, g.name, g.operation) for g in acls.GRANTS}
+
+
+@pytest.fixture(scope="module")
+def watched(serve: Serve, kafka_sasl: SandboxCluster) -> tuple[str, str]:
+    """A topic with a group committed at 60 of 100 messages, seen by the service: (topic, group)."""
+    topic = group = f"acl-{uuid.uuid4().hex[:6]}"
+    create_topics(kafka_sasl, [NewTopic(topic, 1, 1)])
+    produce(kafka_sasl, topic, 100)
+    admin = KafkaAdminClient(**kafka_sasl.client_config())
+    try:
+        admin.alter_group_offsets(group, {TopicPartition(topic, 0): OffsetAndMetadata(60, "", -1)})
+    finally:
+        admin.close()
+    wait_for(lambda: serve.committed(group, topic, 0) == 60, 60, "the service saw the group at 60")
+    return topic, group
+
+
+@pytest.mark.parametrize("grant", acls.GRANTS, ids=lambda g: f"{g.resource}-{g.name}-{g.operation}")
+def test_secured_each_acl_removed_says_what_it_cannot_see_and_nothing_else(
+    serve: Serve, kafka_sasl: SandboxCluster, watched: tuple[str, str], grant: acls.Grant
+) -> None:
+    topic, group = watched
+    blind = BLIND[grant.resource, grant.name, grant.operation]
+    want = {name: entry.format(topic=topic, group=group) for name, entry in blind.readyz.items()}
+    detail_want = [d.format(topic=topic) for d in blind.detail]
+    before = {a["id"] for a in serve.alerts()}
+    [binding] = acl_bindings(MONITOR, [grant])
+    admin = KafkaAdminClient(**kafka_sasl.client_config())
+    try:
+        deleted = admin.delete_acls([binding])  # an ACL is its own exact filter
+        assert [len(matches) for _, matches, error in deleted if error is kerr.NoError] == [1], deleted
+        try:
+            if want or blind.tail_error:
+                seen = wait_for(lambda: _blind_as(serve, want, blind.tail_error), 60, f"without {grant}")
+            else:
+                time.sleep(6)  # three committed and groups polls: nothing may change
+                seen = _readyz(serve)
+            detail = serve.http.get(f"/api/v1/clusters/{NAME}/groups/{group}")
+            assert detail.status_code == 200, detail.text  # a hidden group is not "unknown"
+            body = detail.json()
+            assert body["unobserved"] == detail_want, body["unobserved"]
+            if grant.resource != "GROUP":  # its offsets: the last ones seen, never "deleted"
+                assert [(p["topic"], p["committed_offset"]) for p in body["partitions"]] == [(topic, 60)]
+            if not want:
+                assert not [c["unobserved"] for c in seen["collectors"] if c.get("unobserved")], seen
+            assert serve.proc.poll() is None
+        finally:
+            admin.create_acls([binding])
+    finally:
+        admin.close()
+    wait_for(lambda: _blind_as(serve, {}, None, clear=True), 90, f"sees everything again after {grant}")
+    raised = [a for a in serve.alerts() if a["id"] not in before]
+    assert not [a for a in raised if a["kind"] == "offsets_lost" or a["severity"] == "critical"], raised
+
+
+def _readyz(serve: Serve) -> dict[str, Any]:
+    return dict(serve.http.get("/readyz").json())
+
+
+def _blind_as(
+    serve: Serve, want: dict[str, str], tail_error: str | None, clear: bool = False
+) -> dict[str, Any] | None:
+    """``/readyz`` once every wanted entry is listed (``clear``: once nothing is unobserved, the tail
+    running); None before."""
+    body = _readyz(serve)
+    listed = {c["name"]: c.get("unobserved") or [] for c in body["collectors"]}
+    tails = body.get("tail", [])
+    if clear:
+        quiet = not any(listed.values()) and all(t["state"] == "running" for t in tails)
+        return body if quiet and serve.ready() else None
+    if not all(entry in listed.get(name, []) for name, entry in want.items()):
+        return None
+    if tail_error and not any(tail_error in (t.get("last_error") or "") for t in tails):
+        return None
+    return body
