@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, KeysView
 
 from collectors.errors import KafkaAuthError, KafkaError, KafkaResponseError
-from collectors.model import CommittedObservation, CommittedOffset, Failure
+from collectors.model import ClusterMetadata, CommittedObservation, CommittedOffset, Failure
 from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
 
 log = logging.getLogger(__name__)
@@ -69,18 +69,26 @@ class CommittedCollector(SeamCollector):
             failures.extend(lost)
         groups = tuple(sorted(offsets))
         flat = tuple(o for g in groups for o in offsets[g])
+        failures.extend(await self._hidden_topics(flat, offsets.keys(), meta, partial=bool(failures)))
+        return CommittedObservation(self.cluster, observed_at, flat, groups, tuple(failures))
+
+    async def _hidden_topics(
+        self, flat: tuple[CommittedOffset, ...], fetched: KeysView[str], meta: ClusterMetadata, partial: bool
+    ) -> list[Failure]:
+        """``topic`` failures for the topics whose offsets this run may not have seen (class docstring)."""
         pairs, before = {(o.group, o.topic) for o in flat}, self._pairs
         seen = {t for _, t in pairs}
         # a group's offsets on a topic gone since its last fetch: OffsetDelete, or an ACL taken away after
         # the metadata was read (it still lists the topic); asked by name like a topic missing from it
-        vanished = {t for g, t in before if (g, t) not in pairs and g in offsets}
+        vanished = {t for g, t in before if (g, t) not in pairs and g in fetched}
         unseen = (self._topics - seen - {t.name for t in meta.topics}) | vanished
         self._topics |= seen
         hidden = await self._unseen_topics(sorted(unseen)) if unseen else []
-        failures.extend(hidden)
-        keep = {f.key for f in hidden}  # still to be told apart next time: the pairs stay
-        self._pairs = pairs | {(g, t) for g, t in before if g not in offsets or t in keep}
-        return CommittedObservation(self.cluster, observed_at, flat, groups, tuple(failures))
+        # kept: the pairs of a hidden topic (told apart again next time), and, after a partial run, those
+        # of the groups it did not fetch; a group a complete run no longer lists is forgotten (deleted)
+        keep = {f.key for f in hidden}
+        self._pairs = pairs | {(g, t) for g, t in before if t in keep or (partial and g not in fetched)}
+        return hidden
 
     async def _unseen_topics(self, names: list[str]) -> list[Failure]:
         """``topic`` failures for the ``names`` Kafka hides or cannot tell about; the gone ones forgotten."""

@@ -208,3 +208,17 @@ async def test_committed_offsets_vanishing_on_a_listed_topic_are_checked_by_name
     assert (await collector.collect()).failures == ()
     assert (await collector.collect()).failures == ()
     assert len([c for c in seam.calls if c[0] == "topic_errors"]) == 3
+
+
+async def test_committed_a_group_no_longer_listed_is_forgotten_not_checked_when_recreated() -> None:
+    seam = FakeSeam(listed=LISTED, committed=COMMITTED, meta=snapshot([1, 2], {}))
+    meta = metadata([1, 2], {"audit": [partition("audit", 0, 1)]})
+    collector = CommittedCollector(seam, CLUSTER, source(meta))
+    await collector.collect()
+    seam.listed = {1: LISTED[1], 2: []}  # "d" deleted: a complete run no longer lists it
+    await collector.collect()
+    seam.listed = LISTED  # a new "d", committed on nothing yet
+    seam.committed = _without_audit()
+
+    assert (await collector.collect()).failures == ()
+    assert not [c for c in seam.calls if c[0] == "topic_errors"]
