@@ -181,7 +181,7 @@ def _apply_poll(
     if inputs.tail_live:
         return
     failed = {f.key for f in obs.failures if f.scope == "group"}
-    unseen = {f.key for f in obs.failures if f.scope == "topic"}  # hidden by an ACL: not seen, not gone
+    unseen = obs.unseen_topics()
     fetched = set(obs.groups) - failed
     for key in [k for k in commits if k.group in fetched and k not in seen and k.topic not in unseen]:
         info = polled.get(key.group)

@@ -7,16 +7,15 @@ import logging
 import time
 from collections.abc import Callable, Iterable, KeysView
 
-from collectors.errors import KafkaAuthError, KafkaError, KafkaResponseError
+from collectors.errors import KafkaAuthError, KafkaError
 from collectors.model import ClusterMetadata, CommittedObservation, CommittedOffset, Failure
-from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
+from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure, topic_gone
 
 log = logging.getLogger(__name__)
 
 # Share groups keep no committed offsets (their state lives in the share coordinator).
 _NO_OFFSETS = frozenset({"share"})
 _FALLBACK_CONCURRENCY = 8
-UNKNOWN_TOPIC = "UNKNOWN_TOPIC_OR_PARTITION"
 
 
 class CommittedCollector(SeamCollector):
@@ -101,7 +100,7 @@ class CommittedCollector(SeamCollector):
             err = answers.get(name)
             if err is None and name in answers:
                 continue  # created or re-authorized since the metadata was taken: the next poll sees it
-            if isinstance(err, KafkaResponseError) and err.error_name == UNKNOWN_TOPIC:
+            if topic_gone(err):
                 self._topics.discard(name)  # deleted: its offsets went with it
                 continue
             if err is None:

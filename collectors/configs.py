@@ -6,12 +6,11 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from collectors.errors import KafkaError, KafkaResponseError, KafkaTimeoutError, KafkaUnavailableError
+from collectors.errors import KafkaError, KafkaTimeoutError, KafkaUnavailableError
 from collectors.model import ConfigsObservation, Failure, TopicConfig, TopicInfo
-from collectors.seam import ConfigValue, SeamCollector, failure
+from collectors.seam import ConfigValue, SeamCollector, failure, topic_gone
 
 log = logging.getLogger(__name__)
-UNKNOWN_TOPIC = "UNKNOWN_TOPIC_OR_PARTITION"
 TRANSIENT = (KafkaUnavailableError, KafkaTimeoutError)  # a broker not reached: worth asking another
 TOPIC_KEYS = (
     "retention.ms",
@@ -64,7 +63,7 @@ class ConfigsCollector(SeamCollector):
                 except ValueError as exc:
                     err = KafkaError(f"unusable topic configuration: {exc}", cluster=self.cluster, topic=name)
                     failures.append(failure("topic", name, err))
-            elif _deleted(got):
+            elif topic_gone(got):
                 # deleted since the metadata this run started from: nothing unobservable (the next metadata
                 # drops it). Counted as a failure, it kept the cluster "degraded" until the next run, 5 min
                 # later by default, and a broker rolling restart meanwhile paged collector_failure (soak).
@@ -119,11 +118,6 @@ class ConfigsCollector(SeamCollector):
                 continue
             return (broker, values), []
         return None, lost
-
-
-def _deleted(answer: KafkaError | None) -> bool:
-    """A topic's DescribeConfigs answered UNKNOWN_TOPIC_OR_PARTITION: it no longer exists."""
-    return isinstance(answer, KafkaResponseError) and answer.error_name == UNKNOWN_TOPIC
 
 
 def topic_config(topic: TopicInfo, values: Mapping[str, ConfigValue]) -> TopicConfig:

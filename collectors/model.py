@@ -172,6 +172,10 @@ class CommittedObservation:
     groups: tuple[str, ...]  # every group whose offsets were fetched (a group may have none)
     failures: tuple[Failure, ...] = ()
 
+    def unseen_topics(self) -> frozenset[str]:
+        """Topics whose offsets this poll could not see (an ACL hides them): not seen, never deleted."""
+        return frozenset(f.key for f in self.failures if f.scope == "topic")
+
 
 # ---------------------------------------------------------------- topic configuration
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import NamedTuple, Protocol
 
-from collectors.errors import KafkaError
+from collectors.errors import KafkaError, KafkaResponseError
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -135,6 +135,14 @@ class KafkaSeam(Protocol):
     def close(self) -> None:
         """Release connections; the seam must not be used afterwards."""
         ...
+
+
+UNKNOWN_TOPIC = "UNKNOWN_TOPIC_OR_PARTITION"
+
+
+def topic_gone(answer: KafkaError | None) -> bool:
+    """A request about a topic answered UNKNOWN_TOPIC_OR_PARTITION: the topic no longer exists."""
+    return isinstance(answer, KafkaResponseError) and answer.error_name == UNKNOWN_TOPIC
 
 
 def failure(scope: str, key: str, error: KafkaError) -> Failure:

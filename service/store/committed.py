@@ -120,8 +120,8 @@ class CommittedWriter:
             plan.cache.append((gkey, pkey, (key_id, c.offset, c.leader_epoch)))
         # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions, and
         # neither does a topic the poll could not see (an ACL hides it: a ``topic`` failure).
-        unseen = sorted({f.key for f in obs.failures if f.scope == "topic"})
-        hidden = set(unseen)
+        hidden = obs.unseen_topics()
+        unseen = sorted(hidden)
         if unseen:
             plan.touch_sql = f"{_TOUCH_GROUP.rstrip()} AND topic NOT IN ({','.join('?' * len(unseen))})"
         for gkey, seen in observed.items():

@@ -33,6 +33,12 @@ def _tailed(state: str, at: float = 100) -> DetectionState:
     return run(DetectionState(), inputs(commit_events=events, tail_live=True), at)
 
 
+def _polled_stable() -> DetectionState:
+    """Group g, Stable, seen by polls only (no tail) with an offset on t[0] at 10."""
+    inp = inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"}))
+    return run(DetectionState(), inp, 10)
+
+
 def test_detect_offsets_lost_tombstone_while_group_stable_critical_per_partition() -> None:
     s = _tailed("Stable")
     inp = inputs(offsets=_ranges(200), commit_events=(commit(None, 200, 4),), tail_live=True)
@@ -117,11 +123,7 @@ def test_detect_offsets_lost_part_of_idle_group_offset_delete_info_group_level()
 
 
 def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> None:
-    s = run(
-        DetectionState(),
-        inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
-        10,
-    )
+    s = _polled_stable()
     inp = inputs(
         offsets=_ranges(20), committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"})
     )
@@ -132,11 +134,7 @@ def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> No
 def test_detect_offsets_lost_topic_hidden_by_an_acl_is_not_a_loss() -> None:
     """DESCRIBE on the topic taken away: OffsetFetch leaves its offsets out, the collector says so with a
     ``topic`` failure, and nothing is lost (the same vanishing offsets page critical otherwise, above)."""
-    s = run(
-        DetectionState(),
-        inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
-        10,
-    )
+    s = _polled_stable()
     hidden = Failure("topic", T, "KafkaAuthError", "committed offsets not seen: not authorized")
     poll = replace(committed(20, {}, groups=("g",)), failures=(hidden,))
     inp = inputs(offsets=_ranges(20), committed=poll, groups=groups(20, {"g": "Stable"}))
@@ -146,11 +144,7 @@ def test_detect_offsets_lost_topic_hidden_by_an_acl_is_not_a_loss() -> None:
 
 
 def test_detect_offsets_lost_group_not_fetched_this_cycle_nothing() -> None:
-    s = run(
-        DetectionState(),
-        inputs(committed=committed(10, {("g", T, 0): 5}), groups=groups(10, {"g": "Stable"})),
-        10,
-    )
+    s = _polled_stable()
     inp = inputs(committed=committed(20, {("h", T, 0): 1}), groups=groups(20, {"g": "Stable"}))
     assert detect_offsets_lost(s, inp, 20, TH) == ()
 
