@@ -6,6 +6,8 @@ PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 JARS := deploy/sandbox/lib/.resolved
 SPARK_JARS := deploy/spark/lib/.resolved
+# The other Kafka releases of the version matrix (service/sandbox/versions.py), for make test only
+MATRIX_JARS := deploy/sandbox/versions/.resolved
 CONFIG ?=
 PYTEST_ARGS ?=
 
@@ -33,6 +35,10 @@ $(SPARK_JARS): deploy/spark/pom.xml
 	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
 	touch $@
 
+$(MATRIX_JARS): $(INSTALLED) deploy/sandbox/pom.xml deploy/sandbox/pom-3.x.xml service/sandbox/versions.py
+	$(VENV)/bin/offsetguard sandbox jars --all
+	touch $@
+
 install: $(INSTALLED) $(JARS) $(SPARK_JARS) tools
 
 # A real cluster instead of the sandbox: make run CONFIG=path/to/offsetguard.yaml
@@ -54,7 +60,7 @@ lint: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
-pytest: install
+pytest: install $(MATRIX_JARS)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Every benchmark (each prints its figures and writes bench/results/<name>.json); one: make bench BENCH=poll
@@ -64,4 +70,4 @@ bench: install
 	set -e; for b in $(BENCH); do echo "== bench/$$b"; $(PY) -m bench.$$b; done
 
 clean:
-	rm -rf $(VENV) deploy/sandbox/lib deploy/spark/lib .sandbox var
+	rm -rf $(VENV) deploy/sandbox/lib deploy/sandbox/versions deploy/spark/lib .sandbox var

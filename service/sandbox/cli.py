@@ -5,11 +5,13 @@ and prints JSON on stdout::
 
     offsetguard sandbox up --brokers 3 --dir DIR     # format, start, wait; prints bootstrap/metrics URLs
     offsetguard sandbox up --security sasl_ssl       # or mtls: a secured client listener, an authorizer
+    offsetguard sandbox up --kafka-version 3.9 --mode zookeeper   # the version matrix (see versions.py)
     offsetguard sandbox status --dir DIR             # every node, alive or not (and the client settings)
     offsetguard sandbox stop-broker 2 --dir DIR      # SIGTERM, wait for exit
     offsetguard sandbox start-broker 2 --dir DIR     # same ports, wait until registered
     offsetguard sandbox kill-broker 2 --dir DIR      # SIGKILL
     offsetguard sandbox down [--purge] --dir DIR     # stop everything; --purge also deletes DIR
+    offsetguard sandbox jars --kafka-version 3.3     # resolve a release's jars (--all: every release)
 """
 
 from __future__ import annotations
@@ -21,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from service.sandbox.cluster import SandboxCluster, start_sandbox
+from service.sandbox.config import sandbox_home
 from service.sandbox.security import MODES
+from service.sandbox.versions import DEFAULT_VERSION, RELEASES, ensure_jars, release
+from service.sandbox.versions import MODES as MODES_KAFKA
 
 DEFAULT_DIR = ".sandbox/default"
 
@@ -39,6 +44,8 @@ def _up(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         features=args.feature,
         secure=args.security,
+        kafka_version=args.kafka_version,
+        mode=args.mode,
     )
     _print(cluster.describe())
     return 0
@@ -82,6 +89,13 @@ def _down(args: argparse.Namespace) -> int:
     return 0
 
 
+def _jars(args: argparse.Namespace) -> int:
+    home = sandbox_home()
+    wanted = list(RELEASES.values()) if args.all else [release(args.kafka_version)]
+    _print({r.version: str(ensure_jars(home, r)) for r in wanted})
+    return 0
+
+
 def register(sub: Any) -> None:
     """Add the ``sandbox`` command and its sub-commands to ``sub`` (an argparse subparsers object)."""
     parser = sub.add_parser("sandbox", help="run a local KRaft Kafka for tests and demos")
@@ -102,6 +116,13 @@ def register(sub: Any) -> None:
         default="plaintext",
         help="client listener: plaintext, SASL_SSL with SCRAM-SHA-512, or mutual TLS (with an authorizer)",
     )
+    up.add_argument(
+        "--kafka-version",
+        choices=[v for r in RELEASES.values() for v in (r.line, r.version)],
+        default=DEFAULT_VERSION,
+        help=f"the Kafka release to run (default {DEFAULT_VERSION}); others are resolved with Maven first",
+    )
+    up.add_argument("--mode", choices=MODES_KAFKA, default="kraft", help="kraft, or zookeeper (3.x only)")
     up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait for the brokers")
     up.add_argument(
         "--feature",
@@ -120,5 +141,8 @@ def register(sub: Any) -> None:
         p.add_argument("id", type=int, help="broker id")
         if name == "start-broker":
             p.add_argument("--timeout", type=float, default=120.0)
+    jars = action("jars", _jars, "resolve a Kafka release's jars with Maven (cached in ~/.m2)")
+    jars.add_argument("--kafka-version", default=DEFAULT_VERSION, help="a release of the version matrix")
+    jars.add_argument("--all", action="store_true", help="every release of the version matrix")
     down = action("down", _down, "stop every node")
     down.add_argument("--purge", action="store_true", help="also delete the sandbox directory")

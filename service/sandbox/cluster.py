@@ -1,7 +1,9 @@
-"""A real KRaft Kafka on loopback for tests and ``make run``: :func:`start_sandbox`, :class:`SandboxCluster`.
+"""A real Kafka on loopback for tests and ``make run``: :func:`start_sandbox`, :class:`SandboxCluster`.
 
 ``brokers=1`` runs one combined broker+controller node (id 1); ``brokers=3`` runs one controller-only node
 (id 100) and three broker-only nodes (ids 1, 2, 3), so brokers can be stopped without losing the quorum.
+``kafka_version`` picks a release of the version matrix (:mod:`.versions`, default 4.1.2) and
+``mode="zookeeper"`` runs a 3.x release on a ZooKeeper node (id 0) instead of a KRaft controller.
 Every node runs the Prometheus JMX exporter javaagent with ``deploy/sandbox/jmx-rules.yaml``. The state
 (ports, pids, cluster id) is kept in ``DIR/sandbox.json`` so a later process can stop or inspect nodes.
 """
@@ -19,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from collectors import acls
-from service.sandbox import config, jvm, security
+from service.sandbox import config, jvm, security, versions
 from service.sandbox.config import HOST, SandboxError
-from service.sandbox.node import STATE_FILE, SandboxNode, read_security, read_state, write_state
-from service.sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started
+from service.sandbox.node import STATE_FILE, SandboxNode, read_kafka, read_security, read_state, write_state
+from service.sandbox.readiness import (
+    cluster_id as reported_cluster_id,
+)
+from service.sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started, wait_zookeeper
 from service.sandbox.security import Mode, Security
 from service.settings import ClusterSettings
 
@@ -47,8 +52,12 @@ class SandboxCluster:
         daemon: bool,
         broker_heap: str = "512m",
         security: Security | None = None,
+        release: versions.KafkaRelease | None = None,
+        mode: versions.Mode = "kraft",
     ) -> None:
         self.dir = directory
+        self.release = release or versions.release(None)
+        self.mode: versions.Mode = mode
         self.security = security
         self.broker_heap = broker_heap
         self.cluster_id = cluster_id
@@ -63,7 +72,8 @@ class SandboxCluster:
 
     @property
     def controller(self) -> SandboxNode:
-        return next(n for n in self.nodes.values() if n.spec.is_controller)
+        """The node holding the metadata quorum: the KRaft controller, or ZooKeeper in ZooKeeper mode."""
+        return next(n for n in self.nodes.values() if n.spec.is_controller or n.spec.is_zookeeper)
 
     @property
     def controller_id(self) -> int:
@@ -93,7 +103,7 @@ class SandboxCluster:
     def metrics_urls(self) -> list[str]:
         """Every broker's metrics URL (by id), then the controller-only node's, if there is one."""
         urls = [n.metrics_url for n in self.brokers.values()]
-        if not self.controller.spec.is_broker:
+        if self.controller.spec.roles == "controller":
             urls.append(self.controller.metrics_url)
         return urls
 
@@ -114,6 +124,8 @@ class SandboxCluster:
     def describe(self) -> dict[str, Any]:
         return {
             "bootstrap_servers": self.bootstrap_servers,
+            "kafka_version": self.release.version,
+            "mode": self.mode,
             "cluster_id": self.cluster_id,
             "controller": self.controller.describe(),
             "brokers": [n.describe() for n in self.brokers.values()],
@@ -125,6 +137,8 @@ class SandboxCluster:
     def status(self) -> dict[str, Any]:
         return {
             "dir": str(self.dir),
+            "kafka_version": self.release.version,
+            "mode": self.mode,
             "nodes": [n.describe() for n in self.nodes.values()],
             **self.security_view(),
         }
@@ -185,7 +199,7 @@ class SandboxCluster:
 
     def down(self, timeout: float = 60.0) -> None:
         """Stop every node (brokers first, then the controller). Data stays in ``dir``."""
-        for node in sorted(self.nodes.values(), key=lambda n: n.spec.is_controller):
+        for node in sorted(self.nodes.values(), key=lambda n: not n.spec.is_broker):
             if node.alive():
                 self._stop(node, signal.SIGTERM, timeout if node.spec.is_broker else 20.0)
         _IN_PROCESS.discard(self)
@@ -194,10 +208,7 @@ class SandboxCluster:
         self, main_class: str, *args: str, timeout: float = 60, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
         """Run a Kafka command-line tool class from the sandbox jars (WARN logs go to stderr)."""
-        log_config = self.dir / "log4j2-tools.properties"
-        if not log_config.exists():
-            log_config.write_text(config.LOG4J2_TOOL)
-        opts = (*jvm.TOOL_JVM_OPTS, f"-Dlog4j2.configurationFile={log_config}")
+        opts = (*jvm.TOOL_JVM_OPTS, versions.log_option(self.release, self.dir, tool=True))
         cmd = jvm.java_command(self.lib, main_class, args, opts)
         return jvm.run(cmd, timeout=timeout, input=input)
 
@@ -211,16 +222,28 @@ class SandboxCluster:
     def save(self) -> None:
         """Record ports and pids in ``dir/sandbox.json``."""
         secured = self.security.describe() if self.security is not None else None
-        write_state(self.dir, self.cluster_id, list(self.nodes.values()), secured)
+        kafka = {"version": self.release.version, "mode": self.mode}
+        write_state(self.dir, self.cluster_id, list(self.nodes.values()), secured, kafka)
 
     @classmethod
     def load(cls, directory: Path | str) -> SandboxCluster:
         """The sandbox recorded in ``directory/sandbox.json`` (its nodes may or may not be running)."""
         directory = Path(directory).resolve()
         cluster_id, nodes = read_state(directory)
-        lib = config.ensure_jars(config.sandbox_home())
+        version, mode = read_kafka(directory)
+        release = versions.release(version)
+        lib = versions.ensure_jars(config.sandbox_home(), release)
         secured = security.Security.from_state(read_security(directory))
-        return cls(directory, cluster_id, nodes, lib=lib, daemon=True, security=secured)
+        return cls(
+            directory,
+            cluster_id,
+            nodes,
+            lib=lib,
+            daemon=True,
+            security=secured,
+            release=release,
+            mode=versions.check_mode(release, mode),
+        )
 
     # ------------------------------------------------------------------ internals
     def _format_storage(self, features: Sequence[str]) -> None:
@@ -245,16 +268,19 @@ class SandboxCluster:
     def _start(self, node: SandboxNode) -> None:
         heap = ("-Xms128m", f"-Xmx{self.broker_heap}") if node.spec.is_broker else CONTROLLER_HEAP
         home = config.sandbox_home()
-        agent = config.jmx_agent(self.lib)
-        rules = home / config.RULES_FILE
-        opts = (
+        opts: tuple[str, ...] = (
             *heap,
             *jvm.NODE_JVM_OPTS,
-            f"-Dlog4j2.configurationFile={self.dir / 'log4j2.properties'}",
+            versions.log_option(self.release, self.dir, tool=False),
             f"-Dkafka.logs.dir={node.directory}",
-            f"-javaagent:{agent}={HOST}:{node.spec.metrics_port}:{rules}",
         )
-        cmd = jvm.java_command(self.lib, "kafka.Kafka", [str(node.properties_path)], opts)
+        if node.spec.is_zookeeper:  # the server class Kafka 3.x's zookeeper-server-start.sh runs
+            main = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+        else:
+            agent = config.jmx_agent(self.lib)
+            opts += (f"-javaagent:{agent}={HOST}:{node.spec.metrics_port}:{home / config.RULES_FILE}",)
+            main = "kafka.Kafka"
+        cmd = jvm.java_command(self.lib, main, [str(node.properties_path)], opts)
         node.log_path.touch()
         node.log_offset = node.log_path.stat().st_size
         node.proc = jvm.spawn(cmd, node.log_path, daemon=self.daemon)
@@ -269,7 +295,10 @@ class SandboxCluster:
     def _wait_ready(self, nodes: list[SandboxNode], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         for node in nodes:
-            wait_started(node, deadline)
+            if node.spec.is_zookeeper:
+                wait_zookeeper(node, deadline)
+            else:
+                wait_started(node, deadline)
         want = {n.node_id for n in nodes if n.spec.is_broker}
         seen: set[int] = set()
         while time.monotonic() < deadline:
@@ -305,6 +334,8 @@ def start_sandbox(
     broker_heap: str = "512m",
     broker_properties: Mapping[str, object] | None = None,
     secure: Mode = "plaintext",
+    kafka_version: str | None = None,
+    mode: str = "kraft",
 ) -> SandboxCluster:
     """Format and start a fresh sandbox in ``directory`` and wait until every broker is registered.
 
@@ -314,7 +345,15 @@ def start_sandbox(
     ``broker_heap`` is each broker's -Xmx (this process only; ``load`` uses the default);
     ``broker_properties`` override broker settings. ``__consumer_offsets`` exists when this returns.
     ``secure``: ``sasl_ssl`` or ``mtls`` for a secured sandbox (:mod:`.security`; certificates made anew).
+    ``kafka_version`` (``4.1``, ``3.9.1``, ...; default 4.1.2) and ``mode`` (``kraft``, or ``zookeeper``
+    for 3.x): see :mod:`.versions`; jars of a version not yet resolved are fetched with Maven first.
     """
+    release = versions.release(kafka_version)
+    kafka_mode = versions.check_mode(release, mode)
+    if secure != "plaintext" and release.version != versions.DEFAULT_VERSION:
+        raise SandboxError(
+            f"a secured sandbox runs Kafka {versions.DEFAULT_VERSION} only, not {release.version}"
+        )
     directory = Path(directory).resolve()
     if (directory / STATE_FILE).exists():
         old = SandboxCluster.load(directory)
@@ -324,15 +363,19 @@ def start_sandbox(
         for node in old.nodes.values():
             shutil.rmtree(node.directory, ignore_errors=True)
     directory.mkdir(parents=True, exist_ok=True)
-    lib = config.ensure_jars(config.sandbox_home())
+    lib = versions.ensure_jars(config.sandbox_home(), release)
     secured = security.prepare(secure, directory)
-    specs = config.plan_nodes(brokers, secured=secured is not None)
+    zookeeper = kafka_mode == "zookeeper"
+    specs = config.plan_nodes(brokers, secured=secured is not None, zookeeper=zookeeper)
     cluster_id = config.new_cluster_id()
     voters = config.quorum_voters(specs)
-    (directory / "log4j2.properties").write_text(config.LOG4J2_NODE)
+    zk_connect = f"{HOST}:{specs[0].controller_port}" if zookeeper else None
     nodes = [SandboxNode(spec, directory / spec.name) for spec in specs]
     for node in nodes:
         node.directory.mkdir(parents=True, exist_ok=True)
+        if node.spec.is_zookeeper:
+            node.properties_path.write_text(config.render_zookeeper(node.spec, node.directory / "data"))
+            continue
         node.properties_path.write_text(
             config.render_properties(
                 node.spec,
@@ -341,6 +384,8 @@ def start_sandbox(
                 broker_count=brokers,
                 offsets_partitions=offsets_partitions,
                 extra=broker_properties,
+                zookeeper_connect=zk_connect,
+                share_groups=release.at_least >= (4, 0),
                 secured=(
                     security.node_properties(
                         secured,
@@ -354,9 +399,18 @@ def start_sandbox(
             )
         )
     cluster = SandboxCluster(
-        directory, cluster_id, nodes, lib=lib, daemon=daemon, broker_heap=broker_heap, security=secured
+        directory,
+        cluster_id,
+        nodes,
+        lib=lib,
+        daemon=daemon,
+        broker_heap=broker_heap,
+        security=secured,
+        release=release,
+        mode=kafka_mode,
     )
-    cluster._format_storage(features)
+    if not zookeeper:  # a ZooKeeper-mode broker registers itself; the cluster id comes from ZooKeeper
+        cluster._format_storage(features)
     try:
         for node in sorted(nodes, key=lambda n: not n.spec.is_controller):
             cluster._start(node)
@@ -364,6 +418,9 @@ def start_sandbox(
         cluster._wait_ready(nodes, timeout)
         # __consumer_offsets is created on the first FindCoordinator; do it now, not in every caller
         wait_group_coordinator(cluster.internal_servers, time.monotonic() + timeout)
+        if zookeeper:
+            cluster.cluster_id = reported_cluster_id(cluster.internal_servers) or cluster.cluster_id
+            cluster.save()
         if secured is not None:
             security.grant(cluster.internal_servers, security.MONITOR, acls.GRANTS)
     except BaseException:

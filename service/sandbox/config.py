@@ -17,7 +17,6 @@ import base64
 import os
 import random
 import socket
-import subprocess
 import uuid
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -38,11 +37,12 @@ class SandboxError(OffsetguardError):
 
 @dataclass(frozen=True, slots=True)
 class NodeSpec:
-    """One KRaft node: its id, roles and loopback ports (``port`` is the client listener; a secured
-    sandbox's brokers also have an ``internal_port``, see :mod:`.security`)."""
+    """One node: its id, roles and loopback ports (``port`` is the client listener; a secured sandbox's
+    brokers also have an ``internal_port``, see :mod:`.security`). In ZooKeeper mode the ZooKeeper server
+    is a node too (roles ``zookeeper``, id 0, ``controller_port`` its client port)."""
 
     node_id: int
-    roles: str  # "broker", "controller" or "broker,controller"
+    roles: str  # "broker", "controller", "broker,controller" or "zookeeper"
     port: int | None
     controller_port: int | None
     metrics_port: int
@@ -52,6 +52,8 @@ class NodeSpec:
     def name(self) -> str:
         if self.roles == "broker,controller":
             return f"node-{self.node_id}"
+        if self.is_zookeeper:
+            return "zookeeper"
         return f"{self.roles}-{self.node_id}"
 
     @property
@@ -61,6 +63,10 @@ class NodeSpec:
     @property
     def is_controller(self) -> bool:
         return "controller" in self.roles
+
+    @property
+    def is_zookeeper(self) -> bool:
+        return self.roles == "zookeeper"
 
 
 def sandbox_home() -> Path:
@@ -72,23 +78,6 @@ def sandbox_home() -> Path:
         if (parent / "deploy" / "sandbox" / "pom.xml").is_file():
             return parent / "deploy" / "sandbox"
     return (Path.cwd() / "deploy" / "sandbox").resolve()
-
-
-def ensure_jars(home: Path) -> Path:
-    """Return ``home/lib``, resolving it with Maven first if it has no Kafka jar yet."""
-    lib = home / "lib"
-    if not any(lib.glob("kafka_2.13-*.jar")):
-        pom = home / "pom.xml"
-        if not pom.is_file():
-            raise SandboxError(f"no Kafka jars in {lib} and no {pom} to resolve them from")
-        cmd = ["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies"]
-        try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise SandboxError(f"cannot resolve sandbox jars with mvn: {exc}") from exc
-        if done.returncode != 0:
-            raise SandboxError(f"mvn dependency:copy-dependencies failed: {done.stdout[-2000:]}")
-    return lib
 
 
 def jmx_agent(lib: Path) -> Path:
@@ -147,11 +136,21 @@ def new_cluster_id() -> str:
             return text
 
 
-def plan_nodes(brokers: int, secured: bool = False) -> list[NodeSpec]:
+ZOOKEEPER_ID = 0
+
+
+def plan_nodes(brokers: int, secured: bool = False, zookeeper: bool = False) -> list[NodeSpec]:
     """1 → one combined node (id 1); 3 → controller 100 plus brokers 1, 2, 3, all on fresh ports (and an
-    internal listener port per broker when ``secured``)."""
+    internal listener port per broker when ``secured``). ``zookeeper``: a ZooKeeper node (id 0) and broker
+    nodes 1.. instead of any KRaft controller."""
     if brokers not in (1, 3):
         raise SandboxError(f"--brokers must be 1 or 3, not {brokers}")
+    if zookeeper:
+        ports = free_ports(2 + 2 * brokers)
+        zk = NodeSpec(ZOOKEEPER_ID, "zookeeper", None, ports[0], ports[1])
+        return [zk] + [
+            NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i]) for i in range(brokers)
+        ]
     extra = brokers if secured else 0
     ports = free_ports(3 + extra if brokers == 1 else 8 + extra)
     internal = iter(ports[len(ports) - extra :] if secured else [])
@@ -174,24 +173,35 @@ def render_properties(
     offsets_partitions: int,
     extra: Mapping[str, object] | None = None,
     secured: Mapping[str, object] | None = None,
+    zookeeper_connect: str | None = None,
+    share_groups: bool = True,
 ) -> str:
     """``node.properties`` for one node; ``voters`` is the static ``controller.quorum.voters`` value.
 
     ``secured``: the node's settings from :func:`.security.node_properties`; the broker listeners are then
     ``CLIENT`` (on ``port``) and ``INTERNAL`` (on ``internal_port``) instead of one PLAINTEXT listener.
+    ``zookeeper_connect``: a ZooKeeper-mode broker (Kafka 3.x): ``broker.id`` and ``zookeeper.connect``
+    instead of the KRaft roles, quorum and controller listener. ``share_groups``: the release has share
+    groups' coordinator settings (4.x).
 
     ``extra`` broker settings (e.g. ``offsets.retention.minutes``) override the defaults on broker nodes.
     """
-    props: dict[str, object] = {
-        "process.roles": node.roles,
-        "node.id": node.node_id,
-        "controller.quorum.voters": voters,
-        "controller.listener.names": "CONTROLLER",
-        "log.dirs": data_dir,
-        "num.network.threads": 2,
-        "num.io.threads": 2,
-        "background.threads": 2,
-    }
+    if zookeeper_connect is not None:
+        props: dict[str, object] = {
+            "broker.id": node.node_id,
+            "zookeeper.connect": zookeeper_connect,
+            "zookeeper.session.timeout.ms": 6000,
+        }
+    else:
+        props = {
+            "process.roles": node.roles,
+            "node.id": node.node_id,
+            "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+        }
+    props.update(
+        {"log.dirs": data_dir, "num.network.threads": 2, "num.io.threads": 2, "background.threads": 2}
+    )
     listeners = []
     if node.is_broker and secured is not None:
         listeners += [f"CLIENT://{HOST}:{node.port}", f"INTERNAL://{HOST}:{node.internal_port}"]
@@ -211,8 +221,6 @@ def render_properties(
                 "transaction.state.log.replication.factor": broker_count,
                 # min ISR 1: tests stop brokers and still need transactions to work
                 "transaction.state.log.min.isr": 1,
-                "share.coordinator.state.topic.replication.factor": broker_count,
-                "share.coordinator.state.topic.min.isr": 1,
                 "group.initial.rebalance.delay.ms": 0,
                 "num.partitions": 1,
                 "num.replica.fetchers": 1,
@@ -220,17 +228,38 @@ def render_properties(
                 # the default 128 MiB dedupe buffer alone would take a quarter of the heap
                 "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
                 "replica.lag.time.max.ms": 10_000,
-                # tests stop and kill brokers: notice it in seconds, not the default 9 s
-                "broker.heartbeat.interval.ms": 1000,
-                "broker.session.timeout.ms": 6000,
                 # leaders stay where a test put them (no background preferred-leader election)
                 "auto.leader.rebalance.enable": "false",
             }
         )
+        if share_groups:
+            props.update(
+                {
+                    "share.coordinator.state.topic.replication.factor": broker_count,
+                    "share.coordinator.state.topic.min.isr": 1,
+                }
+            )
+        if zookeeper_connect is None:
+            # tests stop and kill brokers: notice it in seconds, not the default 9 s
+            props.update({"broker.heartbeat.interval.ms": 1000, "broker.session.timeout.ms": 6000})
     if secured is not None:
         props.update(secured)
     if node.is_broker and extra:
         props.update(extra)
+    return "".join(f"{key}={value}\n" for key, value in props.items())
+
+
+def render_zookeeper(node: NodeSpec, data_dir: Path) -> str:
+    """A standalone ZooKeeper server on loopback (``controller_port`` is its client port)."""
+    props: dict[str, object] = {
+        "dataDir": data_dir,
+        "clientPort": node.controller_port,
+        "clientPortAddress": HOST,
+        "maxClientCnxns": 0,
+        "admin.enableServer": "false",
+        "4lw.commands.whitelist": "ruok,srvr",
+        "tickTime": 2000,
+    }
     return "".join(f"{key}={value}\n" for key, value in props.items())
 
 
@@ -263,4 +292,23 @@ appender.err.layout.type = PatternLayout
 appender.err.layout.pattern = [%d] %p %m (%c)%n
 rootLogger.level = WARN
 rootLogger.appenderRef.err.ref = ERR
+"""
+
+# Kafka 3.x logs through log4j 1 (reload4j): the same layout and levels as above.
+LOG4J1_NODE = """\
+log4j.rootLogger=INFO, out
+log4j.appender.out=org.apache.log4j.ConsoleAppender
+log4j.appender.out.Target=System.out
+log4j.appender.out.layout=org.apache.log4j.PatternLayout
+log4j.appender.out.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.kafka.authorizer.logger=WARN
+"""
+
+LOG4J1_TOOL = """\
+log4j.rootLogger=WARN, err
+log4j.appender.err=org.apache.log4j.ConsoleAppender
+log4j.appender.err.Target=System.err
+log4j.appender.err.layout=org.apache.log4j.PatternLayout
+log4j.appender.err.layout.ConversionPattern=[%d] %p %m (%c)%n
 """

@@ -61,11 +61,17 @@ class SandboxNode:
 
 
 def write_state(
-    directory: Path, cluster_id: str, nodes: list[SandboxNode], security: dict[str, Any] | None = None
+    directory: Path,
+    cluster_id: str,
+    nodes: list[SandboxNode],
+    security: dict[str, Any] | None = None,
+    kafka: dict[str, str] | None = None,
 ) -> None:
-    """Atomically write ``directory/sandbox.json`` (``security``: a secured sandbox's, :mod:`.security`)."""
+    """Atomically write ``directory/sandbox.json`` (``security``: a secured sandbox's, :mod:`.security`;
+    ``kafka``: its version and mode, :mod:`.versions`)."""
     state = {
         "cluster_id": cluster_id,
+        "kafka": kafka,
         "security": security,
         "nodes": [
             {
@@ -103,6 +109,19 @@ def read_state(directory: Path) -> tuple[str, list[SandboxNode]]:
         return str(state["cluster_id"]), nodes
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise SandboxError(f"no usable sandbox state in {directory}: {exc}") from exc
+
+
+def read_kafka(directory: Path) -> tuple[str | None, str]:
+    """The Kafka version and mode recorded in ``directory/sandbox.json`` (none recorded: the default
+    version, KRaft: a sandbox started before the version matrix)."""
+    try:
+        raw = json.loads((directory / STATE_FILE).read_text()).get("kafka")
+    except (OSError, ValueError) as exc:
+        raise SandboxError(f"no usable sandbox state in {directory}: {exc}") from exc
+    if not isinstance(raw, dict):
+        return None, "kraft"
+    version = raw.get("version")
+    return (str(version) if version else None), str(raw.get("mode") or "kraft")
 
 
 def read_security(directory: Path) -> dict[str, Any] | None:
