@@ -12,6 +12,7 @@ from kafka.protocol.metadata import FindCoordinatorRequest
 
 from collectors import kafka_fast_fallback as fallback
 from collectors import kafka_fast_offsets as fast_offsets
+from collectors.compat import LIST_GROUPS_UNTYPED, Fallbacks
 from collectors.errors import KafkaError, KafkaUnavailableError
 from collectors.kafka_errors import response_error
 from collectors.kafka_fast_cache import WireCache
@@ -27,11 +28,17 @@ _OFGroup = OffsetFetchRequest.OffsetFetchRequestGroup
 # ---------------------------------------------------------------- groups
 
 
-async def list_groups(manager: Any, cluster: str, broker_id: int) -> list[ListedGroup]:
-    """ListGroups (v5: with type and state) to one broker: the groups it coordinates."""
+async def list_groups(
+    manager: Any, cluster: str, broker_id: int, fallbacks: Fallbacks | None = None
+) -> list[ListedGroup]:
+    """ListGroups (v5: with type and state) to one broker: the groups it coordinates. An older answer has
+    no type: every group is classic there (counted in ``fallbacks``)."""
     response = await send(manager, ListGroupsRequest(), broker_id)
     if response.error_code:
         raise response_error(response.error_code, cluster=cluster, message=f"ListGroups to {broker_id}")
+    version = int(getattr(response, "API_VERSION", 5))
+    if version < 5 and fallbacks is not None:
+        fallbacks.note(LIST_GROUPS_UNTYPED, f"broker {broker_id} answered ListGroups v{version}")
     return [
         ListedGroup(g.group_id, group_type(g.group_type or ""), g.group_state or "", g.protocol_type or "")
         for g in response.groups

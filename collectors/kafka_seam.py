@@ -21,6 +21,7 @@ from kafka.admin import KafkaAdminClient
 
 from collectors import kafka_group_requests as grq
 from collectors import kafka_requests as rq
+from collectors.compat import Fallbacks
 from collectors.errors import KafkaError
 from collectors.kafka_errors import translate
 from collectors.kafka_fast_cache import WireCache
@@ -81,6 +82,7 @@ class KafkaPythonSeam:
     ) -> None:
         self._settings = settings
         self._cluster = settings.name
+        self.fallbacks = Fallbacks(settings.name)  # APIs this cluster's brokers lack: counted, logged once
         self._client_id = client_id
         self._admin_factory = admin_factory
         self._admin: Any = None
@@ -142,7 +144,10 @@ class KafkaPythonSeam:
 
     def list_groups(self, broker_id: int) -> list[ListedGroup]:
         """See :meth:`collectors.seam.KafkaSeam.list_groups`."""
-        return self._run(lambda m: grq.list_groups(m, self._cluster, broker_id), f"ListGroups to {broker_id}")
+        return self._run(
+            lambda m: grq.list_groups(m, self._cluster, broker_id, self.fallbacks),
+            f"ListGroups to {broker_id}",
+        )
 
     def find_coordinators(self, group_ids: Sequence[str]) -> dict[str, int | KafkaError]:
         """See :meth:`collectors.seam.KafkaSeam.find_coordinators`."""

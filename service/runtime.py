@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from collectors.compat import Fallbacks
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailSink
 from collectors.tail_progress import tune_gc
@@ -40,8 +41,10 @@ class Runtime:
         alerts: AlertStore | None = None,
         notifications: NotificationStore | None = None,
         notifier: Dispatcher | None = None,
+        fallbacks: Sequence[Fallbacks] = (),
     ) -> None:
         self.settings = settings
+        self.fallbacks = list(fallbacks)  # per cluster: Kafka APIs its brokers lack (collectors.compat)
         self.store = store
         self.latest = latest
         maintenance = []
@@ -106,6 +109,7 @@ class Runtime:
             "reasons": [f"stale:{s.cluster}:{s.name}" for s in stale] + catching_up,
             "collectors": [s.as_dict(now, self.scheduler.stale_after_intervals) for s in statuses],
             "tail": [t.figures().as_dict() for t in self.tails],
+            "fallbacks": [c.as_dict() for f in self.fallbacks for c in f.counts()],
         }
 
 
@@ -125,8 +129,10 @@ def build_runtime(settings: Settings) -> Runtime:
     closers: list[Callable[[], None]] = []
     tails: list[OffsetsTail] = []
     detections: list[DetectionLoop] = []
+    fallbacks: list[Fallbacks] = []
     for cluster in settings.clusters:
         seam = KafkaPythonSeam(cluster)  # shared: detection asks it for KIP-320 epoch ends
+        fallbacks.append(seam.fallbacks)
         cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store, seam=seam)
         jobs.extend(cluster_jobs)
         closers.append(close)
@@ -169,6 +175,7 @@ def build_runtime(settings: Settings) -> Runtime:
         alerts=alerts,
         notifications=notifications,
         notifier=notifier,
+        fallbacks=fallbacks,
     )
 
 

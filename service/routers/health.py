@@ -21,6 +21,7 @@ class Readiness(BaseModel):
     reasons: list[str] = []  # why not ready: "stale:<cluster>:<collector>", "tail:<cluster> catching up"
     collectors: list[dict[str, Any]]
     tail: list[dict[str, Any]] = []  # each cluster's __consumer_offsets tail figures
+    fallbacks: list[dict[str, Any]] = []  # Kafka APIs a cluster's brokers lack, what is done instead
 
 
 @router.get("/healthz", response_model=Health)
