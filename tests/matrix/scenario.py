@@ -280,6 +280,18 @@ def test_unclean_election_committed_50_beyond_the_truncated_log_end(matrix: Matr
     wait_for(
         lambda: matrix.serve.http.get(f"/api/v1/alerts/{beyond['id']}").json()["snapshot_id"], 90, "snapshot"
     )
+    # the broker metrics of that release: its controller counted the unclean election (in ZooKeeper mode
+    # the controller is a broker; in KRaft the controller node)
+    [counter] = wait_for(
+        lambda: [
+            a for a in matrix.serve.alerts() if a["kind"] == "unclean_leader_election" and a["topic"] is None
+        ],
+        60,
+        "the controller's unclean-election counter",
+    )
+    assert (counter["severity"], counter["cause"]) == ("critical", "controller_counter")
+    # (the partitions it names are those whose leader change the same evaluation saw: not always ours)
+    assert counter["magnitude_total"]["elections"] >= 1
 
 
 def test_every_offsets_topic_record_decodes_as_the_release_itself_prints_it(matrix: MatrixRun) -> None:
