@@ -10,7 +10,9 @@ controller), runs a separate ``offsetguard serve`` with short intervals, and rep
 
 then checks the collectors and the tail (no decode error, no unknown record), every ``__consumer_offsets``
 record offsetguard's codec decodes against what that release's own ``DumpLogSegments --offsets-decoder``
-prints, ``/metrics``, and the API fallbacks the release needs (:mod:`collectors.compat`). The modules
+prints and every offset commit against its own console ``OffsetsMessageFormatter`` (with the value
+version the release wrote, where the formatter prints it), ``/metrics``, and the API fallbacks the release
+needs (:mod:`collectors.compat`). The modules
 import the tests below; each runs them on its own release.
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,6 +216,55 @@ def _parse(key: str, payload: str) -> tuple[Any, ...] | None:
     return None
 
 
+_OLD_FORMATTED = re.compile(r"^\[(.*),(.*),(\d+)\]::(NULL|OffsetAndMetadata\(offset=(\d+),.*)$")
+_DECODER = json.JSONDecoder()
+
+
+def kafka_formatter(kafka: SandboxCluster) -> Counter[tuple[Any, ...]]:
+    """Every offset commit and commit tombstone as the release's own console ``OffsetsMessageFormatter``
+    prints it: ``(group, topic, partition, offset or None, value version or None)``, counted.
+
+    3.9 and later: ``org.apache.kafka.tools.consumer`` (JSON with the value's version); before:
+    ``kafka.tools.ConsoleConsumer`` with ``GroupMetadataManager$OffsetsMessageFormatter``
+    (``[g,t,p]::OffsetAndMetadata(offset=N, ...)`` or ``[g,t,p]::NULL``, no version).
+    """
+    new = kafka.release.at_least >= (3, 9)
+    consumer = "org.apache.kafka.tools.consumer.ConsoleConsumer" if new else "kafka.tools.ConsoleConsumer"
+    formatter = (
+        "org.apache.kafka.tools.consumer.OffsetsMessageFormatter"
+        if new
+        else "kafka.coordinator.group.GroupMetadataManager$OffsetsMessageFormatter"
+    )
+    done = kafka.run_tool(
+        consumer,
+        *("--bootstrap-server", kafka.bootstrap_servers, "--topic", "__consumer_offsets", "--from-beginning"),
+        *("--formatter", formatter, "--consumer-property", "exclude.internal.topics=false"),
+        *("--consumer-property", "enable.auto.commit=false"),  # its own commits would show up as it reads
+        *("--group", f"matrix-formatter-{uuid.uuid4().hex[:6]}", "--timeout-ms", "5000"),
+        timeout=120,
+    )
+    assert "Processed a total of" in done.stderr, done.stderr[-3000:]
+    found: Counter[tuple[Any, ...]] = Counter()
+    if not new:
+        for line in done.stdout.splitlines():
+            m = _OLD_FORMATTED.match(line.strip())
+            if m:
+                offset = None if m.group(4) == "NULL" else int(m.group(5))
+                found[(m.group(1), m.group(2), int(m.group(3)), offset, None)] += 1
+        return found
+    text, pos = done.stdout, 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            return found
+        obj, pos = _DECODER.raw_decode(text, pos)
+        key, value = obj["key"]["data"], obj.get("value")
+        offset = value["data"]["offset"] if value else None
+        version = int(value["version"]) if value else None
+        found[(key["group"], key["topic"], key["partition"], offset, version)] += 1
+
+
 def ours(kafka: SandboxCluster) -> dict[tuple[int, int], tuple[Any, ...]]:
     """The same records as offsetguard's codec (the tail's) decodes them from the wire."""
     snapshot = read_offsets_topic(kafka.bootstrap_servers, isolation_level="read_uncommitted")
@@ -302,6 +354,23 @@ def test_every_offsets_topic_record_decodes_as_the_release_itself_prints_it(matr
     assert {"commit", "group"} <= {r[0] for r in theirs.values()}
     missing = {k: v for k, v in theirs.items() if mine.get(k) != v}
     assert not missing, {k: (v, mine.get(k)) for k, v in list(missing.items())[:10]}
+
+
+def test_every_offset_commit_decodes_as_the_release_s_console_formatter_prints_it(
+    matrix: MatrixRun,
+) -> None:
+    snapshot = read_offsets_topic(matrix.kafka.bootstrap_servers, isolation_level="read_uncommitted")
+    theirs = kafka_formatter(matrix.kafka)
+    mine: Counter[tuple[Any, ...]] = Counter()
+    versions = any(key[4] is not None for key in theirs)  # the JSON formatter prints the value version
+    for raw in snapshot.records:
+        rec = decode(raw.key, raw.value, offset=raw.offset, partition=raw.partition) if raw.key else None
+        if isinstance(rec, OffsetCommit):
+            mine[(rec.group, rec.topic, rec.partition, rec.offset, rec.version if versions else None)] += 1
+        elif isinstance(rec, OffsetCommitTombstone):
+            mine[(rec.group, rec.topic, rec.partition, None, None)] += 1
+    assert any(k[0] == matrix.rewind["group"] and k[3] == 20 for k in theirs), "the rewind's commit"
+    assert mine == theirs, (mine - theirs, theirs - mine)
 
 
 def test_metrics_serve_the_lag_and_the_brokers(matrix: MatrixRun) -> None:

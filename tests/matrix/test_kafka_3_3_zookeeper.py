@@ -9,6 +9,7 @@ import pytest
 from tests.matrix.scenario import (  # noqa: F401 (the tests this module runs on its release)
     MatrixRun,
     matrix_run,
+    test_every_offset_commit_decodes_as_the_release_s_console_formatter_prints_it,
     test_every_offsets_topic_record_decodes_as_the_release_itself_prints_it,
     test_fallbacks_are_exactly_those_the_release_needs,
     test_metrics_serve_the_lag_and_the_brokers,
