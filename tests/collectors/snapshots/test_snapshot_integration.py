@@ -189,13 +189,16 @@ def test_take_snapshot_real_cluster_aborted_txn_commit_kept_not_folded(
     sid = taken.result.info.id
     state = read_state(taken.directory, sid)
     lines = list(iter_records(taken.directory, sid))
-    aborted = [line for line in lines if line["offset"] in state["aborted_record_offsets"]]
+    every_aborted = [line for line in lines if line["offset"] in state["aborted_record_offsets"]]
+    # The partition is shared with every group of the session's kafka1 that hashes to it (1 in 10): the
+    # golden workloads abort a transactional commit of their own (offset 3); a CI run met it here.
+    aborted = [line for line in every_aborted if line["decoded"]["fields"]["group"] == scenario.group]
     assert [line["decoded"]["fields"]["offset"] for line in aborted] == [999]
     producer = aborted[0]["producer_id"]
     assert aborted[0]["transactional"] is True and producer >= 0
     markers = [line for line in lines if line["control"] and line["producer_id"] == producer]
     assert [m["marker"] for m in markers] == ["ABORT"]
-    assert taken.result.counts.aborted == 1
+    assert taken.result.counts.aborted == len(every_aborted) >= 1
     assert folded(state, scenario.group)[(scenario.topic, 1)][0] == 20
 
 
