@@ -34,9 +34,19 @@ from bench.serve_proc import Serve, until
 from collectors.codec import GroupMetadata, GroupTombstone, OffsetCommit, OffsetCommitTombstone, decode
 from collectors.offsets_topic import read_offsets_topic
 from service.sandbox.cluster import SandboxCluster, start_sandbox
+from tests.collectors.codec.golden.kafka_tools import parse_concatenated_json
 from tests.e2e.consumers import consume_and_commit, group_consumer, join
 from tests.e2e.harness import create_topics, produce, retrying, wait_for
 
+__all__ = [  # what each module runs on its release: ``from tests.matrix.scenario import *``
+    "test_every_offset_commit_decodes_as_the_release_s_console_formatter_prints_it",
+    "test_every_offsets_topic_record_decodes_as_the_release_itself_prints_it",
+    "test_fallbacks_are_exactly_those_the_release_needs",
+    "test_metrics_serve_the_lag_and_the_brokers",
+    "test_rewind_by_an_active_member_80_replayed_critical_snapshotted",
+    "test_serve_ready_every_collector_and_the_tail_clean",
+    "test_unclean_election_committed_50_beyond_the_truncated_log_end",
+]
 A, B = 1, 2  # the unclean scenario's first leader, and the follower left behind
 NAME = "matrix"
 
@@ -78,6 +88,16 @@ def matrix_run(version: str, mode: str, tmp_path_factory: pytest.TempPathFactory
     finally:
         serve.stop()
         kafka.down()
+
+
+def release_fixture(version: str, mode: str) -> Any:
+    """The module-scoped ``matrix`` fixture of a module testing ``version`` in ``mode``."""
+
+    @pytest.fixture(scope="module", name="matrix")
+    def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MatrixRun]:
+        yield from matrix_run(version, mode, tmp_path_factory)
+
+    return matrix
 
 
 def _rewind_by_active_member(run: MatrixRun) -> dict[str, str]:
@@ -217,7 +237,6 @@ def _parse(key: str, payload: str) -> tuple[Any, ...] | None:
 
 
 _OLD_FORMATTED = re.compile(r"^\[(.*),(.*),(\d+)\]::(NULL|OffsetAndMetadata\(offset=(\d+),.*)$")
-_DECODER = json.JSONDecoder()
 
 
 def kafka_formatter(kafka: SandboxCluster) -> Counter[tuple[Any, ...]]:
@@ -252,17 +271,12 @@ def kafka_formatter(kafka: SandboxCluster) -> Counter[tuple[Any, ...]]:
                 offset = None if m.group(4) == "NULL" else int(m.group(5))
                 found[(m.group(1), m.group(2), int(m.group(3)), offset, None)] += 1
         return found
-    text, pos = done.stdout, 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos == len(text):
-            return found
-        obj, pos = _DECODER.raw_decode(text, pos)
+    for obj in parse_concatenated_json(done.stdout):
         key, value = obj["key"]["data"], obj.get("value")
         offset = value["data"]["offset"] if value else None
         version = int(value["version"]) if value else None
         found[(key["group"], key["topic"], key["partition"], offset, version)] += 1
+    return found
 
 
 def ours(kafka: SandboxCluster) -> dict[tuple[int, int], tuple[Any, ...]]:
