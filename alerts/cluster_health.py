@@ -19,7 +19,7 @@ from alerts.counters import (
     broker_name,
     counter_increases,
 )
-from alerts.current import commits_in_order, current_partitions
+from alerts.current import current_partitions
 from alerts.model import (
     COLLECTOR_FAILURE,
     OFFSETS_TOPIC_CLEANER_STALLED,
@@ -76,15 +76,16 @@ def detect_out_of_range_fetches(
     if not rises:
         return ()
     partitions = current_partitions(inputs)
-    outside = []
-    for key, point in commits_in_order(replay(previous, inputs).commits):
+    found = []
+    for key, point in replay(previous, inputs).commits.items():
         r = partitions.get(PartitionKey(key.topic, key.partition))
         if r is None or r.log_start is None or r.log_end is None:
             continue
         if point.offset < r.log_start or point.offset > r.log_end:
-            outside.append(
-                f"{key.group} {key.topic}[{key.partition}]={point.offset} ({r.log_start}..{r.log_end})"
+            found.append(
+                (key, f"{key.group} {key.topic}[{key.partition}]={point.offset} ({r.log_start}..{r.log_end})")
             )
+    outside = [text for _, text in sorted(found, key=lambda kt: kt[0])]
     total = sum(rises.values())
     return (
         Finding(

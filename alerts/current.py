@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping
 from alerts.memo import per_cycle
 from alerts.state import (
     CommitKey,
-    CommitPoint,
     CycleInputs,
     DetectionState,
     PartitionKey,
@@ -57,20 +56,6 @@ def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPo
                     topic_ids[key.topic],
                 )
     return out
-
-
-@per_cycle
-def commits_in_order(commits: Mapping[CommitKey, CommitPoint]) -> list[tuple[CommitKey, CommitPoint]]:
-    """``sorted(commits.items())``, sorted once per cycle for every detector that reports in key order."""
-    return sorted(commits.items())
-
-
-@per_cycle
-def partitions_in_order(
-    partitions: Mapping[PartitionKey, PartitionPoint],
-) -> list[tuple[PartitionKey, PartitionPoint]]:
-    """``sorted(partitions.items())``, once per cycle."""
-    return sorted(partitions.items())
 
 
 def current_committed(inputs: CycleInputs) -> dict[CommitKey, CommittedOffset]:

@@ -8,6 +8,7 @@ returned :class:`~alerts.state.DetectionState` and passes it back next cycle (st
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from alerts import memo
 from alerts.advance import advance
@@ -26,6 +27,7 @@ from alerts.retention import detect_retention_risk
 from alerts.rewind import detect_offset_rewinds
 from alerts.skip import detect_offset_skips
 from alerts.state import CycleInputs, DetectionState
+from alerts.sweep import judge_slow
 from alerts.thresholds import Thresholds
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from alerts.unclean import detect_unclean_elections
@@ -55,7 +57,18 @@ def evaluate(
 ) -> tuple[tuple[Finding, ...], DetectionState]:
     """All findings of this cycle (in detector order) and the state to keep for the next one."""
     try:
-        findings = tuple(f for detect in DETECTORS for f in detect(previous, inputs, now, thresholds))
-        return findings, advance(previous, inputs, now, thresholds)
+        slow = judge_slow(previous, inputs, now, thresholds)
+        judged = {
+            detect_retention_risk: slow.retention,
+            detect_offsets_expiry_risk: slow.expiry,
+            detect_lag: slow.lag,
+        }
+        findings = tuple(
+            f
+            for detect in DETECTORS
+            for f in (judged[detect] if detect in judged else detect(previous, inputs, now, thresholds))
+        )
+        state = advance(previous, inputs, now, thresholds)
+        return findings, replace(state, swept=slow.swept) if slow.swept is not None else state
     finally:
         memo.release()

@@ -10,10 +10,12 @@ v1 commit with an explicit expire timestamp then. A group that is not Empty keep
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from alerts.commits import EMPTY, replay
 from alerts.current import offsets_retention_seconds
 from alerts.model import OFFSETS_EXPIRY_RISK, Finding
-from alerts.state import CommitPoint, CycleInputs, DetectionState, GroupPoint
+from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 from alerts.thresholds import Thresholds
 
 
@@ -31,39 +33,52 @@ def expiry_at(point: CommitPoint, group: GroupPoint | None, retention: float) ->
 def detect_offsets_expiry_risk(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    found = expiry_findings(previous, inputs, now, thresholds)
+    return tuple(found[group] for group in sorted(found))
+
+
+def expiry_findings(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    keys: Iterable[CommitKey] | None = None,
+) -> dict[str, Finding]:
+    """The finding of each group with offsets due, judged over ``keys`` (every committed group-partition
+    if None; a caller passing keys passes all of each group's)."""
     rp = replay(previous, inputs)
     retention = offsets_retention_seconds(previous, inputs, thresholds)
+    commits = rp.commits
+    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
     due: dict[str, list[tuple[float, str, str, int]]] = {}
-    for key, point in rp.commits.items():
+    for key, point in pairs:
         horizon = thresholds.limits(key.group, key.topic).expiry_risk_seconds
         at, base = expiry_at(point, rp.groups.get(key.group), retention)
         if horizon is None or at is None or at - now > horizon:
             continue
         due.setdefault(key.group, []).append((at, base, key.topic, key.partition))
-    findings = []
-    for group, items in sorted(due.items()):
+    findings: dict[str, Finding] = {}
+    for group, items in due.items():
         items.sort()
         first, base, _, _ = items[0]
         g = rp.groups.get(group)
-        findings.append(
-            Finding(
-                kind=OFFSETS_EXPIRY_RISK,
-                severity="info",
-                cluster=inputs.cluster,
-                group=group,
-                topic=None,
-                partition=None,
-                summary=f"idle group {group}'s committed offsets ({len(items)} partitions) expire in "
-                f"{max(0.0, first - now) / 3600:.1f} h (offsets.retention.minutes {retention / 60:g})",
-                cause=base,
-                magnitude={"seconds_to_expiry": first - now, "partitions_expiring": len(items)},
-                evidence={
-                    "expires_at": first,
-                    "retention_seconds": retention,
-                    "group_state": g.state if g else None,
-                    "empty_since": g.since if g and g.state == EMPTY else None,
-                    "partitions": tuple(f"{t}[{p}]" for _, _, t, p in items),
-                },
-            )
+        findings[group] = Finding(
+            kind=OFFSETS_EXPIRY_RISK,
+            severity="info",
+            cluster=inputs.cluster,
+            group=group,
+            topic=None,
+            partition=None,
+            summary=f"idle group {group}'s committed offsets ({len(items)} partitions) expire in "
+            f"{max(0.0, first - now) / 3600:.1f} h (offsets.retention.minutes {retention / 60:g})",
+            cause=base,
+            magnitude={"seconds_to_expiry": first - now, "partitions_expiring": len(items)},
+            evidence={
+                "expires_at": first,
+                "retention_seconds": retention,
+                "group_state": g.state if g else None,
+                "empty_since": g.since if g and g.state == EMPTY else None,
+                "partitions": tuple(f"{t}[{p}]" for _, _, t, p in items),
+            },
         )
-    return tuple(findings)
+    return findings

@@ -12,13 +12,22 @@ lag or the stall (the cluster down, offsetguard restarting) does not count towar
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from alerts.blind import blind_seconds, seen
 from alerts.commits import replay
 from alerts.current import current_partitions, samples
 from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
-from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import (
+    BlindSpan,
+    CommitKey,
+    CommitPoint,
+    CycleInputs,
+    DetectionState,
+    PartitionKey,
+    PartitionPoint,
+    RangeSample,
+)
 from alerts.thresholds import Thresholds
 
 
@@ -78,10 +87,27 @@ def detect_lag(
     """``lag_high`` and ``consumer_stalled`` findings for every committed group-partition."""
     if inputs.offsets is None:
         return ()  # no log end this cycle
+    found = lag_findings(previous, inputs, now, thresholds)
+    return tuple(f for key in sorted(found) for f in found[key])
+
+
+def lag_findings(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    keys: Iterable[CommitKey] | None = None,
+) -> dict[CommitKey, tuple[Finding, ...]]:
+    """The findings of each group-partition of ``keys`` (every committed one if None) that has any:
+    ``lag_high`` before ``consumer_stalled``. Empty when the cycle has no log end."""
+    if inputs.offsets is None:
+        return {}
     partitions = current_partitions(inputs)
     spans = seen(previous, inputs, thresholds).blind_spans
-    found: list[tuple[CommitKey, Finding]] = []
-    for key, point in replay(previous, inputs).commits.items():
+    commits = replay(previous, inputs).commits
+    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
+    out: dict[CommitKey, tuple[Finding, ...]] = {}
+    for key, point in pairs:
         pk = PartitionKey(key.topic, key.partition)
         r = partitions.get(pk)
         if r is None or r.log_end is None:
@@ -89,60 +115,72 @@ def detect_lag(
         lag = r.log_end - point.offset
         if lag <= 0:
             continue  # no lag: neither limit can be passed, nothing is stalled
-        limits = thresholds.limits(key.group, key.topic)
-        history = _History(previous, pk, r)
-        secs = lag_seconds(inputs, history, key, point.offset, lag, now)
-        evidence: dict[str, EvidenceValue] = {
-            "committed": point.offset,
-            "log_end": r.log_end,
-            "observed_at": r.observed_at,
-            "committed_moved_at": point.moved_at,
-        }
-        over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
-        over_secs = (
-            limits.lag_seconds is not None
-            and secs is not None
-            and secs - blind_seconds(spans, now - secs, now) >= limits.lag_seconds
+        found = _judge(previous, inputs, now, thresholds, spans, key, point, pk, r, lag)
+        if found:
+            out[key] = found
+    return out
+
+
+def _judge(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    spans: tuple[BlindSpan, ...],
+    key: CommitKey,
+    point: CommitPoint,
+    pk: PartitionKey,
+    r: PartitionPoint,
+    lag: int,
+) -> tuple[Finding, ...]:
+    limits = thresholds.limits(key.group, key.topic)
+    history = _History(previous, pk, r)
+    secs = lag_seconds(inputs, history, key, point.offset, lag, now)
+    evidence: dict[str, EvidenceValue] = {
+        "committed": point.offset,
+        "log_end": r.log_end,
+        "observed_at": r.observed_at,
+        "committed_moved_at": point.moved_at,
+    }
+    found: list[Finding] = []
+    over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
+    over_secs = (
+        limits.lag_seconds is not None
+        and secs is not None
+        and secs - blind_seconds(spans, now - secs, now) >= limits.lag_seconds
+    )
+    if over_msgs or over_secs:
+        shown = "unknown" if secs is None else f"{secs:.0f}"
+        where = f"{key.topic}[{key.partition}]"
+        found.append(
+            _finding(
+                LAG_HIGH,
+                inputs.cluster,
+                key,
+                f"group {key.group} is {lag} messages / {shown} s behind on {where}",
+                lag,
+                secs,
+                evidence,
+            )
         )
-        if over_msgs or over_secs:
-            shown = "unknown" if secs is None else f"{secs:.0f}"
-            where = f"{key.topic}[{key.partition}]"
+    if limits.stall_seconds is not None:
+        # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
+        lagging = secs if secs is not None else (now - history.first_at() if history else 0.0)
+        stuck = min(now - point.moved_at, lagging)
+        if stuck - blind_seconds(spans, now - stuck, now) >= limits.stall_seconds:
             found.append(
-                (
+                _finding(
+                    CONSUMER_STALLED,
+                    inputs.cluster,
                     key,
-                    _finding(
-                        LAG_HIGH,
-                        inputs.cluster,
-                        key,
-                        f"group {key.group} is {lag} messages / {shown} s behind on {where}",
-                        lag,
-                        secs,
-                        evidence,
-                    ),
+                    f"group {key.group}'s committed offset on "
+                    f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
+                    lag,
+                    secs,
+                    {**evidence, "stalled_seconds": stuck},
                 )
             )
-        if lag > 0 and limits.stall_seconds is not None:
-            # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
-            lagging = secs if secs is not None else (now - history.first_at() if history else 0.0)
-            stuck = min(now - point.moved_at, lagging)
-            if stuck - blind_seconds(spans, now - stuck, now) >= limits.stall_seconds:
-                found.append(
-                    (
-                        key,
-                        _finding(
-                            CONSUMER_STALLED,
-                            inputs.cluster,
-                            key,
-                            f"group {key.group}'s committed offset on "
-                            f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
-                            lag,
-                            secs,
-                            {**evidence, "stalled_seconds": stuck},
-                        ),
-                    )
-                )
-    found.sort(key=lambda kf: kf[0])  # stable: lag_high before consumer_stalled of the same key
-    return tuple(f for _, f in found)
+    return tuple(found)
 
 
 def _finding(

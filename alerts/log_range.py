@@ -9,7 +9,7 @@ since (re-commits of the same offset do not make it newer).
 from __future__ import annotations
 
 from alerts.commits import EMPTY, replay
-from alerts.current import commits_in_order, current_partitions
+from alerts.current import current_partitions
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey
 from alerts.thresholds import Thresholds
@@ -23,7 +23,7 @@ def detect_committed_outside_log(
     partitions = current_partitions(inputs)
     rp = replay(previous, inputs)
     findings = []
-    for key, point in commits_in_order(rp.commits):
+    for key, point in rp.commits.items():  # findings are sorted at the end: they are few
         r = partitions.get(PartitionKey(key.topic, key.partition))
         if r is None or r.log_start is None or r.log_end is None:
             continue
@@ -75,4 +75,4 @@ def detect_committed_outside_log(
                     evidence=evidence,
                 )
             )
-    return tuple(findings)
+    return tuple(sorted(findings, key=lambda f: (f.group, f.topic, f.partition)))

@@ -22,13 +22,21 @@ keeps up would otherwise be "overtaken" by the phase of the last deleted segment
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from alerts.blind import SETTLE_SECONDS, clean_since, seen
 from alerts.commits import replay
 from alerts.current import current_partitions
 from alerts.model import RETENTION_RISK, Finding
-from alerts.state import CycleInputs, DetectionState, OffsetSample, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import (
+    CommitKey,
+    CycleInputs,
+    DetectionState,
+    OffsetSample,
+    PartitionKey,
+    PartitionPoint,
+    RangeSample,
+)
 from alerts.thresholds import Thresholds
 
 MIN_SPAN_SECONDS = SETTLE_SECONDS  # shorter histories give rates too noisy to project
@@ -162,16 +170,30 @@ class _LogStarts(Sequence[tuple[float, int]]):
 def detect_retention_risk(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    found = retention_findings(previous, inputs, now, thresholds)
+    return tuple(found[key] for key in sorted(found))
+
+
+def retention_findings(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    keys: Iterable[CommitKey] | None = None,
+) -> dict[CommitKey, Finding]:
+    """The forecast of each group-partition of ``keys`` (every committed one if None) that has one."""
     if inputs.offsets is None:
-        return ()  # no log range this cycle: nothing to forecast from
+        return {}  # no log range this cycle: nothing to forecast from
     partitions = current_partitions(inputs)
     window = thresholds.rate_window_seconds
     clean = clean_since(seen(previous, inputs, thresholds).blind_spans)
     if clean is not None:
         window = min(window, now - clean)  # nothing from before the last blind spell
     starts: dict[PartitionKey, tuple[_LogStarts, float, float] | None] = {}
-    findings = []
-    for key, point in replay(previous, inputs).commits.items():
+    commits = replay(previous, inputs).commits
+    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
+    findings: dict[CommitKey, Finding] = {}
+    for key, point in pairs:
         pk = PartitionKey(key.topic, key.partition)
         r = partitions.get(pk)
         if r is None or r.log_start is None or point.offset < r.log_start:
@@ -203,29 +225,23 @@ def detect_retention_risk(
         if r.log_end is not None:  # only messages the log holds now, unread, are known to be at risk
             at_risk = min(at_risk, r.log_end - point.offset)
         at_risk = max(0, at_risk)
-        findings.append(
-            Finding(
-                kind=RETENTION_RISK,
-                severity="warning",
-                cluster=inputs.cluster,
-                group=key.group,
-                topic=key.topic,
-                partition=key.partition,
-                summary=f"retention will pass group {key.group}'s committed {point.offset} on "
-                f"{key.topic}[{key.partition}] in ~{ttl / 60:.0f} min at current rates",
-                magnitude={"seconds_to_loss": ttl, "messages_at_risk": at_risk},
-                evidence={
-                    "committed": point.offset,
-                    "log_start": r.log_start,
-                    "log_end": r.log_end,
-                    "log_start_rate_per_s": start_rate,
-                    "consume_rate_per_s": consume_rate,
-                    "horizon_seconds": horizon,
-                },
-            )
+        findings[key] = Finding(
+            kind=RETENTION_RISK,
+            severity="warning",
+            cluster=inputs.cluster,
+            group=key.group,
+            topic=key.topic,
+            partition=key.partition,
+            summary=f"retention will pass group {key.group}'s committed {point.offset} on "
+            f"{key.topic}[{key.partition}] in ~{ttl / 60:.0f} min at current rates",
+            magnitude={"seconds_to_loss": ttl, "messages_at_risk": at_risk},
+            evidence={
+                "committed": point.offset,
+                "log_start": r.log_start,
+                "log_end": r.log_end,
+                "log_start_rate_per_s": start_rate,
+                "consume_rate_per_s": consume_rate,
+                "horizon_seconds": horizon,
+            },
         )
-    return tuple(sorted(findings, key=_order))
-
-
-def _order(f: Finding) -> tuple[str, str, int]:
-    return (f.group or "", f.topic or "", f.partition or 0)
+    return findings

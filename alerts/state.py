@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from alerts.model import CollectorStatus, CommitEvent, EpochEnd, GroupEvent
 from collectors.model import (
@@ -21,6 +21,9 @@ from collectors.model import (
     MetricsObservation,
     OffsetsObservation,
 )
+
+if TYPE_CHECKING:
+    from alerts.sweep import Swept
 
 # (topic, partition, offset) -> epoch seconds at which the partition's log end first reached ``offset``
 # in its current run (after the last time it was below), or None if unknown.
@@ -149,6 +152,9 @@ class DetectionState:
     # group-partitions a tail tombstone removed, and when: a committed-offsets poll taken before that must
     # not bring them back (kept until a poll taken after it has been applied)
     tombstoned: Mapping[CommitKey, float] = field(default_factory=dict)
+    # the slow rules' last judgements (alerts.sweep; None when ``Thresholds.sweep_seconds`` is 0). Never
+    # saved: a restored state sweeps.
+    swept: Swept | None = None
 
 
 @dataclass(frozen=True)

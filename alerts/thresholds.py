@@ -53,6 +53,9 @@ class Thresholds:
     # A longer gap between two offsets observations with a log range is a blind spell (alerts.blind);
     # None: no spells (the service sets it from the offsets interval: a sparse series is not blindness).
     blind_gap_seconds: float | None = None
+    # The slow rules (lag, stall, retention and expiry forecasts) judge every group-partition at most this
+    # often, and in between only those whose inputs changed (alerts.sweep); 0: everything, every time.
+    sweep_seconds: float = 0.0
 
     def limits(self, group: str | None, topic: str | None) -> Limits:
         """The limits for ``group`` on ``topic``: default, then topic override, then group override."""

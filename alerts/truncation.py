@@ -8,7 +8,7 @@ OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch.
 from __future__ import annotations
 
 from alerts.commits import replay
-from alerts.current import commits_in_order, current_partitions, partitions_in_order
+from alerts.current import current_partitions
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
@@ -19,7 +19,7 @@ def detect_log_truncations(
 ) -> tuple[Finding, ...]:
     commits = replay(previous, inputs).commits
     findings = []
-    for key, cur in partitions_in_order(current_partitions(inputs)):
+    for key, cur in current_partitions(inputs).items():  # findings sorted at the end: they are few
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
@@ -61,7 +61,7 @@ def detect_log_truncations(
                 },
             )
         )
-    return tuple(findings)
+    return tuple(sorted(findings, key=lambda f: (f.topic, f.partition)))
 
 
 def detect_epoch_divergence(
@@ -71,7 +71,7 @@ def detect_epoch_divergence(
     if not ends:
         return ()  # nothing asked of the leaders this cycle
     findings = []
-    for key, point in commits_in_order(replay(previous, inputs).commits):
+    for key, point in replay(previous, inputs).commits.items():  # findings sorted at the end
         if point.leader_epoch is None:
             continue
         e = ends.get((key.topic, key.partition, point.leader_epoch))
@@ -100,4 +100,4 @@ def detect_epoch_divergence(
                 },
             )
         )
-    return tuple(findings)
+    return tuple(sorted(findings, key=lambda f: (f.group, f.topic, f.partition)))

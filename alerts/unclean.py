@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from alerts.commits import replay
 from alerts.counters import UNCLEAN_ELECTIONS, counter_increases, unclean_counter_seen_at
-from alerts.current import current_partitions, partitions_in_order
+from alerts.current import current_partitions
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from alerts.thresholds import Thresholds
@@ -31,7 +31,7 @@ def detect_unclean_elections(
     elections = sum(rises.values())
     commits = replay(previous, inputs).commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
-    for key, cur in partitions_in_order(current_partitions(inputs)):
+    for key, cur in current_partitions(inputs).items():
         old = previous.partitions.get(key)
         if old is None or old.isr is None or old.leader is None or cur.leader is None:
             continue
@@ -39,6 +39,7 @@ def detect_unclean_elections(
             continue
         went_back = old.log_end is not None and cur.log_end is not None and cur.log_end < old.log_end
         suspects.append((key, old, cur, went_back))
+    suspects.sort(key=lambda s: s[0])  # few: sorted here, not the whole cluster
 
     findings = []
     counter_flat = bool(suspects) and not elections and _counter_watched(previous, inputs, now)

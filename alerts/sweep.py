@@ -1,0 +1,218 @@
+"""The slow rules judged by what changed (``Thresholds.sweep_seconds``): lag and stall, the retention
+forecast, offsets expiry.
+
+Their limits are minutes to hours (lag 10 min, a stall 15 min, a forecast 6 h, an expiry 24 h), yet judged
+in full they cost more than every other rule together: each looks at every committed group-partition,
+every evaluation. With ``sweep_seconds`` > 0 they judge every group-partition (a *sweep*) at most that
+often; in between, only the group-partitions whose inputs changed since they were last judged:
+
+- their committed offset (any new :class:`~alerts.state.CommitPoint`: a commit, a re-commit, a seed);
+- their partition's log range (log start, log end; a partition gone from this cycle's observation too);
+- for expiry, their group (state, type, since when), judged over all the group's offsets.
+
+Every other group-partition keeps the findings of its last judgement. What changes with time alone (lag
+seconds growing past their limit, a stall, a forecast's sliding window, an expiry drawing near) is seen
+at the next sweep, at most ``sweep_seconds`` late; a change of what every rule measures by (a blind
+spell, the broker's ``offsets.retention.minutes``) sweeps at once. ``sweep_seconds`` = 0 judges everything
+every evaluation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from alerts.blind import seen
+from alerts.commits import replay
+from alerts.current import current_partitions, offsets_retention_seconds
+from alerts.expiry import expiry_findings
+from alerts.lag_alerts import lag_findings
+from alerts.model import Finding
+from alerts.retention import retention_findings
+from alerts.state import (
+    BlindSpan,
+    CommitKey,
+    CommitPoint,
+    CycleInputs,
+    DetectionState,
+    GroupPoint,
+    PartitionKey,
+    PartitionPoint,
+)
+from alerts.thresholds import Thresholds
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class Swept:
+    """The slow rules' last judgements and what they were judged on (kept in the detection state, never
+    saved: a restart sweeps)."""
+
+    at: float  # the last sweep
+    blind_spans: tuple[BlindSpan, ...]  # what the last sweep measured by
+    retention_seconds: float
+    # every group-partition as lag and the forecast last judged it (by identity; they judge only in
+    # evaluations with log ranges), and as expiry did (every evaluation)
+    commits: Mapping[CommitKey, CommitPoint]
+    expiry_commits: Mapping[CommitKey, CommitPoint]
+    ranges: Mapping[PartitionKey, tuple[int | None, int | None]]  # log start and end as last judged
+    groups: Mapping[str, GroupPoint]
+    by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]]  # as of the last sweep
+    by_group: Mapping[str, tuple[CommitKey, ...]]
+    lag: Mapping[CommitKey, tuple[Finding, ...]]
+    retention: Mapping[CommitKey, Finding]
+    expiry: Mapping[str, Finding]
+
+
+@dataclass(frozen=True)
+class SlowFindings:
+    lag: tuple[Finding, ...]
+    retention: tuple[Finding, ...]
+    expiry: tuple[Finding, ...]
+    swept: Swept | None
+
+
+def judge_slow(
+    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> SlowFindings:
+    """This evaluation's slow-rule findings (each rule's in its own order) and what to keep for the next."""
+    last = previous.swept
+    if thresholds.sweep_seconds <= 0:
+        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=False)
+    spans = seen(previous, inputs, thresholds).blind_spans
+    retention = offsets_retention_seconds(previous, inputs, thresholds)
+    if (
+        last is None
+        or now - last.at >= thresholds.sweep_seconds
+        or now < last.at
+        or spans != last.blind_spans
+        or retention != last.retention_seconds
+    ):
+        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=True)
+    return _emit(_changed(last, previous, inputs, now, thresholds), inputs, keep=True)
+
+
+def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> Swept:
+    rp = replay(previous, inputs)
+    by_partition: dict[PartitionKey, list[CommitKey]] = {}
+    by_group: dict[str, list[CommitKey]] = {}
+    for key in rp.commits:
+        by_partition.setdefault(PartitionKey(key.topic, key.partition), []).append(key)
+        by_group.setdefault(key.group, []).append(key)
+    offsets_seen = inputs.offsets is not None
+    return Swept(
+        at=now,
+        blind_spans=seen(previous, inputs, thresholds).blind_spans,
+        retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
+        commits=rp.commits,
+        expiry_commits=rp.commits,
+        ranges=_ranges(current_partitions(inputs)) if offsets_seen else {},
+        groups=rp.groups,
+        by_partition={pk: tuple(keys) for pk, keys in by_partition.items()},
+        by_group={g: tuple(keys) for g, keys in by_group.items()},
+        lag=lag_findings(previous, inputs, now, thresholds) if offsets_seen else {},
+        retention=retention_findings(previous, inputs, now, thresholds) if offsets_seen else {},
+        expiry=expiry_findings(previous, inputs, now, thresholds),
+    )
+
+
+def _changed(
+    last: Swept, previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+) -> Swept:
+    """``last`` with the group-partitions (and groups) whose inputs changed judged again."""
+    rp = replay(previous, inputs)
+    commits = rp.commits
+    moved = _changed_keys(last.expiry_commits, commits)
+    by_partition, by_group = _indexed(last, [k for k in moved if k not in last.expiry_commits])
+    lag, retention, ranges, judged = last.lag, last.retention, last.ranges, last.commits
+    if inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
+        now_ranges = _ranges(current_partitions(inputs))
+        keys = _changed_keys(last.commits, commits)
+        for pk in [pk for pk, r in now_ranges.items() if ranges.get(pk) != r] + [
+            pk for pk in ranges if pk not in now_ranges
+        ]:
+            keys.update(by_partition.get(pk, ()))
+        lag = _merged(last.lag, keys, lag_findings(previous, inputs, now, thresholds, keys), commits)
+        retention = _merged(
+            last.retention, keys, retention_findings(previous, inputs, now, thresholds, keys), commits
+        )
+        ranges, judged = now_ranges, commits
+    groups = {k.group for k in moved} | {k.group for k in last.expiry_commits if k not in commits}
+    groups.update(g for g, point in rp.groups.items() if last.groups.get(g) != point)
+    groups.update(g for g in last.groups if g not in rp.groups)
+    for g in groups:
+        moved.update(by_group.get(g, ()))
+    expiry = {g: f for g, f in last.expiry.items() if g not in groups}
+    expiry.update(expiry_findings(previous, inputs, now, thresholds, moved))
+    return Swept(
+        at=last.at,
+        blind_spans=last.blind_spans,
+        retention_seconds=last.retention_seconds,
+        commits=judged,
+        expiry_commits=commits,
+        ranges=ranges,
+        groups=rp.groups,
+        by_partition=by_partition,
+        by_group=by_group,
+        lag=lag,
+        retention=retention,
+        expiry=expiry,
+    )
+
+
+def _merged(
+    kept: Mapping[CommitKey, V],
+    judged: set[CommitKey],
+    fresh: Mapping[CommitKey, V],
+    commits: Mapping[CommitKey, CommitPoint],
+) -> Mapping[CommitKey, V]:
+    """``kept`` with the ``judged`` keys' findings replaced by ``fresh`` and keys no longer committed
+    dropped; ``kept`` itself when nothing changed."""
+    if not judged and not fresh and all(k in commits for k in kept):
+        return kept
+    out = {k: v for k, v in kept.items() if k not in judged and k in commits}
+    out.update(fresh)
+    return out
+
+
+def _indexed(
+    last: Swept, added: list[CommitKey]
+) -> tuple[Mapping[PartitionKey, tuple[CommitKey, ...]], Mapping[str, tuple[CommitKey, ...]]]:
+    """``last``'s indexes with the group-partitions ``added`` since (gone ones stay: readers skip
+    keys no longer committed; the next sweep rebuilds them)."""
+    if not added:
+        return last.by_partition, last.by_group
+    by_partition = dict(last.by_partition)
+    by_group = dict(last.by_group)
+    for k in added:
+        pk = PartitionKey(k.topic, k.partition)
+        if k not in by_partition.get(pk, ()):
+            by_partition[pk] = (*by_partition.get(pk, ()), k)
+        if k not in by_group.get(k.group, ()):
+            by_group[k.group] = (*by_group.get(k.group, ()), k)
+    return by_partition, by_group
+
+
+def _changed_keys(
+    judged: Mapping[CommitKey, CommitPoint], commits: Mapping[CommitKey, CommitPoint]
+) -> set[CommitKey]:
+    """The group-partitions committed now whose point is not the one last judged (new ones included)."""
+    return {k for k, point in commits.items() if judged.get(k) is not point}
+
+
+def _ranges(
+    partitions: Mapping[PartitionKey, PartitionPoint],
+) -> dict[PartitionKey, tuple[int | None, int | None]]:
+    return {pk: (r.log_start, r.log_end) for pk, r in partitions.items()}
+
+
+def _emit(swept: Swept, inputs: CycleInputs, *, keep: bool) -> SlowFindings:
+    offsets_seen = inputs.offsets is not None
+    return SlowFindings(
+        lag=tuple(f for k in sorted(swept.lag) for f in swept.lag[k]) if offsets_seen else (),
+        retention=tuple(swept.retention[k] for k in sorted(swept.retention)) if offsets_seen else (),
+        expiry=tuple(swept.expiry[g] for g in sorted(swept.expiry)),
+        swept=swept if keep else None,
+    )
