@@ -27,7 +27,7 @@ from alerts.model import (
     Finding,
     Severity,
 )
-from alerts.state import CycleInputs, DetectionState, PartitionKey
+from alerts.state import CycleInputs, DetectionState, partition_key
 from alerts.thresholds import Thresholds
 from collectors.model import OFFSETS_TOPIC
 
@@ -78,7 +78,7 @@ def detect_out_of_range_fetches(
     partitions = current_partitions(inputs)
     found = []
     for key, point in replay(previous, inputs).commits.items():
-        r = partitions.get(PartitionKey(key.topic, key.partition))
+        r = partitions.get(partition_key(key))
         if r is None or r.log_start is None or r.log_end is None:
             continue
         if point.offset < r.log_start or point.offset > r.log_end:

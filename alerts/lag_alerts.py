@@ -27,6 +27,7 @@ from alerts.state import (
     PartitionKey,
     PartitionPoint,
     RangeSample,
+    partition_key,
 )
 from alerts.thresholds import Thresholds
 
@@ -108,7 +109,7 @@ def lag_findings(
     pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
     out: dict[CommitKey, tuple[Finding, ...]] = {}
     for key, point in pairs:
-        pk = PartitionKey(key.topic, key.partition)
+        pk = partition_key(key)
         r = partitions.get(pk)
         if r is None or r.log_end is None:
             continue

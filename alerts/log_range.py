@@ -11,7 +11,7 @@ from __future__ import annotations
 from alerts.commits import EMPTY, replay
 from alerts.current import current_partitions
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
-from alerts.state import CycleInputs, DetectionState, PartitionKey
+from alerts.state import CycleInputs, DetectionState, partition_key
 from alerts.thresholds import Thresholds
 
 
@@ -24,7 +24,7 @@ def detect_committed_outside_log(
     rp = replay(previous, inputs)
     findings = []
     for key, point in rp.commits.items():  # findings are sorted at the end: they are few
-        r = partitions.get(PartitionKey(key.topic, key.partition))
+        r = partitions.get(partition_key(key))
         if r is None or r.log_start is None or r.log_end is None:
             continue
         if r.log_start <= point.offset <= r.log_end:

@@ -36,6 +36,7 @@ from alerts.state import (
     PartitionKey,
     PartitionPoint,
     RangeSample,
+    partition_key,
 )
 from alerts.thresholds import Thresholds
 
@@ -194,7 +195,7 @@ def retention_findings(
     pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
     findings: dict[CommitKey, Finding] = {}
     for key, point in pairs:
-        pk = PartitionKey(key.topic, key.partition)
+        pk = partition_key(key)
         r = partitions.get(pk)
         if r is None or r.log_start is None or point.offset < r.log_start:
             continue
