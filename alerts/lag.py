@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from collectors.model import CommittedOffset, PartitionOffsets
 
@@ -53,5 +54,5 @@ def partition_lags(
                 lag=r.log_end - c.offset if r else None,
             )
         )
-    rows.sort(key=lambda x: (x.group, x.topic, x.partition))
+    rows.sort(key=attrgetter("group", "topic", "partition"))
     return tuple(rows)

@@ -12,6 +12,7 @@ prometheus_client. Every other family goes through prometheus_client unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -67,7 +68,23 @@ class FastGauge(GaugeMetricFamily):
                 if e is None:
                     e = escaped[v] = v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
                 out.append(e)
-            yield fmt(*out, value=floatToGoString(value))
+            yield fmt(*out, value=go_string(value))
+
+
+def go_string(value: float) -> str:
+    """``floatToGoString(value)``, without the float round trip for an integer (offsets, lags, counts: most
+    series): an int below 10**15 is exact as a float, whose ``repr`` is its digits and ``.0``; from 10**6
+    up Go (and prometheus_client) write it with an exponent."""
+    if type(value) is int and -_EXACT < value < _EXACT:
+        if value < 1_000_000:
+            return f"{value}.0"
+        digits = str(value)
+        return f"{(digits[0] + '.' + digits[1:] + '0').rstrip('0.')}e+{len(digits) - 1:02d}"
+    return floatToGoString(value)
+
+
+_EXACT = 10**15  # integers this small are exact as floats (2**53 ~ 9e15)
+_CHUNK = 20_000  # sample lines encoded (and handed to the sink) at a time
 
 
 class _One:
@@ -80,18 +97,22 @@ class _One:
         return self._metrics
 
 
-def encode(registry: Any, encoder: Encoder, *, openmetrics: bool) -> bytes:
+def encode(
+    registry: Any, encoder: Encoder, *, openmetrics: bool, sink: Callable[[bytes], None] | None = None
+) -> bytes:
     """What ``encoder`` (a prometheus_client ``generate_latest``, ``openmetrics`` or not) writes for
     ``registry``, with every :class:`FastGauge` written in bulk. Runs of ordinary families are encoded
-    together by ``encoder``."""
+    together by ``encoder``. With a ``sink``, the body goes to it piece by piece as it is written (a
+    compressor: the whole text is never held) and ``b""`` is returned."""
     out: list[bytes] = []
+    emit = out.append if sink is None else sink
     escaped: dict[str, str] = {}
     pending: list[Metric] = []
 
     def flush() -> None:
         if pending:
             body = encoder(_One(pending))
-            out.append(body.removesuffix(EOF) if openmetrics else body)
+            emit(body.removesuffix(EOF) if openmetrics else body)
             pending.clear()
 
     for metric in registry.collect():
@@ -100,9 +121,11 @@ def encode(registry: Any, encoder: Encoder, *, openmetrics: bool) -> bytes:
             continue
         flush()
         header = encoder(_One([GaugeMetricFamily(metric.name, metric.documentation, labels=())]))
-        out.append(header.removesuffix(EOF) if openmetrics else header)
-        out.append("".join(metric.lines(escaped)).encode())
+        emit(header.removesuffix(EOF) if openmetrics else header)
+        lines = metric.lines(escaped)
+        while chunk := "".join(islice(lines, _CHUNK)):
+            emit(chunk.encode())
     flush()
     if openmetrics:
-        out.append(EOF)
+        emit(EOF)
     return b"".join(out)

@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from alerts.lag import partition_lags
 from collectors.errors import OffsetguardError
 from collectors.model import (
     Broker,
@@ -40,7 +39,7 @@ from collectors.model import (
     TopicPartition,
 )
 from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
-from service.metrics.view import Wanted, wanted_offsets
+from service.metrics.view import Wanted
 
 log = logging.getLogger(__name__)
 
@@ -226,9 +225,14 @@ def _reached(store: LogEndTimes | None, c: ClusterInputs) -> tuple[dict[Wanted, 
     and whether every one of them was answered."""
     if store is None or c.committed is None or not c.committed.offsets:
         return {}, store is not None
-    unique = {(x.group, x.topic, x.partition): x for x in reversed(c.committed.offsets)}
-    lags = partition_lags(unique.values(), c.offsets.partitions if c.offsets else ())
-    wanted = wanted_offsets(lags)
+    unique = {(x.group, x.topic, x.partition): x.offset for x in reversed(c.committed.offsets)}
+    ends = {(p.topic, p.partition): p.log_end for p in c.offsets.partitions} if c.offsets else {}
+    # what view.wanted_offsets asks of the lags view.cluster_view builds, without building them
+    wanted = set()
+    for (_, topic, partition), offset in unique.items():
+        end = ends.get((topic, partition))
+        if end is not None and end > offset:
+            wanted.add((topic, partition, offset + 1))
     if not wanted:
         return {}, True
     try:

@@ -1,10 +1,13 @@
 """FastGauge and encode() write exactly what prometheus_client writes, in both formats, much faster."""
 
+import random
+
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+from prometheus_client.utils import floatToGoString
 
-from service.metrics.fast import FastGauge, encode
+from service.metrics.fast import FastGauge, encode, go_string
 
 LABELS = ["cluster", "group", "topic", "partition"]  # not sorted: the exposition sorts them
 ROWS = [
@@ -57,3 +60,30 @@ def test_render_negotiates_openmetrics_and_writes_it_like_prometheus_client() ->
     encoder, content_type = choose_encoder("application/openmetrics-text; version=1.0.0")
     assert content_type.startswith("application/openmetrics-text")
     assert encode(Registry(fast=True), encoder, openmetrics=True) == encoder(Registry(fast=False))
+
+
+def test_go_string_of_an_int_is_floattogostring_of_it() -> None:
+    edges = [0, 1, -1, 999_999, 1_000_000, 1_000_001, 1_234_560, 10_000_000, 99_999_990, 10**15 - 1]
+    edges += [-(10**15) + 1, -1_000_000, 2**53, 10**16, 10**17 + 5, -(10**16), 120_000_000_000]
+    rng = random.Random(7)
+    ints = edges + [rng.randrange(-(10**16), 10**17) for _ in range(20_000)]
+    ints += [rng.randrange(0, 10**k) for k in range(1, 17) for _ in range(200)]
+    for value in ints:
+        assert go_string(value) == floatToGoString(value), value
+    for value in [0.25, 1e21, float("inf"), float("-inf"), 1234567.0, -0.0, True]:
+        assert go_string(value) == floatToGoString(value), value
+
+
+def test_encode_hands_the_same_body_to_a_sink_in_pieces() -> None:
+    many = FastGauge("offsetguard_many", "Many.", labels=["cluster", "n"])
+    for n in range(50_000):
+        many.add_metric(["prod", str(n)], n * 7)
+
+    class Many:
+        def collect(self) -> list[Metric]:
+            return [*Registry(fast=True).collect(), many]
+
+    pieces: list[bytes] = []
+    assert encode(Many(), openmetrics_latest, openmetrics=True, sink=pieces.append) == b""
+    assert len(pieces) > 3  # the 50,000 lines came in chunks
+    assert b"".join(pieces) == encode(Many(), openmetrics_latest, openmetrics=True)
