@@ -4,6 +4,8 @@
   and the timeout stay the same; a leadership change changes the set and so re-encodes.
 * Metadata: each topic's bytes with its decoded (immutable) :class:`TopicInfo`.
 * OffsetFetch: per coordinator, each error-free group's bytes with its decoded offsets.
+* ListOffsets answers per (leader, timestamp): the last error-free body with its decoded offsets (the
+  EARLIEST answer, log starts, is the same bytes until retention deletes a segment).
 
 Each entry is replaced, not grown, by the next answer of the same kind, so memory stays about one cycle's
 answers. Values are immutable or copied out, and entries are swapped whole, so concurrent seam calls can
@@ -12,12 +14,13 @@ at worst lose an update (a cache miss next time), never see half of one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from collectors.kafka_fast_metadata import TopicCache
 from collectors.kafka_fast_offsets import GroupCache
 from collectors.model import TopicPartition
 
+Listed = Mapping[tuple[str, int], tuple[int, int]]  # (topic, partition) -> (offset, leader epoch)
 _Body = tuple[tuple[TopicPartition, ...], int, int, bytes]  # partitions, timeout_ms, version, body
 
 
@@ -28,6 +31,7 @@ class WireCache:
         self._bodies: dict[tuple[int, int], _Body] = {}
         self.topics: TopicCache = {}
         self._groups: dict[int, GroupCache] = {}
+        self._answers: dict[tuple[int, int], tuple[int, bytes, Listed]] = {}
 
     def list_offsets_body(
         self,
@@ -45,6 +49,17 @@ class WireCache:
         body = encode()
         self._bodies[leader, timestamp] = (partitions, timeout_ms, version, body)
         return body
+
+    def listed(self, leader: int, timestamp: int, version: int, body: bytes) -> Listed | None:
+        """The offsets decoded from the last answer of ``leader`` for ``timestamp`` if it was ``body``."""
+        got = self._answers.get((leader, timestamp))
+        if got is not None and got[0] == version and got[1] == body:
+            return got[2]
+        return None
+
+    def keep_listed(self, leader: int, timestamp: int, version: int, body: bytes, listed: Listed) -> None:
+        """Remember an error-free answer and what it decoded to (callers never change ``listed``)."""
+        self._answers[leader, timestamp] = (version, body, listed)
 
     def groups(self, coordinator: int) -> GroupCache:
         """The groups last decoded from ``coordinator``'s answers."""

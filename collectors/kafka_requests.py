@@ -14,7 +14,7 @@ change since the previous cycle.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -162,8 +162,8 @@ async def list_offsets(
     for response in (earliest, latest):
         if isinstance(response, BaseException):
             raise response
-    starts, errors = _offsets(earliest, cluster)
-    ends, end_errors = _offsets(latest, cluster)
+    starts, errors = _listed(wire, leader_id, _EARLIEST, earliest, cluster)
+    ends, end_errors = _listed(wire, leader_id, _LATEST, latest, cluster)
     errors.update(end_errors)
     ranges: dict[TopicPartition, OffsetRange] = {}
     for tp in key:
@@ -197,6 +197,19 @@ def _list_offsets_body(
     ]
     request = ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics, timeout_ms=timeout_ms)
     return bytes(request.encode(version=version))
+
+
+def _listed(
+    wire: WireCache, leader: int, timestamp: int, raw: RawResponse, cluster: str
+) -> tuple[Mapping[tuple[str, int], tuple[int, int]], dict[TopicPartition, KafkaError]]:
+    """:func:`_offsets` of ``raw``, or the offsets decoded from the same bytes last time (no errors)."""
+    hit = wire.listed(leader, timestamp, raw.version, raw.body)
+    if hit is not None:
+        return hit, {}
+    found, errors = _offsets(raw, cluster)
+    if not errors:
+        wire.keep_listed(leader, timestamp, raw.version, raw.body, found)
+    return found, errors
 
 
 def _offsets(raw: RawResponse, cluster: str) -> ListedOffsets:

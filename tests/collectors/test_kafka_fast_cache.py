@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from kafka.protocol.consumer import ListOffsetsResponse
+
 from collectors.kafka_fast_cache import WireCache
+from collectors.kafka_fast_io import RawResponse
+from collectors.kafka_requests import _listed
 from collectors.model import CommittedOffset, TopicPartition
+from tests.collectors import kafka_samples
 
 TP = TopicPartition
 LED = (TP("a", 0), TP("a", 1))
@@ -53,3 +58,31 @@ def test_keep_groups_batch_replaces_retry_adds() -> None:
 
     assert set(cache.groups(1)) == {"g", "retried"}
     assert cache.groups(2) == {}
+
+
+def _answer(parts: list[tuple[int, int, int, int]]) -> RawResponse:
+    return RawResponse(ListOffsetsResponse[10], 10, kafka_samples.list_offsets({"a": parts}, version=10))
+
+
+def test_list_offsets_answer_same_bytes_decoded_once() -> None:
+    cache = WireCache()
+    first, errors = _listed(cache, 1, -2, _answer([(0, 0, 5, 1), (1, 0, 7, 1)]), "c")
+    assert dict(first) == {("a", 0): (5, 1), ("a", 1): (7, 1)} and errors == {}
+
+    again, _ = _listed(cache, 1, -2, _answer([(0, 0, 5, 1), (1, 0, 7, 1)]), "c")
+    moved, _ = _listed(cache, 1, -2, _answer([(0, 0, 6, 1), (1, 0, 7, 1)]), "c")
+    other_leader, _ = _listed(cache, 2, -2, _answer([(0, 0, 6, 1), (1, 0, 7, 1)]), "c")
+
+    assert again is first  # the same bytes: not decoded again
+    assert dict(moved) == {("a", 0): (6, 1), ("a", 1): (7, 1)}
+    assert other_leader is not moved
+
+
+def test_list_offsets_answer_with_an_error_not_kept() -> None:
+    cache = WireCache()
+    failing = [(0, 0, 5, 1), (1, 6, -1, -1)]  # NOT_LEADER_OR_FOLLOWER on partition 1
+    _, errors = _listed(cache, 1, -1, _answer(failing), "c")
+    again, errors_again = _listed(cache, 1, -1, _answer(failing), "c")
+
+    assert list(errors) == list(errors_again) == [TP("a", 1)]
+    assert errors_again is not errors and dict(again) == {("a", 0): (5, 1)}
