@@ -6,10 +6,12 @@ use one connection per calling thread, which WAL mode lets run alongside a write
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from types import TracebackType
 from typing import TypeVar
@@ -35,6 +37,9 @@ from service.store.records import (
 )
 
 T = TypeVar("T")
+
+
+log = logging.getLogger(__name__)
 
 
 class Store:
@@ -68,6 +73,12 @@ class Store:
             if self._closed:
                 return
             self._closed = True
+            try:  # the last-seen times only the writers remember (see PartitionWriter)
+                with transaction(self._writer):
+                    self._partitions.flush_seen()
+                    self._committed.flush_seen()
+            except sqlite3.Error as exc:
+                log.warning("store: last-seen times not saved at close: %s", exc)
             for conn in (*self._readers, self._writer):
                 conn.close()
             self._readers.clear()
@@ -190,10 +201,17 @@ class Store:
         self, cluster: str, group: str, *, include_deleted: bool = False
     ) -> tuple[LatestCommitted, ...]:
         """The newest committed value of each partition of ``group`` (deleted ones only if asked)."""
-        return self._read(
+        rows = self._read(
             "read latest committed offsets",
             lambda c: queries.latest_committed(c, cluster, group, include_deleted=include_deleted),
             cluster,
+        )
+        seen = self._committed.seen_at
+        return tuple(
+            r
+            if (at := seen(cluster, group, r.topic)) is None or at <= r.last_seen_at
+            else replace(r, last_seen_at=at)
+            for r in rows
         )
 
     def committed_topics(self, cluster: str) -> tuple[str, ...]:
@@ -247,8 +265,15 @@ class Store:
 
     def latest_partitions(self, cluster: str, topic: str | None = None) -> tuple[LatestPartition, ...]:
         """The newest state of every partition of ``cluster`` (or of one topic)."""
-        return self._read(
+        rows = self._read(
             "read latest partitions", lambda c: queries.latest_partitions(c, cluster, topic), cluster
+        )
+        seen = self._partitions.seen_at
+        return tuple(
+            r
+            if (at := seen(r.cluster, r.topic, r.partition)) is None or at <= r.last_seen_at
+            else replace(r, last_seen_at=at)
+            for r in rows
         )
 
     def partition_at(self, cluster: str, topic: str, partition: int, at: float) -> PartitionPoint | None:
