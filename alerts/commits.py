@@ -54,6 +54,9 @@ class Replay:
     deleted_groups: frozenset[str]  # group tombstones (DeleteGroups, or an emptied group removed)
     tail_positions: Mapping[int, int]
     tombstoned: Mapping[CommitKey, float]  # see DetectionState.tombstoned (not yet pruned)
+    # every group-partition whose point this replay set or removed (``commits`` differs from the previous
+    # state's exactly there)
+    changed: frozenset[CommitKey] = frozenset()
 
 
 @per_cycle
@@ -70,6 +73,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
     deleted: set[str] = set()
     positions = dict(previous.tail_positions)
     tombstoned = dict(previous.tombstoned)
+    changed: set[CommitKey] = set()
 
     records: list[CommitEvent | GroupEvent] = [*inputs.commit_events, *inputs.group_events]
     events = [e for e in records if e.source_offset > previous.tail_positions.get(e.source_partition, -1)]
@@ -88,6 +92,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             tombstoned[key] = at
             if old is not None:
                 del commits[key]
+                changed.add(key)
                 removals.append(Removal(key, old, at, state, "tombstone", g, inputs.tail_live))
             continue
         tombstoned.pop(key, None)
@@ -96,6 +101,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
                 # The poll saw this commit first, at its own time; the record has the commit's. Expiry is
                 # reckoned from it (a later re-commit of the offset, if any, follows in the tail).
                 expire_at = e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else old.expire_at
+                changed.add(key)
                 commits[key] = replace(
                     old, at=at, moved_at=min(old.moved_at, at), source="tail", expire_at=expire_at
                 )
@@ -113,15 +119,25 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             expire_at=e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
         )
         commits[key] = new
+        changed.add(key)
         if old is not None and moved:
             moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
 
-    _apply_poll(previous, inputs, commits, moves, removals, groups, tombstoned)
+    _apply_poll(previous, inputs, commits, moves, removals, groups, tombstoned, changed)
     _apply_polled_groups(inputs, groups)
     for name in deleted:
         if name in groups and groups[name].state == DEAD:
             del groups[name]
-    return Replay(tuple(moves), tuple(removals), commits, groups, frozenset(deleted), positions, tombstoned)
+    return Replay(
+        tuple(moves),
+        tuple(removals),
+        commits,
+        groups,
+        frozenset(deleted),
+        positions,
+        tombstoned,
+        frozenset(changed),
+    )
 
 
 def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: GroupEvent) -> None:
@@ -147,6 +163,7 @@ def _apply_poll(
     removals: list[Removal],
     groups: Mapping[str, GroupPoint],
     tombstoned: Mapping[CommitKey, float],
+    changed: set[CommitKey],
 ) -> None:
     obs = inputs.committed
     if obs is None:
@@ -174,6 +191,7 @@ def _apply_poll(
         generation = info.group_epoch if info else None
         new = CommitPoint(c.offset, c.leader_epoch, at, at, "poll", move_state, generation)
         commits[key] = new
+        changed.add(key)
         if old is not None:
             ptype = info.protocol_type if info else None
             last_seen = previous.committed_polled_at if previous.committed_polled_at is not None else old.at
@@ -189,6 +207,7 @@ def _apply_poll(
         since = known.since if known is not None and info is not None and known.state == info.state else at
         group = polled_point(info, since) if info else None
         removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll", group))
+        changed.add(key)
 
 
 def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> None:

@@ -53,10 +53,11 @@ class Swept:
     at: float  # the last sweep
     blind_spans: tuple[BlindSpan, ...]  # what the last sweep measured by
     retention_seconds: float
-    # every group-partition as lag and the forecast last judged it (by identity; they judge only in
-    # evaluations with log ranges), and as expiry did (every evaluation)
+    # the committed offsets of the last evaluation (the previous state's, when the caller passed back the
+    # state it got), and the group-partitions changed since lag and the forecast last judged (they judge
+    # only in evaluations with log ranges)
     commits: Mapping[CommitKey, CommitPoint]
-    expiry_commits: Mapping[CommitKey, CommitPoint]
+    unjudged: frozenset[CommitKey]
     ranges: Mapping[PartitionKey, tuple[int | None, int | None]]  # log start and end as last judged
     groups: Mapping[str, GroupPoint]
     by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]]  # as of the last sweep
@@ -107,7 +108,7 @@ def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds
         blind_spans=seen(previous, inputs, thresholds).blind_spans,
         retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
         commits=rp.commits,
-        expiry_commits=rp.commits,
+        unjudged=frozenset(),
         ranges=_ranges(current_partitions(inputs)) if offsets_seen else {},
         groups=rp.groups,
         by_partition={pk: tuple(keys) for pk, keys in by_partition.items()},
@@ -124,12 +125,17 @@ def _changed(
     """``last`` with the group-partitions (and groups) whose inputs changed judged again."""
     rp = replay(previous, inputs)
     commits = rp.commits
-    moved = _changed_keys(last.expiry_commits, commits)
-    by_partition, by_group = _indexed(last, [k for k in moved if k not in last.expiry_commits])
-    lag, retention, ranges, judged = last.lag, last.retention, last.ranges, last.commits
+    if last.commits is previous.commits:  # replay says what it changed
+        moved = set(rp.changed)
+    else:  # a state from elsewhere: compare
+        moved = _changed_keys(last.commits, commits)
+        moved.update(k for k in last.commits if k not in commits)
+    by_partition, by_group = _indexed(last, [k for k in moved if k in commits and k not in last.commits])
+    lag, retention, ranges = last.lag, last.retention, last.ranges
+    unjudged = last.unjudged | moved
     if inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
         now_ranges = _ranges(current_partitions(inputs))
-        keys = _changed_keys(last.commits, commits)
+        keys = set(unjudged)
         for pk in [pk for pk, r in now_ranges.items() if ranges.get(pk) != r] + [
             pk for pk in ranges if pk not in now_ranges
         ]:
@@ -138,8 +144,8 @@ def _changed(
         retention = _merged(
             last.retention, keys, retention_findings(previous, inputs, now, thresholds, keys), commits
         )
-        ranges, judged = now_ranges, commits
-    groups = {k.group for k in moved} | {k.group for k in last.expiry_commits if k not in commits}
+        ranges, unjudged = now_ranges, frozenset()
+    groups = {k.group for k in moved}
     groups.update(g for g, point in rp.groups.items() if last.groups.get(g) != point)
     groups.update(g for g in last.groups if g not in rp.groups)
     for g in groups:
@@ -150,8 +156,8 @@ def _changed(
         at=last.at,
         blind_spans=last.blind_spans,
         retention_seconds=last.retention_seconds,
-        commits=judged,
-        expiry_commits=commits,
+        commits=commits,
+        unjudged=unjudged,
         ranges=ranges,
         groups=rp.groups,
         by_partition=by_partition,
