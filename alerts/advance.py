@@ -11,6 +11,7 @@ from alerts.current import current_partitions, observed_retention_seconds
 from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
 from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
+from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
 
 
@@ -42,10 +43,22 @@ def advance(
             del partitions[key]
             ranges.pop(key, None)
     spacing = thresholds.history_spacing_seconds
-    history = {
-        key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
-        for key, point in rp.commits.items()
-    }
+    if spacing <= 0 or sweeping(previous, inputs, now, thresholds):
+        history = {
+            key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
+            for key, point in rp.commits.items()
+        }
+    else:
+        # Between sweeps only the group-partitions this cycle changed are sampled: an unmoved offset's
+        # history is refreshed (its newest sample moved to now, once ``spacing`` old) at the next sweep.
+        history = dict(previous.commit_history)
+        for changed in rp.changed:
+            moved = rp.commits.get(changed)
+            if moved is None:
+                history.pop(changed, None)
+            else:
+                kept = previous.commit_history.get(changed, ())
+                history[changed] = _sampled(kept, now, moved.offset, keep, spacing)
     sighting = seen(previous, inputs, thresholds)
     return DetectionState(
         partitions=partitions,

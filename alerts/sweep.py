@@ -82,17 +82,23 @@ def judge_slow(
     last = previous.swept
     if thresholds.sweep_seconds <= 0:
         return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=False)
-    spans = seen(previous, inputs, thresholds).blind_spans
-    retention = offsets_retention_seconds(previous, inputs, thresholds)
-    if (
-        last is None
-        or now - last.at >= thresholds.sweep_seconds
-        or now < last.at
-        or spans != last.blind_spans
-        or retention != last.retention_seconds
-    ):
+    if last is None or sweeping(previous, inputs, now, thresholds):
         return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=True)
     return _emit(_changed(last, previous, inputs, now, thresholds), inputs, keep=True)
+
+
+def sweeping(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> bool:
+    """This evaluation judges everything: no sweeping configured, none yet, the last one
+    ``sweep_seconds`` ago, or what every rule measures by changed."""
+    last = previous.swept
+    return (
+        thresholds.sweep_seconds <= 0
+        or last is None
+        or now - last.at >= thresholds.sweep_seconds
+        or now < last.at
+        or seen(previous, inputs, thresholds).blind_spans != last.blind_spans
+        or offsets_retention_seconds(previous, inputs, thresholds) != last.retention_seconds
+    )
 
 
 def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> Swept:

@@ -15,7 +15,7 @@ import pytest
 
 from alerts.engine import evaluate
 from alerts.model import CommitEvent, Finding
-from alerts.state import CycleInputs, DetectionState
+from alerts.state import CommitKey, CycleInputs, DetectionState
 from alerts.sweep import Swept
 from alerts.thresholds import Limits, Thresholds
 from collectors.model import (
@@ -181,3 +181,25 @@ def test_a_change_is_judged_at_once() -> None:
     world.committed[key] = world.ends[(key[1], key[2])]
     found, state = evaluate(state, world.inputs(now + 5, ranges=True, partial=False), now + 5, th)
     assert not any(f.kind == "lag_high" and (f.group, f.topic, f.partition) == key for f in found)
+
+
+def test_between_sweeps_only_moved_offsets_are_sampled() -> None:
+    """history_spacing 60 s, sweeps every 30 s: a moved offset is sampled at once, an idle one's newest
+    sample is moved to now at a sweep only, a deleted one's history goes with it."""
+    world = World(random.Random(3))
+    th = Thresholds(default=LIMITS, sweep_seconds=30.0, history_spacing_seconds=60.0)
+    state, now = DetectionState(), 1_000_000.0
+    moving, idle, deleted = sorted(world.committed)[:3]
+    for step in range(1, 25):
+        now += 10.0
+        world.committed[moving] += 1
+        if step == 12:
+            world._commit(deleted, None)
+        before = state
+        _, state = evaluate(state, world.inputs(now, ranges=True, partial=False), now, th)
+        assert state.commit_history[CommitKey(*moving)][-1] == (now, world.committed[moving])
+        assert (CommitKey(*deleted) in state.commit_history) == (step < 12)
+        swept_now = state.swept is not None and state.swept.at == now
+        if not swept_now and step > 1:
+            assert state.commit_history[CommitKey(*idle)] is before.commit_history[CommitKey(*idle)]
+    assert state.commit_history[CommitKey(*idle)][-1].at > now - 60.0  # refreshed by the sweeps
