@@ -92,22 +92,24 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     start = g("offsetguard_partition_log_start_offset", "Log start offset of the partition.", labels=TP)
     end = g("offsetguard_partition_log_end_offset", "Log end offset (high watermark).", labels=TP)
     epoch = g("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
+    add_lag, add_seconds, add_committed = lag.appender(), seconds.appender(), committed.appender()
+    add_start, add_end = start.appender(), end.appender()
     for view in views:
         c = view.cluster
         for row in view.rows:
             x = row.lag
-            labels = [c, x.group, x.topic, str(x.partition)]
-            committed.add_metric(labels, x.committed)
+            labels = (c, x.group, x.topic, str(x.partition))
+            add_committed((labels, x.committed))
             if x.lag is not None:
-                lag.add_metric(labels, x.lag)
+                add_lag((labels, x.lag))
             if row.seconds is not None:
-                seconds.add_metric(labels, row.seconds)
+                add_seconds((labels, row.seconds))
         epochs: dict[tuple[str, int], int] = {}
         if view.offsets is not None:
             for o in view.offsets.partitions:
-                labels = [c, o.topic, str(o.partition)]
-                start.add_metric(labels, o.log_start)
-                end.add_metric(labels, o.log_end)
+                tp = (c, o.topic, str(o.partition))
+                add_start((tp, o.log_start))
+                add_end((tp, o.log_end))
                 if o.leader_epoch is not None:
                     epochs[(o.topic, o.partition)] = o.leader_epoch
         if view.metadata is not None:  # metadata is the authority on leader epochs
