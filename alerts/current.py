@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from alerts.memo import per_cycle
 from alerts.state import (
     CommitKey,
+    CommitPoint,
     CycleInputs,
     DetectionState,
     PartitionKey,
@@ -56,6 +57,13 @@ def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPo
                     topic_ids[key.topic],
                 )
     return out
+
+
+def committed_of(
+    commits: Mapping[CommitKey, CommitPoint], keys: Iterable[CommitKey] | None
+) -> Iterable[tuple[CommitKey, CommitPoint]]:
+    """``commits``' items, or those of ``keys`` still committed (a rule judging only what changed)."""
+    return commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
 
 
 def current_committed(inputs: CycleInputs) -> dict[CommitKey, CommittedOffset]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from alerts.commits import EMPTY, replay
-from alerts.current import offsets_retention_seconds
+from alerts.current import committed_of, offsets_retention_seconds
 from alerts.model import OFFSETS_EXPIRY_RISK, Finding
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 from alerts.thresholds import Thresholds
@@ -49,7 +49,7 @@ def expiry_findings(
     rp = replay(previous, inputs)
     retention = offsets_retention_seconds(previous, inputs, thresholds)
     commits = rp.commits
-    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
+    pairs = committed_of(commits, keys)
     due: dict[str, list[tuple[float, str, str, int]]] = {}
     for key, point in pairs:
         horizon = thresholds.limits(key.group, key.topic).expiry_risk_seconds

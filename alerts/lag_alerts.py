@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from alerts.blind import blind_seconds, seen
 from alerts.commits import replay
-from alerts.current import current_partitions, samples
+from alerts.current import committed_of, current_partitions, samples
 from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
 from alerts.state import (
     BlindSpan,
@@ -106,7 +106,7 @@ def lag_findings(
     partitions = current_partitions(inputs)
     spans = seen(previous, inputs, thresholds).blind_spans
     commits = replay(previous, inputs).commits
-    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
+    pairs = committed_of(commits, keys)
     out: dict[CommitKey, tuple[Finding, ...]] = {}
     for key, point in pairs:
         pk = partition_key(key)

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 from alerts.blind import SETTLE_SECONDS, clean_since, seen
 from alerts.commits import replay
-from alerts.current import current_partitions
+from alerts.current import committed_of, current_partitions
 from alerts.model import RETENTION_RISK, Finding
 from alerts.state import (
     CommitKey,
@@ -192,7 +192,7 @@ def retention_findings(
         window = min(window, now - clean)  # nothing from before the last blind spell
     starts: dict[PartitionKey, tuple[_LogStarts, float, float] | None] = {}
     commits = replay(previous, inputs).commits
-    pairs = commits.items() if keys is None else ((k, commits[k]) for k in keys if k in commits)
+    pairs = committed_of(commits, keys)
     findings: dict[CommitKey, Finding] = {}
     for key, point in pairs:
         pk = partition_key(key)

@@ -39,6 +39,7 @@ from alerts.state import (
     GroupPoint,
     PartitionKey,
     PartitionPoint,
+    partition_key,
 )
 from alerts.thresholds import Thresholds
 
@@ -80,10 +81,8 @@ def judge_slow(
 ) -> SlowFindings:
     """This evaluation's slow-rule findings (each rule's in its own order) and what to keep for the next."""
     last = previous.swept
-    if thresholds.sweep_seconds <= 0:
-        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=False)
     if last is None or sweeping(previous, inputs, now, thresholds):
-        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=True)
+        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=thresholds.sweep_seconds > 0)
     return _emit(_changed(last, previous, inputs, now, thresholds), inputs, keep=True)
 
 
@@ -106,7 +105,7 @@ def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds
     by_partition: dict[PartitionKey, list[CommitKey]] = {}
     by_group: dict[str, list[CommitKey]] = {}
     for key in rp.commits:
-        by_partition.setdefault(PartitionKey(key.topic, key.partition), []).append(key)
+        by_partition.setdefault(partition_key(key), []).append(key)
         by_group.setdefault(key.group, []).append(key)
     offsets_seen = inputs.offsets is not None
     return Swept(
@@ -199,7 +198,7 @@ def _indexed(
     by_partition = dict(last.by_partition)
     by_group = dict(last.by_group)
     for k in added:
-        pk = PartitionKey(k.topic, k.partition)
+        pk = partition_key(k)
         if k not in by_partition.get(pk, ()):
             by_partition[pk] = (*by_partition.get(pk, ()), k)
         if k not in by_group.get(k.group, ()):

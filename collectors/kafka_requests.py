@@ -14,7 +14,7 @@ change since the previous cycle.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -32,7 +32,7 @@ from collectors import kafka_fast_metadata as fast_metadata
 from collectors import kafka_fast_offsets as fast_offsets
 from collectors.errors import KafkaError, KafkaUnavailableError
 from collectors.kafka_errors import response_error, translate
-from collectors.kafka_fast_cache import WireCache
+from collectors.kafka_fast_cache import Listed, WireCache
 from collectors.kafka_fast_fallback import ListedOffsets
 from collectors.kafka_fast_io import RawRequest, RawResponse, decode
 from collectors.kafka_protocol import CONFIG_SOURCES
@@ -201,7 +201,7 @@ def _list_offsets_body(
 
 def _listed(
     wire: WireCache, leader: int, timestamp: int, raw: RawResponse, cluster: str
-) -> tuple[Mapping[tuple[str, int], tuple[int, int]], dict[TopicPartition, KafkaError]]:
+) -> tuple[Listed, dict[TopicPartition, KafkaError]]:
     """:func:`_offsets` of ``raw``, or the offsets decoded from the same bytes last time (no errors)."""
     hit = wire.listed(leader, timestamp, raw.version, raw.body)
     if hit is not None:
