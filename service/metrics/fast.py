@@ -23,6 +23,19 @@ Encoder = Callable[[Any], bytes]
 EOF = b"# EOF\n"
 
 
+class LineCache:
+    """What one encode's families share: each label value's escaped form, and each label block
+    (``{a="x",b="y"}``) by label names and values, so a row's labels are written once for every family
+    that carries them (lag, lag seconds and committed offset of a group-partition; log start and end of
+    a partition)."""
+
+    __slots__ = ("blocks", "escaped")
+
+    def __init__(self) -> None:
+        self.escaped: dict[str, str] = {}
+        self.blocks: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
+
+
 class FastGauge(GaugeMetricFamily):
     """A :class:`GaugeMetricFamily` (same constructor and ``add_metric``) that renders in bulk.
 
@@ -32,11 +45,11 @@ class FastGauge(GaugeMetricFamily):
 
     def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
         super().__init__(name, documentation, labels=labels)
-        self._rows: list[tuple[Sequence[str], float]] = []
+        self._rows: list[tuple[tuple[str, ...], float]] = []
         order = sorted(range(len(self._labelnames)), key=lambda i: self._labelnames[i])
         self._order = tuple(order)
         pairs = ",".join(f'{self._labelnames[i]}="{{{n}}}"' for n, i in enumerate(order))
-        self._template = f"{self.name}{{{{{pairs}}}}} {{value}}\n" if order else f"{self.name} {{value}}\n"
+        self._block = f"{{{{{pairs}}}}}" if order else ""  # the label block, as a format template
 
     @property
     def samples(self) -> list[Sample]:
@@ -51,29 +64,37 @@ class FastGauge(GaugeMetricFamily):
     def add_metric(self, labels: Sequence[str], value: float, timestamp: Any = None) -> None:
         if timestamp is not None:
             raise ValueError("FastGauge series carry no timestamp")
-        self._rows.append((labels, value))
+        self._rows.append((tuple(labels), value))
 
-    def appender(self) -> Callable[[tuple[Sequence[str], float]], None]:
+    def appender(self) -> Callable[[tuple[tuple[str, ...], float]], None]:
         """``add_metric`` for a bulk caller: takes ``(labels, value)`` with no checks and no call overhead
-        of its own (a hundred thousand series a scrape)."""
+        of its own (a hundred thousand series a scrape); ``labels`` a tuple."""
         return self._rows.append
 
     def __len__(self) -> int:
         return len(self._rows)
 
-    def lines(self, escaped: dict[str, str]) -> Iterator[str]:
-        """The family's sample lines; ``escaped`` caches each label value's escaped form across families."""
-        fmt = self._template.format
+    def lines(self, cache: LineCache) -> Iterator[str]:
+        """The family's sample lines, with ``cache`` shared by the encode's families."""
+        escaped = cache.escaped
+        blocks = cache.blocks.get(self._labelnames)
+        if blocks is None:
+            blocks = cache.blocks[self._labelnames] = {}
+        block = self._block.format
         order = self._order
+        head = self.name
         for values, value in self._rows:
-            out = []
-            for i in order:
-                v = values[i]
-                e = escaped.get(v)
-                if e is None:
-                    e = escaped[v] = v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
-                out.append(e)
-            yield fmt(*out, value=go_string(value))
+            b = blocks.get(values)
+            if b is None:
+                out = []
+                for i in order:
+                    v = values[i]
+                    e = escaped.get(v)
+                    if e is None:
+                        e = escaped[v] = v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+                    out.append(e)
+                b = blocks[values] = block(*out)
+            yield f"{head}{b} {go_string(value)}\n"
 
 
 def go_string(value: float) -> str:
@@ -111,7 +132,7 @@ def encode(
     compressor: the whole text is never held) and ``b""`` is returned."""
     out: list[bytes] = []
     emit = out.append if sink is None else sink
-    escaped: dict[str, str] = {}
+    cache = LineCache()
     pending: list[Metric] = []
 
     def flush() -> None:
@@ -127,7 +148,7 @@ def encode(
         flush()
         header = encoder(_One([GaugeMetricFamily(metric.name, metric.documentation, labels=())]))
         emit(header.removesuffix(EOF) if openmetrics else header)
-        lines = metric.lines(escaped)
+        lines = metric.lines(cache)
         while chunk := "".join(islice(lines, _CHUNK)):
             emit(chunk.encode())
     flush()

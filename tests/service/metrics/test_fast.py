@@ -87,3 +87,35 @@ def test_encode_hands_the_same_body_to_a_sink_in_pieces() -> None:
     assert encode(Many(), openmetrics_latest, openmetrics=True, sink=pieces.append) == b""
     assert len(pieces) > 3  # the 50,000 lines came in chunks
     assert b"".join(pieces) == encode(Many(), openmetrics_latest, openmetrics=True)
+
+
+class SharedLabels:
+    """Families that carry the same label values under other names, in another order, or both (the
+    encode's label-block cache must key on the names as well as the values)."""
+
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+
+    def collect(self) -> list[Metric]:
+        kind = FastGauge if self.fast else GaugeMetricFamily
+        shared = [tuple(labels) for labels, _ in ROWS]
+        families = [
+            kind("a_lag", "A.", labels=LABELS),
+            kind("a_committed", "A again.", labels=LABELS),
+            kind(
+                "b_reordered", "Same names, another order.", labels=["topic", "group", "cluster", "partition"]
+            ),
+            kind("c_renamed", "Other names.", labels=["w", "x", "y", "z"]),
+        ]
+        for n, family in enumerate(families):
+            for labels, (_, value) in zip(shared, ROWS, strict=True):
+                if self.fast and n % 2 == 0:
+                    family.appender()((labels, value))  # type: ignore[attr-defined]
+                else:
+                    family.add_metric(list(labels), value)
+        return list(families)
+
+
+def test_families_sharing_label_values_write_each_its_own_labels() -> None:
+    for encoder, om in ((generate_latest, False), (openmetrics_latest, True)):
+        assert encode(SharedLabels(fast=True), encoder, openmetrics=om) == encoder(SharedLabels(fast=False))
