@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from alerts.memo import per_cycle
+from alerts.memo import per_cycle, per_object
 from alerts.state import (
     CommitKey,
     CommitPoint,
@@ -15,7 +15,7 @@ from alerts.state import (
     RangeSample,
 )
 from alerts.thresholds import Thresholds
-from collectors.model import CommittedOffset, GroupInfo
+from collectors.model import ClusterMetadata, CommittedOffset, GroupInfo, PartitionInfo
 
 RETENTION_KEY = "offsets.retention.minutes"
 
@@ -23,40 +23,44 @@ RETENTION_KEY = "offsets.retention.minutes"
 @per_cycle
 def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
     """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata."""
-    meta = {}
-    topic_ids = {}
-    if inputs.metadata is not None:
-        for t in inputs.metadata.topics:
-            topic_ids[t.name] = t.topic_id
-            for p in t.partitions:
-                meta[PartitionKey(p.topic, p.partition)] = p
+    index, topic_ids = metadata_index(inputs.metadata) if inputs.metadata is not None else ({}, {})
     out: dict[PartitionKey, PartitionPoint] = {}
     if inputs.offsets is not None:
+        at = inputs.offsets.observed_at
         for o in inputs.offsets.partitions:
-            key = PartitionKey(o.topic, o.partition)
-            m = meta.get(key)
-            out[key] = PartitionPoint(
-                observed_at=inputs.offsets.observed_at,
-                log_start=o.log_start,
-                log_end=o.log_end,
-                leader=m.leader if m else o.leader,
-                leader_epoch=m.leader_epoch if m else o.leader_epoch,
-                isr=m.isr if m else None,
-                topic_id=topic_ids.get(o.topic),
-            )
-    if inputs.metadata is not None:
-        for key, m in meta.items():
-            if key not in out:
-                out[key] = PartitionPoint(
-                    inputs.metadata.observed_at,
-                    None,
-                    None,
-                    m.leader,
-                    m.leader_epoch,
-                    m.isr,
-                    topic_ids[key.topic],
+            found = index.get((o.topic, o.partition))
+            if found is None:
+                key = PartitionKey(o.topic, o.partition)
+                point = PartitionPoint(
+                    at, o.log_start, o.log_end, o.leader, o.leader_epoch, None, topic_ids.get(o.topic)
                 )
+            else:
+                key, m, topic_id = found
+                point = PartitionPoint(at, o.log_start, o.log_end, m.leader, m.leader_epoch, m.isr, topic_id)
+            out[key] = point
+    if inputs.metadata is not None:
+        at = inputs.metadata.observed_at
+        for key, m, topic_id in index.values():
+            if key not in out:
+                out[key] = PartitionPoint(at, None, None, m.leader, m.leader_epoch, m.isr, topic_id)
     return out
+
+
+@per_object
+def metadata_index(
+    metadata: ClusterMetadata,
+) -> tuple[
+    Mapping[tuple[str, int], tuple[PartitionKey, PartitionInfo, str | None]], Mapping[str, str | None]
+]:
+    """Each partition of ``metadata`` by (topic, partition): its key, its info and its topic's id; and
+    the topic ids. Built once per metadata observation (it stays the latest for its interval)."""
+    topic_ids = {t.name: t.topic_id for t in metadata.topics}
+    index = {
+        (p.topic, p.partition): (PartitionKey(p.topic, p.partition), p, topic_ids[t.name])
+        for t in metadata.topics
+        for p in t.partitions
+    }
+    return index, topic_ids
 
 
 def committed_of(

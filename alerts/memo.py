@@ -43,6 +43,25 @@ def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
+def per_object(fn: Callable[[Any], R]) -> Callable[[Any], R]:
+    """``fn(obj)`` once per argument *object* (identity), the last one kept across cycles: for a view of an
+    observation that outlives an evaluation (the metadata is the same object for its 30 s interval, while
+    offsets arrive every 5 s). Not forgotten by :func:`release`; the object it keeps alive is the latest
+    observation, which the caller holds anyway. Read-only results, as :func:`per_cycle`'s."""
+    local = threading.local()
+
+    @functools.wraps(fn)
+    def wrapper(obj: Any) -> R:
+        last: tuple[Any, R] | None = getattr(local, "last", None)
+        if last is not None and last[0] is obj:
+            return last[1]
+        out = fn(obj)
+        local.last = (obj, out)
+        return out
+
+    return wrapper
+
+
 def carry(fn: Callable[..., Any], old: tuple[Any, ...], new: tuple[Any, ...]) -> None:
     """Let ``fn``'s last result for the arguments ``old`` answer ``new`` too (this thread).
 

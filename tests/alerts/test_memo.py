@@ -45,3 +45,31 @@ def test_carry_the_last_result_answers_the_new_arguments_only_if_it_was_for_the_
     view(c)
     assert calls == [a, c]
     memo.release()
+
+
+def test_per_object_same_object_computed_once_kept_across_release() -> None:
+    calls: list[object] = []
+
+    @memo.per_object
+    def index(x: object) -> list[object]:
+        calls.append(x)
+        return [x]
+
+    a, b = object(), object()
+    first = index(a)
+    memo.release()  # the end of a cycle: a view of an observation outliving it stays
+    assert index(a) is first
+    index(b)  # another object replaces it
+    index(a)
+    assert calls == [a, b, a]
+
+
+def test_per_object_equal_but_distinct_arguments_not_shared() -> None:
+    @memo.per_object
+    def size(x: list[int]) -> int:
+        return len(x)
+
+    first, second = [1], [1]
+    size(first)
+    second.append(2)
+    assert size(second) == 2

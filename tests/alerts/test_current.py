@@ -1,0 +1,75 @@
+"""current_partitions: this cycle's log ranges joined with the metadata's leaders, epochs, ISR, topic ids."""
+
+from alerts import memo
+from alerts.current import current_partitions
+from alerts.state import CycleInputs, PartitionKey, PartitionPoint
+from collectors.model import (
+    Broker,
+    ClusterMetadata,
+    OffsetsObservation,
+    PartitionInfo,
+    PartitionOffsets,
+    TopicInfo,
+)
+
+C = "prod"
+
+
+def _meta(at: float, leader: int = 1, epoch: int = 4) -> ClusterMetadata:
+    orders = TopicInfo(
+        "orders",
+        False,
+        (
+            PartitionInfo("orders", 0, leader, epoch, (1, 2, 3), (1, 2)),
+            PartitionInfo("orders", 1, 2, 7, (1, 2, 3), (2, 3)),
+        ),
+        "id-orders",
+    )
+    return ClusterMetadata(C, at, "cid", 1, (Broker(1, "b1", 9092),), (orders,))
+
+
+def _offsets(at: float, *rows: PartitionOffsets) -> OffsetsObservation:
+    return OffsetsObservation(C, at, rows)
+
+
+def test_ranges_take_leader_epoch_isr_and_topic_id_from_metadata() -> None:
+    meta = _meta(90.0)
+    offs = _offsets(
+        100.0,
+        PartitionOffsets("orders", 0, 5, 50, leader=9, leader_epoch=9),  # metadata wins
+        PartitionOffsets("orders", 2, 0, 10, leader=3, leader_epoch=2),  # not in the metadata yet
+        PartitionOffsets("payments", 0, 0, 7, leader=2, leader_epoch=1),  # topic unknown to it
+    )
+    got = current_partitions(CycleInputs(C, metadata=meta, offsets=offs))
+    assert got == {
+        PartitionKey("orders", 0): PartitionPoint(100.0, 5, 50, 1, 4, (1, 2), "id-orders"),
+        PartitionKey("orders", 2): PartitionPoint(100.0, 0, 10, 3, 2, None, "id-orders"),
+        PartitionKey("payments", 0): PartitionPoint(100.0, 0, 7, 2, 1, None, None),
+        # in the metadata, not in the offsets observation: no range, observed with the metadata
+        PartitionKey("orders", 1): PartitionPoint(90.0, None, None, 2, 7, (2, 3), "id-orders"),
+    }
+    assert list(got)[:3] == [
+        PartitionKey("orders", 0),
+        PartitionKey("orders", 2),
+        PartitionKey("payments", 0),
+    ]
+
+
+def test_without_metadata_the_offsets_own_leaders_and_no_isr() -> None:
+    offs = _offsets(100.0, PartitionOffsets("orders", 0, 5, 50, leader=9, leader_epoch=9))
+    assert current_partitions(CycleInputs(C, offsets=offs)) == {
+        PartitionKey("orders", 0): PartitionPoint(100.0, 5, 50, 9, 9, None, None)
+    }
+
+
+def test_one_metadata_over_several_cycles_and_a_new_one_replacing_it() -> None:
+    meta = _meta(90.0)
+    row = PartitionOffsets("orders", 0, 5, 50)
+    for at in (100.0, 105.0):  # the metadata stays the latest for its interval
+        got = current_partitions(CycleInputs(C, metadata=meta, offsets=_offsets(at, row)))
+        assert got[PartitionKey("orders", 0)] == PartitionPoint(at, 5, 50, 1, 4, (1, 2), "id-orders")
+        memo.release()
+    moved = _meta(110.0, leader=3, epoch=5)  # a new observation: a leader change
+    got = current_partitions(CycleInputs(C, metadata=moved, offsets=_offsets(115.0, row)))
+    assert got[PartitionKey("orders", 0)] == PartitionPoint(115.0, 5, 50, 3, 5, (1, 2), "id-orders")
+    memo.release()
