@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
-from service.memory import limit_arenas
+from service.memory import limit_arenas, tune_gc
 from service.settings import Settings, load_settings
 
 
@@ -52,8 +52,10 @@ def run(args: argparse.Namespace) -> int:
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
     try:
+        app = create_app(settings)
+        tune_gc()  # after the imports and the app: what exists by now lives as long as the process
         uvicorn.run(
-            create_app(settings),
+            app,
             host=settings.http_host,
             port=settings.http_port,
             workers=1,

@@ -52,6 +52,10 @@ def render_snapshot(
 def _serve(conn: Connection, delay_s: float) -> None:
     """The child's main loop: (accept, accept_encoding, options, snapshot) in, (ok, payload) out, until
     EOF."""
+    from service.memory import tune_gc
+    from service.metrics import collector, exposition, snapshot  # noqa: F401  (imported before the freeze)
+
+    tune_gc()  # the parent's thresholds (inherited through the environment)
     conn.send_bytes(b"ready")
     while True:
         try:

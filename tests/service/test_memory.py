@@ -50,3 +50,39 @@ def test_limit_arenas_caps_glibc_heaps_and_exports_the_setting() -> None:
 def test_limit_arenas_the_operators_value_wins() -> None:
     cap, exported, heaps = _probe("limit", env={"PATH": "/usr/bin:/bin", "MALLOC_ARENA_MAX": "3"})
     assert (cap, exported) == ("3", "3") and int(heaps) <= 3
+
+
+GC_PROBE = textwrap.dedent(
+    """
+    import gc, os
+    from service.memory import tune_gc
+    chosen = tune_gc()
+    force = ",".join(map(str, gc.get_threshold()))
+    exported = os.environ["OFFSETGUARD_GC_THRESHOLD"]
+    print(",".join(map(str, chosen)), force, exported, gc.get_freeze_count() > 1000)
+    """
+)
+
+
+def _gc_probe(env: dict[str, str]) -> tuple[list[str], str]:
+    out = subprocess.run(
+        [sys.executable, "-c", GC_PROBE], capture_output=True, text=True, check=True, env=env, timeout=60
+    )
+    return out.stdout.split(), out.stderr
+
+
+def test_tune_gc_raises_the_thresholds_freezes_what_exists_and_exports_them() -> None:
+    (chosen, force, exported, frozen), _ = _gc_probe({"PATH": "/usr/bin:/bin"})
+    assert chosen == force == exported == "100000,20,10"
+    assert frozen == "True"  # the imports are out of every later collection
+
+
+def test_tune_gc_the_operators_thresholds_win_and_a_bad_value_is_refused_with_a_warning() -> None:
+    (chosen, force, exported, _), _ = _gc_probe(
+        {"PATH": "/usr/bin:/bin", "OFFSETGUARD_GC_THRESHOLD": "700,10,10"}
+    )
+    assert chosen == force == exported == "700,10,10"
+    for bad in ("700,10", "a,b,c", "700,-1,10"):
+        (chosen, force, _, _), err = _gc_probe({"PATH": "/usr/bin:/bin", "OFFSETGUARD_GC_THRESHOLD": bad})
+        assert chosen == force == "100000,20,10"
+        assert "OFFSETGUARD_GC_THRESHOLD" in err
