@@ -46,7 +46,7 @@ def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPo
     return out
 
 
-@per_object
+@per_object(slot=lambda metadata: metadata.cluster)
 def metadata_index(
     metadata: ClusterMetadata,
 ) -> tuple[

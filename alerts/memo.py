@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ParamSpec, TypeVar
 
 P = ParamSpec("P")
@@ -43,23 +43,30 @@ def per_cycle(fn: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def per_object(fn: Callable[[Any], R]) -> Callable[[Any], R]:
-    """``fn(obj)`` once per argument *object* (identity), the last one kept across cycles: for a view of an
-    observation that outlives an evaluation (the metadata is the same object for its 30 s interval, while
-    offsets arrive every 5 s). Not forgotten by :func:`release`; the object it keeps alive is the latest
-    observation, which the caller holds anyway. Read-only results, as :func:`per_cycle`'s."""
-    local = threading.local()
+def per_object(slot: Callable[[Any], Hashable]) -> Callable[[Callable[[Any], R]], Callable[[Any], R]]:
+    """``fn(obj)`` once per argument *object* (identity), the last one kept across cycles in ``slot(obj)``'s
+    place: for a view of an observation that outlives an evaluation (a cluster's metadata is the same
+    object for its 30 s interval while offsets arrive every 5 s; ``slot`` is then its cluster). Shared by
+    every thread (evaluations run on a pool of threads: a cache per thread would keep one copy per thread)
+    and not forgotten by :func:`release`; what it keeps alive is each slot's latest object, which the
+    caller holds anyway. Read-only results, as :func:`per_cycle`'s."""
 
-    @functools.wraps(fn)
-    def wrapper(obj: Any) -> R:
-        last: tuple[Any, R] | None = getattr(local, "last", None)
-        if last is not None and last[0] is obj:
-            return last[1]
-        out = fn(obj)
-        local.last = (obj, out)
-        return out
+    def decorate(fn: Callable[[Any], R]) -> Callable[[Any], R]:
+        kept: dict[Hashable, tuple[Any, R]] = {}
 
-    return wrapper
+        @functools.wraps(fn)
+        def wrapper(obj: Any) -> R:
+            key = slot(obj)
+            last = kept.get(key)
+            if last is not None and last[0] is obj:
+                return last[1]
+            out = fn(obj)
+            kept[key] = (obj, out)  # two threads racing here both compute; either result is right
+            return out
+
+        return wrapper
+
+    return decorate
 
 
 def carry(fn: Callable[..., Any], old: tuple[Any, ...], new: tuple[Any, ...]) -> None:

@@ -1,3 +1,5 @@
+from concurrent.futures import ThreadPoolExecutor
+
 from alerts import memo
 
 
@@ -47,25 +49,42 @@ def test_carry_the_last_result_answers_the_new_arguments_only_if_it_was_for_the_
     memo.release()
 
 
-def test_per_object_same_object_computed_once_kept_across_release() -> None:
+def test_per_object_same_object_computed_once_kept_across_release_one_per_slot() -> None:
     calls: list[object] = []
 
-    @memo.per_object
+    @memo.per_object(slot=lambda x: x[0])
+    def index(x: tuple[str, object]) -> list[object]:
+        calls.append(x)
+        return [x]
+
+    a, b, c = ("prod", object()), ("prod", object()), ("test", object())
+    first = index(a)
+    memo.release()  # the end of a cycle: a view of an observation outliving it stays
+    assert index(a) is first
+    index(c)  # another slot: a's stays
+    assert index(a) is first
+    index(b)  # the same slot: b replaces a
+    index(a)
+    assert calls == [a, c, b, a]
+
+
+def test_per_object_shared_by_threads() -> None:
+    calls: list[object] = []
+
+    @memo.per_object(slot=lambda x: "one")
     def index(x: object) -> list[object]:
         calls.append(x)
         return [x]
 
-    a, b = object(), object()
+    a = object()
     first = index(a)
-    memo.release()  # the end of a cycle: a view of an observation outliving it stays
-    assert index(a) is first
-    index(b)  # another object replaces it
-    index(a)
-    assert calls == [a, b, a]
+    with ThreadPoolExecutor(4) as pool:
+        assert all(r is first for r in pool.map(index, [a] * 8))
+    assert calls == [a]  # not one copy per thread
 
 
 def test_per_object_equal_but_distinct_arguments_not_shared() -> None:
-    @memo.per_object
+    @memo.per_object(slot=lambda x: "one")
     def size(x: list[int]) -> int:
         return len(x)
 
