@@ -17,6 +17,10 @@ from collectors.errors import StoreError
 BUSY_TIMEOUT_MS = 5_000
 # Pages a connection may cache (negative = KiB); big batch writes touch many B-tree pages.
 CACHE_KIB = 32 * 1024
+# A reader's cache: there is one reader per thread that reads (the event loop's thread pool, the metrics
+# thread, detection), and each filled its 32 MiB as the history grew; its lookups go by index, and a page
+# it misses is in the OS page cache. 4 MiB each took 25 MB off the service at 20k partitions.
+READER_CACHE_KIB = 4 * 1024
 # Truncate the WAL back to this size after checkpoints so one large batch does not pin disk space.
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 
@@ -41,7 +45,7 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     )
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        conn.execute(f"PRAGMA cache_size = -{READER_CACHE_KIB if readonly else CACHE_KIB}")
         conn.execute("PRAGMA foreign_keys = ON")
         if readonly:
             conn.execute("PRAGMA query_only = ON")
