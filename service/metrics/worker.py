@@ -4,20 +4,25 @@ Rendering 100,000+ series holds a GIL for seconds; in the API process that stall
 worker has its own interpreter, so the API process only builds the compact snapshot
 (:func:`service.metrics.snapshot.compact`), pickles it, and waits on the pipe (which releases the GIL).
 
-The worker is started with the ``spawn`` context (no fork of a process running threads and an event
-loop) and never opens the store or Kafka: everything it reads arrives in the snapshot. One request at a
-time: :class:`RenderWorker` is used from the single metrics thread.
+The worker is a fresh interpreter (``subprocess``: no fork of a process running threads and an event
+loop, and none of ``multiprocessing``'s spawn machinery, whose resource-tracker process alone cost 13 MB
+resident) talking over a socket pair with ``multiprocessing.connection`` framing; it never opens the
+store or Kafka: everything it reads arrives in the snapshot. It exits when the parent's end closes (the
+parent stopped it, or died). One request at a time: :class:`RenderWorker` is used from the single
+metrics thread.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
+import os
 import pickle
+import socket
+import subprocess
+import sys
 import threading
 import time
 from multiprocessing.connection import Connection
-from multiprocessing.process import BaseProcess
 from typing import Any
 
 from service.metrics.exposition import Rendered
@@ -27,6 +32,9 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0  # the child imports prometheus_client and the model before answering
 RENDER_TIMEOUT_S = 120.0  # a render that takes longer is abandoned (worker killed, in-process render)
+
+
+_CHILD = "import sys; from service.metrics.worker import main; main(int(sys.argv[1]), float(sys.argv[2]))"
 
 
 class WorkerError(RuntimeError):
@@ -47,6 +55,11 @@ def render_snapshot(
     inputs, now = expand(snapshot)
     registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
+
+
+def main(fd: int, delay_s: float) -> None:
+    """The child's entry point: serve requests on the inherited socket ``fd``."""
+    _serve(Connection(fd), delay_s)
 
 
 def _serve(conn: Connection, delay_s: float) -> None:
@@ -86,7 +99,7 @@ class RenderWorker:
         self.render_timeout_s = render_timeout_s
         self.busy = threading.Event()  # set while a request is with the worker
         self.starts = 0
-        self._process: BaseProcess | None = None
+        self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._closed = False
 
@@ -127,18 +140,29 @@ class RenderWorker:
     def _ensure(self) -> Connection:
         if self._closed:
             raise WorkerError("closed")
-        if self._process is not None and self._conn is not None and self._process.is_alive():
+        if self._process is not None and self._conn is not None and self._process.poll() is None:
             return self._conn
         self._stop()
-        ctx = multiprocessing.get_context("spawn")
-        parent, child = ctx.Pipe(duplex=True)
-        process = ctx.Process(
-            target=_serve, args=(child, self.delay_s), name="offsetguard-metrics-render", daemon=True
-        )
+        ours, theirs = socket.socketpair()
         try:
-            process.start()
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    _CHILD,
+                    str(theirs.fileno()),
+                    repr(self.delay_s),
+                ],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},  # as ours
+            )
+        except OSError as exc:
+            ours.close()
+            raise WorkerError(f"worker did not start: {exc}") from exc
         finally:
-            child.close()
+            theirs.close()
+        parent = Connection(ours.detach())
         self._process, self._conn = process, parent
         self.starts += 1
         try:
@@ -162,10 +186,14 @@ class RenderWorker:
         if conn is not None:
             conn.close()  # the worker sees EOF and exits
         if process is not None:
-            process.join(2.0)
-            if process.is_alive():
+            try:
+                process.wait(2.0)
+            except subprocess.TimeoutExpired:
                 process.kill()
-                process.join(2.0)
+                try:
+                    process.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    log.warning("metrics: render worker (pid %s) did not exit after kill", process.pid)
 
     def close(self) -> None:
         """Stop the worker (any thread); a render under way and later ones raise :class:`WorkerError`."""
