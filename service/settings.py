@@ -238,6 +238,11 @@ class DetectionSettings(BaseModel):
     # commit_history gets at most one sample per group-partition this often (a consume rate over an hour
     # needs its ends, not every evaluation: 60 samples an hour, each a tuple copy for 50k keys).
     history_sample_seconds: float = Field(default=60.0, ge=0, le=3600)
+    # Samples kept per partition (log range, one per offsets cycle while it moves) and per group-partition
+    # (committed offset, one per history_sample_seconds while it moves): what rates and forecasts are
+    # measured over. On a cluster where everything moves all the time they fill, ~100 bytes each: 20k
+    # partitions and 50k group-partitions hold ~17M samples at 240 (docs/metrics.md, Memory on busy clusters).
+    history_samples: int = Field(default=240, ge=10, le=10_000)
     # The slow rules (lag_high, consumer_stalled, retention_risk, offsets_expiry_risk: limits of minutes
     # to hours) judge every group-partition this often and, in between, only those whose committed offset,
     # log range or group changed (alerts.sweep): a time-driven crossing is seen at most this late.
@@ -260,6 +265,7 @@ class DetectionSettings(BaseModel):
             recommit_window_seconds=self.recommit_window_seconds,
             recent_commit_seconds=self.recent_commit_seconds,
             history_spacing_seconds=self.history_sample_seconds,
+            history_samples=self.history_samples,
             sweep_seconds=self.sweep_seconds,
             topic_confirm_seconds=self.topic_confirm_seconds,
         )

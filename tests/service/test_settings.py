@@ -73,6 +73,18 @@ def test_load_settings_non_mapping_yaml_refused(tmp_path: Path) -> None:
         load_settings(config)
 
 
+def test_load_settings_detection_history_samples_reaches_thresholds_and_is_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert load_settings().detection.thresholds().history_samples == 240
+    monkeypatch.setenv("OFFSETGUARD_DETECTION__HISTORY_SAMPLES", "60")
+    assert load_settings().detection.thresholds().history_samples == 60
+    for bad in ("3", "100000", "many"):
+        monkeypatch.setenv("OFFSETGUARD_DETECTION__HISTORY_SAMPLES", bad)
+        with pytest.raises(ConfigError, match="history_samples"):
+            load_settings()
+
+
 def test_load_settings_detection_topic_confirm_seconds_reaches_thresholds() -> None:
     settings = load_settings(detection={"topic_confirm_seconds": 15})
     assert settings.detection.thresholds().topic_confirm_seconds == 15
