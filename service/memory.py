@@ -32,8 +32,11 @@ import gc
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import TypeVar
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ARENAS = 2
 M_ARENA_MAX = -8  # glibc's mallopt parameter number
@@ -56,12 +59,7 @@ def limit_arenas(arenas: int = ARENAS) -> int | None:
     libc = _libc()
     if libc is None:
         return None
-    wanted = os.environ.get("MALLOC_ARENA_MAX")
-    try:
-        cap = int(wanted) if wanted else arenas
-    except ValueError:
-        log.warning("MALLOC_ARENA_MAX=%r is not a number: using %d", wanted, arenas)
-        cap = arenas
+    cap = _operators("MALLOC_ARENA_MAX", int, arenas, "a number")
     if libc.mallopt(M_ARENA_MAX, cap) != 1:
         return None
     os.environ["MALLOC_ARENA_MAX"] = str(cap)
@@ -71,18 +69,29 @@ def limit_arenas(arenas: int = ARENAS) -> int | None:
 def tune_gc(threshold: tuple[int, int, int] = GC_THRESHOLD) -> tuple[int, int, int]:
     """Set the collector's thresholds (``threshold``, or the operator's ``OFFSETGUARD_GC_THRESHOLD``),
     export them, and freeze what exists so far out of every later collection. Returns what is in force."""
-    wanted = os.environ.get(GC_ENV)
-    chosen = threshold
-    if wanted:
-        try:
-            parts = tuple(int(x) for x in wanted.split(","))
-            if len(parts) != 3 or any(x < 0 for x in parts):
-                raise ValueError("three non-negative integers")
-            chosen = (parts[0], parts[1], parts[2])
-        except ValueError:
-            log.warning("%s=%r is not three non-negative integers: using %s", GC_ENV, wanted, threshold)
+    chosen = _operators(GC_ENV, _thresholds, threshold, "three non-negative integers")
     gc.collect()  # garbage made so far is not frozen with the rest
     gc.freeze()
     gc.set_threshold(*chosen)
     os.environ[GC_ENV] = ",".join(str(x) for x in chosen)
     return chosen
+
+
+def _thresholds(text: str) -> tuple[int, int, int]:
+    parts = tuple(int(x) for x in text.split(","))
+    if len(parts) != 3 or any(x < 0 for x in parts):
+        raise ValueError(text)
+    return parts[0], parts[1], parts[2]
+
+
+def _operators(name: str, parse: Callable[[str], T], default: T, what: str) -> T:
+    """The operator's value of the environment variable ``name`` parsed, else ``default`` (a value that
+    does not parse is refused with a warning)."""
+    wanted = os.environ.get(name)
+    if not wanted:
+        return default
+    try:
+        return parse(wanted)
+    except ValueError:
+        log.warning("%s=%r is not %s: using %s", name, wanted, what, default)
+        return default

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.proctree import descendants
 from collectors.tail_model import TailFigures
 from service.metrics import MetricsOptions, ScrapeInputs, build_registry, render
 from service.metrics.endpoint import MetricsEndpoint
@@ -137,32 +138,15 @@ def test_metrics_route_slow_worker_render_healthz_not_blocked() -> None:
     assert endpoint._worker_failures == 0 and pid is None  # served by the worker; stopped by the lifespan
 
 
-def _children(pid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of the live processes whose parent is ``pid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            status = open(f"/proc/{entry}/status").read()  # noqa: SIM115
-            cmdline = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode()  # noqa: SIM115
-        except OSError:
-            continue
-        ppid = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("PPid:"))
-        if ppid == pid and "State:\tZ" not in status:
-            found.append((int(entry), cmdline))
-    return found
-
-
 def test_worker_is_one_child_process_and_exits_when_the_parents_end_closes() -> None:
     worker = RenderWorker()
-    before = {p for p, _ in _children(os.getpid())}
+    before = set(descendants(os.getpid()))
     try:
         worker.render(compact(_inputs(), b.NOW), None, None)
         pid = worker.pid
         assert pid is not None
-        started = [(p, cmd) for p, cmd in _children(os.getpid()) if p not in before]
-        assert [p for p, _ in started] == [pid]  # no resource tracker or other helper beside it
+        started = [p for p in descendants(os.getpid()) if p not in before]
+        assert started == [pid]  # no resource tracker or other helper beside it
         process, conn = worker._process, worker._conn
         assert process is not None and conn is not None
         conn.close()  # what the worker sees when its parent dies
