@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from alerts.blind import seen
 from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import current_partitions, observed_retention_seconds
+from alerts.history import OffsetHistory, RangeHistory
 from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
 from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
@@ -82,36 +83,40 @@ def advance(
 
 
 def _sampled(
-    kept: tuple[OffsetSample, ...], now: float, offset: int, keep: int, spacing: float
-) -> tuple[OffsetSample, ...]:
+    kept: Sequence[OffsetSample], now: float, offset: int, keep: int, spacing: float
+) -> Sequence[OffsetSample]:
     """``kept`` with ``(now, offset)`` folded in: samples at least ``spacing`` apart, the newest kept.
 
     An offset that has not moved since a sample less than ``spacing`` old adds nothing (and costs no copy
     of the history): the caller's own current sample stands for it. A run of samples with the same offset
     keeps its first and last (as :func:`_ranged` does for log ranges): an idle group-partition's history
     stays two samples however long it is idle, and a rate over it is what it was with every sample kept.
+    A sample less than ``spacing`` after the one before it is replaced by the next.
     """
-    if kept and kept[-1].offset == offset:
-        if spacing > 0 and now - kept[-1].at < spacing:
+    if not kept:
+        return OffsetHistory.of(()).appended(OffsetSample(now, offset), keep)
+    last = kept[-1]
+    if last.offset == offset:
+        if spacing > 0 and now - last.at < spacing:
             return kept
         if len(kept) >= 2 and kept[-2].offset == offset:
-            return (*kept[:-1], OffsetSample(now, offset))
-    out = (*kept, OffsetSample(now, offset))[-keep:]
-    if spacing > 0 and len(out) >= 3 and out[-2].at - out[-3].at < spacing:
-        out = (*out[:-2], out[-1])
-    return out
+            return OffsetHistory.of(kept).with_last(OffsetSample(now, offset))
+    history = OffsetHistory.of(kept)
+    if spacing > 0 and keep >= 3 and len(kept) >= 2 and last.at - kept[-2].at < spacing:
+        # the newest is closer than ``spacing`` to the one before: the new sample takes its place (as
+        # appending, trimming to ``keep`` and then dropping it would)
+        return history.with_last(OffsetSample(now, offset)).trimmed(keep - 1)
+    return history.appended(OffsetSample(now, offset), keep)
 
 
-def _ranged(kept: tuple[RangeSample, ...], sample: RangeSample, keep: int) -> tuple[RangeSample, ...]:
+def _ranged(kept: Sequence[RangeSample], sample: RangeSample, keep: int) -> Sequence[RangeSample]:
     """``kept`` with ``sample`` appended; a run of samples with the same range keeps its first and last.
 
     An idle partition's history is then two samples however long it stays idle, and every question the
     detectors ask of it (the range at a time, when the log end first reached an offset, a rate between
     two times) has the answer it had with every sample kept: within a run the range did not change.
     """
-    if len(kept) >= 2 and kept[-1][1:] == sample[1:] and kept[-2][1:] == sample[1:]:
-        return (*kept[:-1], sample)
-    return (*kept, sample)[-keep:]
+    return RangeHistory.of(kept).ranged(sample, keep)
 
 
 def _unexpired(tombstoned: Mapping[CommitKey, float], polled_at: float | None) -> Mapping[CommitKey, float]:

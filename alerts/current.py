@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
+from alerts.history import RangeHistory
 from alerts.memo import per_cycle, per_object
 from alerts.state import (
     CommitKey,
@@ -105,11 +106,12 @@ def offsets_retention_seconds(previous: DetectionState, inputs: CycleInputs, thr
 
 def samples(
     previous: DetectionState, key: PartitionKey, now_point: PartitionPoint | None
-) -> list[RangeSample]:
-    """The partition's range history, oldest first, ending with the current observation if any."""
-    out = list(previous.ranges.get(key, ()))
+) -> Sequence[RangeSample]:
+    """The partition's range history, oldest first, ending with the current observation if any (a
+    :class:`~alerts.history.RangeHistory`: the state's arrays, not a copy)."""
+    out = RangeHistory.of(previous.ranges.get(key, ()))
     if now_point is not None and now_point.log_start is not None and now_point.log_end is not None:
-        out.append(RangeSample(now_point.observed_at, now_point.log_start, now_point.log_end))
+        out = out.plus(RangeSample(now_point.observed_at, now_point.log_start, now_point.log_end))
     return out
 
 
@@ -123,6 +125,10 @@ def out_of_range_reason(
     Beyond the log end counts only from samples taken after the commit: before it, a smaller log end is
     ordinary growth.
     """
+    if isinstance(history, RangeHistory) and not history.may_be_out_of_range(
+        offset, committed_at, moved_after
+    ):
+        return None  # the common case (a group reading on), answered without walking every sample
     for s in history:
         if s.at <= moved_after and offset < s.log_start:
             return "below_log_start"
@@ -131,7 +137,7 @@ def out_of_range_reason(
     return None
 
 
-def bracket(history: list[RangeSample], at: float) -> tuple[RangeSample | None, RangeSample | None]:
+def bracket(history: Sequence[RangeSample], at: float) -> tuple[RangeSample | None, RangeSample | None]:
     """The last sample before ``at`` and the first one at or after it."""
     before = [s for s in history if s.at < at]
     after = [s for s in history if s.at >= at]

@@ -38,9 +38,9 @@ class _History(Sequence[RangeSample]):
 
     def __init__(self, previous: DetectionState, key: PartitionKey, now_point: PartitionPoint) -> None:
         self._args = (previous, key, now_point)
-        self._built: list[RangeSample] | None = None
+        self._built: Sequence[RangeSample] | None = None
 
-    def _list(self) -> list[RangeSample]:
+    def _list(self) -> Sequence[RangeSample]:
         if self._built is None:
             self._built = samples(*self._args)
         return self._built

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from math import ceil
 
@@ -14,12 +14,12 @@ from alerts.state import DetectionState, PartitionKey, PartitionPoint, RangeSamp
 
 def history_for(
     previous: DetectionState, move: CommitMove, partitions: Mapping[PartitionKey, PartitionPoint]
-) -> list[RangeSample]:
+) -> Sequence[RangeSample]:
     key = PartitionKey(move.key.topic, move.key.partition)
     return samples(previous, key, partitions.get(key))
 
 
-def old_out_of_range(move: CommitMove, history: list[RangeSample]) -> str | None:
+def old_out_of_range(move: CommitMove, history: Sequence[RangeSample]) -> str | None:
     """``below_log_start``/``beyond_log_end`` if the old offset was unfetchable before the move, else None.
 
     Only samples taken by the time the old offset was last seen count as "before": a sample taken after
@@ -30,7 +30,7 @@ def old_out_of_range(move: CommitMove, history: list[RangeSample]) -> str | None
     return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after, history)
 
 
-def reset_to_truncated_end(move: CommitMove, history: list[RangeSample]) -> int | None:
+def reset_to_truncated_end(move: CommitMove, history: Sequence[RangeSample]) -> int | None:
     """The log end right after the truncation, when ``move`` is a reset (auto.offset.reset=latest) from an
     old offset left beyond the log end (truncation / re-creation) back to the log end at reset time.
 
@@ -52,7 +52,7 @@ PROJECTION_SAMPLES = 5  # samples the growth rate of an unobserved range is esti
 PROJECTION_MARGIN = 2.0  # growth is uneven: allow twice the rate
 
 
-def landing(move: CommitMove, history: list[RangeSample]) -> str | None:
+def landing(move: CommitMove, history: Sequence[RangeSample]) -> str | None:
     """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it."""
     before, after = bracket(history, move.new.at)
     if after is None and before is not None:
@@ -68,7 +68,7 @@ def landing(move: CommitMove, history: list[RangeSample]) -> str | None:
     return None
 
 
-def _projected(history: list[RangeSample], at: float) -> RangeSample | None:
+def _projected(history: Sequence[RangeSample], at: float) -> RangeSample | None:
     """The range at ``at`` extrapolated (generously) from the last few samples: the growth rate over them
     times the margin, and at least their largest single step (retention deletes whole segments)."""
     recent = history[-PROJECTION_SAMPLES:]
@@ -88,7 +88,7 @@ def _projected(history: list[RangeSample], at: float) -> RangeSample | None:
     )
 
 
-def move_evidence(move: CommitMove, history: list[RangeSample]) -> dict[str, EvidenceValue]:
+def move_evidence(move: CommitMove, history: Sequence[RangeSample]) -> dict[str, EvidenceValue]:
     last = history[-1] if history else None
     return {
         "old_offset": move.old.offset,

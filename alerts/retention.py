@@ -97,7 +97,7 @@ def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
 def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) -> _LogStarts | None:
     """The log starts to measure a rate over: the partition's range history since its log last went
     back, and this cycle's observation; None when the log start has not moved since the oldest sample."""
-    history: tuple[RangeSample, ...] = previous.ranges.get(key, ())
+    history: Sequence[RangeSample] = previous.ranges.get(key, ())
     if not history or history[0].log_start == r.log_start:
         return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:
@@ -146,7 +146,7 @@ def _first_move_after(log_starts: Sequence[tuple[float, int]], clean: float) -> 
     return first
 
 
-def _since_log_went_back(history: tuple[RangeSample, ...]) -> tuple[RangeSample, ...]:
+def _since_log_went_back(history: Sequence[RangeSample]) -> Sequence[RangeSample]:
     """The samples since the log's start or end last went back (a truncation, a replaced replica)."""
     for i in range(len(history) - 1, 0, -1):
         if history[i].log_end < history[i - 1].log_end or history[i].log_start < history[i - 1].log_start:

@@ -20,6 +20,8 @@ lost by the truncation; :mod:`alerts.skip` reports it as an ``offset_skip``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
 from alerts.membership import memberless
@@ -76,7 +78,7 @@ def rewind_outcomes(
     return tuple(findings), tuple(pending)
 
 
-def _cause(m: CommitMove, history: list[RangeSample], thresholds: Thresholds) -> str | None:
+def _cause(m: CommitMove, history: Sequence[RangeSample], thresholds: Thresholds) -> str | None:
     if old_out_of_range(m, history) is not None:
         where = landing(m, history)
         if where == "log_start":
@@ -102,7 +104,7 @@ def _undo(m: CommitMove, later: tuple[CommitMove, ...], window: float) -> Commit
 
 
 def _finding(
-    cluster: str, m: CommitMove, cause: str, history: list[RangeSample], undo: CommitMove | None
+    cluster: str, m: CommitMove, cause: str, history: Sequence[RangeSample], undo: CommitMove | None
 ) -> Finding:
     replayed = m.old.offset - m.new.offset
     severity: Severity = "info" if cause == "admin_reset" else "critical"

@@ -25,6 +25,8 @@ right after the truncation`` (critical when > 0, else warning). Not reported as 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from alerts.commits import CommitMove, replay
 from alerts.current import bracket, current_partitions
 from alerts.membership import memberless
@@ -57,7 +59,7 @@ def detect_offset_skips(
     return tuple(findings)
 
 
-def _existing_past(m: CommitMove, history: list[RangeSample]) -> int:
+def _existing_past(m: CommitMove, history: Sequence[RangeSample]) -> int:
     """Of the offsets a forward move from beyond the log end jumped, how many held messages: up to the log
     end around the move (the larger of the samples either side). Offsets past the log end hold nothing, so
     a group committing ahead of an empty or truncated log skips nothing (``committed_beyond_log_end``
@@ -66,7 +68,9 @@ def _existing_past(m: CommitMove, history: list[RangeSample]) -> int:
     return min(m.new.offset, max(ends, default=m.old.offset)) - m.old.offset
 
 
-def _finding(cluster: str, m: CommitMove, reason: str, jumped: int, history: list[RangeSample]) -> Finding:
+def _finding(
+    cluster: str, m: CommitMove, reason: str, jumped: int, history: Sequence[RangeSample]
+) -> Finding:
     """``jumped``: the offsets the move passed that held messages (all of them unless from beyond the end)."""
     where = landing(m, history)
     if memberless(m.group_state) and m.protocol_type != "":
@@ -104,7 +108,7 @@ def _finding(cluster: str, m: CommitMove, reason: str, jumped: int, history: lis
     )
 
 
-def _deleted_unread(m: CommitMove, history: list[RangeSample]) -> int:
+def _deleted_unread(m: CommitMove, history: Sequence[RangeSample]) -> int:
     """Old offset -> the log start last observed up to the move (capped at the new offset): what retention
     (or delete-records) is known to have removed unread. A projected or later log start proves nothing."""
     starts = [s.log_start for s in history if s.at <= m.new.at] or [s.log_start for s in history[:1]]
@@ -112,7 +116,7 @@ def _deleted_unread(m: CommitMove, history: list[RangeSample]) -> int:
 
 
 def _reset_after_truncation(
-    cluster: str, m: CommitMove, truncated_end: int, history: list[RangeSample]
+    cluster: str, m: CommitMove, truncated_end: int, history: Sequence[RangeSample]
 ) -> Finding:
     skipped = max(0, m.new.offset - truncated_end)
     severity: Severity = "critical" if skipped > 0 else "warning"

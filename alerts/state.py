@@ -8,7 +8,7 @@ the current inputs only; none of them changes anything.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -143,9 +143,10 @@ class DetectionState:
     """Everything the detectors compare against. Empty on the first cycle."""
 
     partitions: Mapping[PartitionKey, PartitionPoint] = field(default_factory=dict)
-    ranges: Mapping[PartitionKey, tuple[RangeSample, ...]] = field(default_factory=dict)
+    # histories, oldest first: alerts.history's compact kinds once advanced (tuples compare equal to them)
+    ranges: Mapping[PartitionKey, Sequence[RangeSample]] = field(default_factory=dict)
     commits: Mapping[CommitKey, CommitPoint] = field(default_factory=dict)
-    commit_history: Mapping[CommitKey, tuple[OffsetSample, ...]] = field(default_factory=dict)
+    commit_history: Mapping[CommitKey, Sequence[OffsetSample]] = field(default_factory=dict)
     groups: Mapping[str, GroupPoint] = field(default_factory=dict)
     counters: Mapping[MetricKey, float] = field(default_factory=dict)
     pending_rewinds: tuple[PendingRewind, ...] = ()

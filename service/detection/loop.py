@@ -174,9 +174,9 @@ class DetectionLoop:
     async def start(self) -> None:
         """Load the saved state, then run the worker."""
         saved = await asyncio.to_thread(self._alerts.load_state, self.cluster)
-        if saved is not None and saved.format == state_codec.FORMAT:
+        if saved is not None and saved.format in state_codec.READS:
             try:
-                self.state = state_codec.loads(saved.body)
+                self.state = state_codec.loads(saved.body, saved.format)
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning("detection %s: saved state unreadable, starting empty: %s", self.cluster, exc)
         if self._task is None:

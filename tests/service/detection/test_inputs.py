@@ -1,8 +1,11 @@
+import json
 from dataclasses import replace
+
+import pytest
 
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
-from alerts.state import DetectionState
+from alerts.state import CommitKey, DetectionState, OffsetSample, PartitionKey
 from service.detection import state_codec
 from service.detection.inputs import CollectorHealth, FreshObservations
 from service.scheduler import CollectorStatus as JobStatus
@@ -54,7 +57,7 @@ def test_collector_health_single_failure_ok_stale_failure_down() -> None:
     )
 
 
-def test_state_codec_round_trip_equal() -> None:
+def _saved_state() -> DetectionState:
     s = DetectionState()
     s = evaluate(
         s,
@@ -79,4 +82,31 @@ def test_state_codec_round_trip_equal() -> None:
     blind = replace(TH, blind_gap_seconds=30.0)
     s = evaluate(s, inputs(offsets=offsets(100, {(T, 0): (0, 100)})), 100, blind)[1]
     assert s.blind_spans == ((1, 100),) and s.offsets_seen_at == 100 and s.tombstoned
+    return s
+
+
+def test_state_codec_round_trip_equal() -> None:
+    s = _saved_state()
+    assert s.ranges
     assert state_codec.loads(state_codec.dumps(s)) == s
+
+
+def test_state_codec_reads_format_1_body_equal() -> None:
+    """A state saved by the previous release (one JSON array per sample) is still read."""
+    history = {CommitKey("g", T, 0): (OffsetSample(1.0, 5), OffsetSample(70.5, 9))}
+    s = replace(_saved_state(), commit_history=history)
+    body = json.loads(state_codec.dumps(s))
+    ranges, commits = s.ranges, s.commit_history
+    body["ranges"] = [[t, p, [list(x) for x in ranges[PartitionKey(t, p)]]] for t, p, *_ in body["ranges"]]
+    body["commit_history"] = [
+        [g, t, p, [list(x) for x in commits[CommitKey(g, t, p)]]] for g, t, p, *_ in body["commit_history"]
+    ]
+    assert 1 in state_codec.READS
+    assert state_codec.loads(json.dumps(body), 1) == s
+
+
+def test_state_codec_malformed_history_raises_value_error() -> None:
+    body = json.loads(state_codec.dumps(_saved_state()))
+    body["ranges"][0][-1] = "not base64!"
+    with pytest.raises(ValueError):
+        state_codec.loads(json.dumps(body))

@@ -1,0 +1,288 @@
+"""Sample histories kept compactly: :class:`RangeHistory` and :class:`OffsetHistory`.
+
+A partition keeps up to ``Thresholds.history_samples`` log-range samples and a group-partition as many
+committed-offset samples. As tuples of named tuples each sample cost ~150 bytes (a tuple, a float and two
+ints, every one a tracked object the garbage collector walks) and every append copied the whole tuple: on
+a cluster where every partition moves, 20,000 partitions x 240 samples was 0.7 GB and most of an
+evaluation. Here the samples live in two arrays (times, then the values of each sample), 24 bytes a range
+sample and 16 an offset sample, and an append is amortised O(1).
+
+A history is a read-only :class:`~collections.abc.Sequence` of the same named tuples
+(:class:`~alerts.state.RangeSample`, :class:`~alerts.state.OffsetSample`), compares equal to the tuple of
+its samples, and is persistent: :meth:`appended`, :meth:`with_last` and :meth:`trimmed` return new
+histories and leave the old one as it was. Histories share their arrays; a history sees only its own slice
+``[lo, hi)`` of them plus its newest sample, held outside the arrays (it is the one :meth:`with_last`
+replaces). Appending writes past ``hi`` in place only when no other history has written there yet (the
+arrays end at ``hi``); otherwise it copies its slice first. So an old state stays valid while the next one
+is built from it, and a thread reading an old state never sees a value change.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import pairwise, repeat
+from typing import Any, ClassVar, Generic, TypeVar, overload
+
+from alerts.state import OffsetSample, RangeSample
+
+S = TypeVar("S", RangeSample, OffsetSample)
+H = TypeVar("H", bound="_History[Any]")
+
+_COMPACT_AFTER = 32  # a dead prefix longer than this and than the live part is dropped by copying
+
+
+class _History(Sequence[S], Generic[S]):
+    __slots__ = ("_at", "_hi", "_lo", "_ordered", "_tail", "_values")
+    _width: ClassVar[int]  # values per sample
+    _at: array[float]
+    _values: array[int]
+    _lo: int
+    _hi: int
+    _tail: tuple[S, ...]  # the newest samples, outside the arrays: one, or two after plus(), none if empty
+    _ordered: bool  # the arrays' samples [lo, hi) are in time order
+
+    def __init__(
+        self, at: array[float], values: array[int], lo: int, hi: int, tail: tuple[S, ...], ordered: bool
+    ) -> None:
+        self._at = at
+        self._values = values
+        self._lo = lo
+        self._hi = hi
+        self._tail = tail
+        self._ordered = ordered
+
+    # -- building ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def of(cls: type[H], samples: Iterable[Any]) -> H:
+        """The history of ``samples`` (oldest first); ``samples`` itself when it already is one."""
+        if isinstance(samples, cls):
+            return samples
+        items = [cls._sample(s) for s in samples]
+        if not items:
+            return cls(array("d"), array("q"), 0, 0, (), True)
+        at = array("d", [s[0] for s in items[:-1]])
+        values = array("q", [v for s in items[:-1] for v in s[1:]])
+        return cls(at, values, 0, len(at), (items[-1],), _in_order(at))
+
+    def appended(self: H, sample: S, keep: int) -> H:
+        """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
+        tail = self._tail
+        if not tail:
+            return type(self)(array("d"), array("q"), 0, 0, (sample,), True)
+        at, values, lo, hi, w = self._at, self._values, self._lo, self._hi, self._width
+        ordered = self._ordered and self._tail_follows()
+        if len(at) != hi:  # another history wrote past our end: continue on a copy of our slice
+            at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
+        for s in tail:
+            at.append(s[0])
+            if w == 1:
+                values.append(s[1])
+            else:
+                values.extend(s[1:])
+        hi += len(tail)
+        lo = max(lo, hi + 1 - max(1, keep))
+        if lo > _COMPACT_AFTER and lo > hi - lo:
+            at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
+        return type(self)(at, values, lo, hi, (sample,), ordered)
+
+    def with_last(self: H, sample: S) -> H:
+        """This history with its newest sample replaced by ``sample`` (added if empty)."""
+        return self._with_tail((*self._tail[:-1], sample))
+
+    def plus(self: H, sample: S) -> H:
+        """This history with ``sample`` added as the newest, nothing trimmed and nothing written to the
+        shared arrays (a cycle's look at the history with its current observation)."""
+        if len(self._tail) < 2:
+            return self._with_tail((*self._tail, sample))
+        return type(self).of([*self, sample])  # a look at a look: a copy
+
+    def _with_tail(self: H, tail: tuple[S, ...]) -> H:
+        return type(self)(self._at, self._values, self._lo, self._hi, tail, self._ordered)
+
+    def trimmed(self: H, keep: int) -> H:
+        """Only the newest ``keep`` samples (at least one)."""
+        drop = len(self) - max(1, keep)
+        if drop <= 0:
+            return self
+        stored = self._hi - self._lo
+        if drop <= stored:
+            return type(self)(self._at, self._values, self._lo + drop, self._hi, self._tail, self._ordered)
+        return type(self)(self._at, self._values, self._hi, self._hi, self._tail[drop - stored :], True)
+
+    # -- reading ----------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._hi - self._lo + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> S: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[S, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> S | tuple[S, ...]:
+        stored = self._hi - self._lo
+        n = stored + len(self._tail)
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(n)))
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("history index out of range")
+        if i >= stored:
+            return self._tail[i - stored]
+        return self._at_arrays(self._at, self._values, self._lo + i)
+
+    def __iter__(self) -> Iterator[S]:
+        yield from self._stored()
+        yield from self._tail
+
+    def __reversed__(self) -> Iterator[S]:
+        yield from reversed(self._tail)
+        for j in range(self._hi - 1, self._lo - 1, -1):
+            yield self._at_arrays(self._at, self._values, j)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _History | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to a tuple, mutable-free but not hashed like one
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self)!r})"
+
+    # -- saving -----------------------------------------------------------------------------------------
+
+    def encoded(self) -> list[str]:
+        """``[times, values]``: the samples' arrays, little-endian and base64 (the state codec's form)."""
+        lo, hi, w = self._lo, self._hi, self._width
+        at, values = self._at[lo:hi], self._values[lo * w : hi * w]
+        for s in self._tail:
+            at.append(s[0])
+            values.extend(s[1:])
+        if sys.byteorder != "little":
+            at.byteswap()
+            values.byteswap()
+        return [base64.b64encode(at.tobytes()).decode(), base64.b64encode(values.tobytes()).decode()]
+
+    @classmethod
+    def decoded(cls: type[H], encoded: Sequence[str]) -> H:
+        """The history :meth:`encoded` wrote. Raises ``ValueError`` on a malformed body."""
+        at, values = array("d"), array("q")
+        at.frombytes(base64.b64decode(encoded[0], validate=True))
+        values.frombytes(base64.b64decode(encoded[1], validate=True))
+        if sys.byteorder != "little":
+            at.byteswap()
+            values.byteswap()
+        n = len(at)
+        if len(values) != n * cls._width:
+            raise ValueError(f"{len(values)} values for {n} samples of {cls._width}")
+        if n == 0:
+            return cls(at, values, 0, 0, (), True)
+        return cls(at, values, 0, n - 1, (cls._at_arrays(at, values, n - 1),), _in_order(at))
+
+    def _tail_follows(self) -> bool:
+        """The samples outside the arrays are in time order and none is older than the arrays' newest."""
+        tail, hi = self._tail, self._hi
+        if any(b[0] < a[0] for a, b in pairwise(tail)):
+            return False
+        return not (tail and hi > self._lo and tail[0][0] < self._at[hi - 1])
+
+    def _stored(self) -> Iterator[S]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _at_arrays(at: array[float], values: array[int], j: int) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _sample(s: Any) -> Any:
+        raise NotImplementedError
+
+
+def _in_order(at: array[float]) -> bool:
+    return all(a <= b for a, b in pairwise(at))
+
+
+class RangeHistory(_History[RangeSample]):
+    """A partition's log-range samples, oldest first."""
+
+    __slots__ = ()
+    _width = 2
+
+    def _stored(self) -> Iterator[RangeSample]:
+        lo, hi, v = self._lo, self._hi, self._values
+        # tuple.__new__ builds each named tuple in C (its Python constructor costs 5x as much)
+        rows = zip(self._at[lo:hi], v[2 * lo : 2 * hi : 2], v[2 * lo + 1 : 2 * hi : 2], strict=True)
+        return map(tuple.__new__, repeat(RangeSample), rows)
+
+    def ranged(self, sample: RangeSample, keep: int) -> RangeHistory:
+        """:meth:`appended`, except that a run of samples with the same range keeps only its first and
+        last: when the two newest have ``sample``'s range, ``sample`` replaces the newest. (Called for
+        every partition every cycle; an idle one takes the first branch, read in place.)"""
+        tail = self._tail
+        if tail:
+            last = tail[-1]
+            if last[1] == sample[1] and last[2] == sample[2]:
+                if len(tail) >= 2:
+                    run = tail[-2][1] == sample[1] and tail[-2][2] == sample[2]
+                else:
+                    j, v = self._hi - 1, self._values
+                    run = j >= self._lo and v[2 * j] == sample[1] and v[2 * j + 1] == sample[2]
+                if run:
+                    return RangeHistory(
+                        self._at, self._values, self._lo, self._hi, (*tail[:-1], sample), self._ordered
+                    )
+        return self.appended(sample, keep)
+
+    def may_be_out_of_range(self, offset: int, committed_at: float, moved_after: float) -> bool:
+        """False when no sample can make :func:`alerts.current.out_of_range_reason` answer: none taken
+        by ``moved_after`` has a log start above ``offset``, none taken from ``committed_at`` on a log
+        end below it. Found by bisection while the samples are in time order (they are appended as
+        observed), so a cycle in which every group commits costs no walk over every history."""
+        lo, hi, at, v, tail = self._lo, self._hi, self._at, self._values, self._tail
+        if not (self._ordered and self._tail_follows()):
+            return True  # out of time order (a clock stepped back): the caller walks every sample
+        before = bisect_right(at, moved_after, lo, hi)
+        if before > lo and max(v[2 * lo : 2 * before : 2]) > offset:
+            return True
+        after = bisect_left(at, committed_at, lo, hi)
+        if after < hi and min(v[2 * after + 1 : 2 * hi : 2]) < offset:
+            return True
+        return any(
+            (s.at <= moved_after and offset < s.log_start) or (s.at >= committed_at and offset > s.log_end)
+            for s in tail
+        )
+
+    @staticmethod
+    def _at_arrays(at: array[float], values: array[int], j: int) -> RangeSample:
+        return tuple.__new__(RangeSample, (at[j], values[2 * j], values[2 * j + 1]))
+
+    @staticmethod
+    def _sample(s: Any) -> RangeSample:
+        return s if isinstance(s, RangeSample) else RangeSample(*s)
+
+
+class OffsetHistory(_History[OffsetSample]):
+    """A group-partition's committed-offset samples, oldest first."""
+
+    __slots__ = ()
+    _width = 1
+
+    def _stored(self) -> Iterator[OffsetSample]:
+        lo, hi = self._lo, self._hi
+        rows = zip(self._at[lo:hi], self._values[lo:hi], strict=True)
+        return map(tuple.__new__, repeat(OffsetSample), rows)
+
+    @staticmethod
+    def _at_arrays(at: array[float], values: array[int], j: int) -> OffsetSample:
+        return tuple.__new__(OffsetSample, (at[j], values[j]))
+
+    @staticmethod
+    def _sample(s: Any) -> OffsetSample:
+        return s if isinstance(s, OffsetSample) else OffsetSample(*s)

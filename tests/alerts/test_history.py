@@ -1,0 +1,173 @@
+"""alerts.history: compact persistent sample histories behave as the tuples they replace."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from alerts.advance import _ranged, _sampled
+from alerts.current import out_of_range_reason
+from alerts.history import OffsetHistory, RangeHistory
+from alerts.state import OffsetSample, RangeSample
+
+KEEP = 10
+
+
+def _ranges(n: int, start: float = 0.0) -> list[RangeSample]:
+    return [RangeSample(start + i, i, 10 + i) for i in range(n)]
+
+
+def test_history_appended_keeps_newest_and_equals_tuple() -> None:
+    h = RangeHistory.of(())
+    for s in _ranges(25):
+        h = h.appended(s, KEEP)
+    assert h == tuple(_ranges(25)[-KEEP:])
+    assert tuple(_ranges(25)[-KEEP:]) == h
+    assert len(h) == KEEP and h[0] == RangeSample(15.0, 15, 25) and h[-1] == RangeSample(24.0, 24, 34)
+    assert list(reversed(h)) == _ranges(25)[-KEEP:][::-1]
+    assert h[2:4] == tuple(_ranges(25)[17:19])
+
+
+def test_history_old_version_unchanged_after_newer_ones() -> None:
+    base = RangeHistory.of(_ranges(5))
+    a = base.appended(RangeSample(10.0, 50, 60), KEEP)  # writes past base's end in place
+    b = base.appended(RangeSample(11.0, 70, 80), KEEP)  # must not overwrite what a holds
+    c = base.with_last(RangeSample(12.0, 90, 99))
+    d = c.appended(RangeSample(13.0, 91, 99), KEEP)
+    assert base == tuple(_ranges(5))
+    assert a == (*_ranges(5), RangeSample(10.0, 50, 60))
+    assert b == (*_ranges(5), RangeSample(11.0, 70, 80))
+    assert c == (*_ranges(4), RangeSample(12.0, 90, 99))
+    assert d == (*_ranges(4), RangeSample(12.0, 90, 99), RangeSample(13.0, 91, 99))
+
+
+def test_history_plus_leaves_the_next_append_in_place() -> None:
+    base = RangeHistory.of(_ranges(3))
+    looked = base.plus(RangeSample(5.0, 7, 17)).plus(RangeSample(6.0, 8, 18))
+    nxt = base.appended(RangeSample(5.0, 9, 19), KEEP)
+    assert looked == (*_ranges(3), RangeSample(5.0, 7, 17), RangeSample(6.0, 8, 18))
+    assert nxt == (*_ranges(3), RangeSample(5.0, 9, 19))
+    assert nxt._at is base._at  # the look wrote nothing: the append continued the shared arrays
+
+
+def test_history_arrays_stay_bounded_while_appending() -> None:
+    h = OffsetHistory.of(())
+    for i in range(10_000):
+        h = h.appended(OffsetSample(float(i), i), KEEP)
+    assert h == tuple(OffsetSample(float(i), i) for i in range(9_990, 10_000))
+    assert len(h._at) <= 2 * KEEP + 40  # the dead prefix is dropped, not kept forever
+
+
+def test_history_trimmed_drops_oldest() -> None:
+    h = RangeHistory.of(_ranges(4)).plus(RangeSample(9.0, 1, 2))
+    assert h.trimmed(2) == (RangeSample(3.0, 3, 13), RangeSample(9.0, 1, 2))
+    assert h.trimmed(1) == (RangeSample(9.0, 1, 2),)
+    assert h.trimmed(9) is h
+
+
+def test_history_encoded_round_trip_equal() -> None:
+    h = RangeHistory.of(_ranges(30)).trimmed(7).plus(RangeSample(99.5, 2**40, 2**41))
+    assert RangeHistory.decoded(h.encoded()) == h
+    assert OffsetHistory.decoded(OffsetHistory.of(()).encoded()) == ()
+
+
+@pytest.mark.parametrize("body", [["AAAA", "!!"], ["AAAAAAAAAAA=", "AAAAAAAAAAA="], ["AAAAAAAAAAA=", "AAA="]])
+def test_history_decoded_malformed_raises_value_error(body: list[str]) -> None:
+    with pytest.raises(ValueError):
+        RangeHistory.decoded(body)
+
+
+def test_history_index_out_of_range_raises() -> None:
+    with pytest.raises(IndexError):
+        RangeHistory.of(_ranges(2))[2]
+    with pytest.raises(IndexError):
+        OffsetHistory.of(())[-1]
+
+
+_times = st.floats(min_value=0, max_value=1000, allow_nan=False)
+_offsets = st.integers(min_value=0, max_value=60)
+_range = st.builds(lambda t, a, b: RangeSample(t, min(a, b), max(a, b)), _times, _offsets, _offsets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    history=st.lists(_range, max_size=12),
+    ordered=st.booleans(),
+    extra=st.lists(_range, max_size=2),
+    offset=_offsets,
+    committed_at=_times,
+    moved_after=_times,
+)
+def test_history_out_of_range_reason_same_as_walk(
+    history: list[RangeSample],
+    ordered: bool,
+    extra: list[RangeSample],
+    offset: int,
+    committed_at: float,
+    moved_after: float,
+) -> None:
+    if ordered:
+        history = sorted(history)
+    h = RangeHistory.of(history)
+    for s in extra:
+        h = h.plus(s)
+    samples = [*history, *extra]
+    assert out_of_range_reason(offset, committed_at, moved_after, h) == out_of_range_reason(
+        offset, committed_at, moved_after, samples
+    )
+
+
+def _ranged_as_tuples(
+    kept: tuple[RangeSample, ...], sample: RangeSample, keep: int
+) -> tuple[RangeSample, ...]:
+    """The tuple implementation this module replaced: the reference."""
+    if len(kept) >= 2 and kept[-1][1:] == sample[1:] and kept[-2][1:] == sample[1:]:
+        return (*kept[:-1], sample)
+    return (*kept, sample)[-keep:]
+
+
+def _sampled_as_tuples(
+    kept: tuple[OffsetSample, ...], now: float, offset: int, keep: int, spacing: float
+) -> tuple[OffsetSample, ...]:
+    if kept and kept[-1].offset == offset:
+        if spacing > 0 and now - kept[-1].at < spacing:
+            return kept
+        if len(kept) >= 2 and kept[-2].offset == offset:
+            return (*kept[:-1], OffsetSample(now, offset))
+    out = (*kept, OffsetSample(now, offset))[-keep:]
+    if spacing > 0 and len(out) >= 3 and out[-2].at - out[-3].at < spacing:
+        out = (*out[:-2], out[-1])
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), max_size=60),
+    keep=st.integers(1, 12),
+)
+def test_history_ranged_same_as_tuples(steps: list[tuple[int, int]], keep: int) -> None:
+    ref: tuple[RangeSample, ...] = ()
+    h: object = ()
+    for i, (start, grow) in enumerate(steps):
+        sample = RangeSample(float(i), start, start + grow)
+        ref = _ranged_as_tuples(ref, sample, keep)
+        h = _ranged(h, sample, keep)  # type: ignore[arg-type]
+        assert h == ref
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    steps=st.lists(st.tuples(st.integers(1, 90), st.integers(0, 3)), max_size=60),
+    keep=st.integers(1, 12),
+    spacing=st.sampled_from([0.0, 60.0]),
+)
+def test_history_sampled_same_as_tuples(steps: list[tuple[int, int]], keep: int, spacing: float) -> None:
+    ref: tuple[OffsetSample, ...] = ()
+    h: object = ()
+    now = 0.0
+    for gap, offset in steps:
+        now += gap
+        ref = _sampled_as_tuples(ref, now, offset, keep, spacing)
+        h = _sampled(h, now, offset, keep, spacing)  # type: ignore[arg-type]
+        assert h == ref
