@@ -42,11 +42,24 @@ class WriterConnection:
     ) -> None:
         self.close()
 
-    def _run(self, action: str, work: Callable[[sqlite3.Connection], T], *, write: bool = False) -> T:
+    def _run(
+        self,
+        action: str,
+        work: Callable[[sqlite3.Connection], T],
+        *,
+        write: bool = False,
+        committed: Callable[[], None] | None = None,
+    ) -> T:
+        """``work`` under the lock (in a transaction if ``write``); then ``committed``, still under the
+        lock, once the transaction has committed (never after a rollback): where a cache kept beside the
+        database takes the changes, in the order they were written."""
         with self._lock, translated(action):
             if self._closed:
                 raise StoreError(f"{action} failed: the {self._what} is closed")
             if not write:
                 return work(self._conn)
             with transaction(self._conn) as conn:
-                return work(conn)
+                result = work(conn)
+            if committed is not None:
+                committed()
+            return result

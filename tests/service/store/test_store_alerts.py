@@ -1,4 +1,5 @@
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -181,3 +182,47 @@ def test_list_cached_page_reflects_ack_committed_since(alerts: AlertStore) -> No
     assert [x.status for x in alerts.list(cluster=C).alerts] == ["firing"]  # served again, maybe cached
     alerts.ack(a.id, "alice", "", 30.0)
     assert [x.status for x in alerts.list(cluster=C).alerts] == ["resolved"]
+
+
+def _planner_view(alerts: AlertStore, now: float) -> list[tuple[Fingerprint, Alert]]:
+    """The firing alerts update_firing hands its planner (kept beside the database), in order."""
+    seen: list[tuple[Fingerprint, Alert]] = []
+
+    def planner(firing: Mapping[Fingerprint, Alert], resolved: object) -> Sequence[AlertWrite]:
+        seen.extend(firing.items())
+        return []
+
+    alerts.update_firing(C, planner, now)
+    return seen
+
+
+def _in_database(alerts: AlertStore) -> list[tuple[Fingerprint, Alert]]:
+    return [(a.fingerprint, a) for a in alerts.firing(C)]
+
+
+def test_update_firing_planner_sees_what_was_committed(alerts: AlertStore, settings: StoreSettings) -> None:
+    rw, lg = _cycle(alerts, [rewind(), lag()], 10.0)
+    assert _planner_view(alerts, 11.0) == _in_database(alerts) and len(_in_database(alerts)) == 2
+    snapped = alerts.set_snapshot(lg.id, "snap-1", 12.0)
+    assert snapped is not None and dict(_planner_view(alerts, 12.5))[lg.fingerprint].snapshot_id == "snap-1"
+    alerts.ack(rw.id, "alice", "", 13.0)  # event-like: resolved by the ack
+    assert _planner_view(alerts, 14.0) == _in_database(alerts) == [(lg.fingerprint, snapped)]
+    changed = AlertWrite(replace(snapped, occurrences=99), False, "repeated")
+    missing = AlertWrite(Alert(**{**rw.__dict__, "id": "other", "seq": None}), False, "fired")
+    with pytest.raises(StoreError):  # rolled back: the kept set must not take the first write either
+        alerts.update_firing(C, lambda firing, resolved: [changed, missing], 15.0)
+    assert _planner_view(alerts, 16.0) == _in_database(alerts)
+    assert dict(_planner_view(alerts, 16.5))[lg.fingerprint].occurrences == 1
+    assert len(_cycle(alerts, [rewind(at=20.0)], 20.0)) == 1
+    assert _planner_view(alerts, 21.0) == _in_database(alerts)
+    with AlertStore.open(settings) as reopened:
+        assert _planner_view(reopened, 22.0) == _in_database(reopened) == _in_database(alerts)
+
+
+def test_update_firing_ack_of_older_alert_keeps_newer_one_firing(alerts: AlertStore) -> None:
+    [first] = _cycle(alerts, [rewind()], 10.0)
+    alerts.ack(first.id, "alice", "", 11.0)
+    [again] = _cycle(alerts, [rewind(at=20.0)], 20.0)
+    assert again.fingerprint == first.fingerprint and again.id != first.id
+    alerts.ack(first.id, "bob", "late", 21.0)  # the old, resolved one, acknowledged again
+    assert [a.id for _, a in _planner_view(alerts, 22.0)] == [again.id] == [a.id for a in alerts.firing(C)]
