@@ -6,19 +6,24 @@ partitions, ``--groups`` groups committed on 25 partitions each, ``--churn`` of 
 message and their groups a new commit every cycle. Reports CPU seconds per evaluation, per part.
 
     .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
+        [--churn 0.01] [--history-spacing SECONDS]
 
-Prints the figures and writes bench/results/evaluate.json. What bench/service measures end to end, this
-isolates: the cost of detection alone, to follow while changing it.
+A busy cluster, every partition moving and every history filling (``history_samples`` cycles):
+``--churn 1 --cycles 250 --history-spacing 0``. Prints the figures (with the histories' samples and
+the resident memory the run grew by) and writes bench/results/evaluate.json. What bench/service
+measures end to end, this isolates: the cost of detection alone, to follow while changing it.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +44,7 @@ from collectors.model import (
     TopicPartition,
 )
 from service.detection import state_codec
+from service.memory import tune_gc
 from service.settings import DetectionSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -106,10 +112,17 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=2_000)
     parser.add_argument("--cycles", type=int, default=24)
     parser.add_argument("--churn", type=float, default=0.01)
+    parser.add_argument(
+        "--history-spacing", type=float, default=None, help="detection.history_sample_seconds (default: 60)"
+    )
     args = parser.parse_args()
 
     world = World(args.partitions, args.groups)
     thresholds = DetectionSettings().thresholds()  # the service's defaults (history spacing included)
+    if args.history_spacing is not None:
+        thresholds = replace(thresholds, history_spacing_seconds=args.history_spacing)
+    tune_gc()  # as offsetguard serve does
+    rss_before = _rss_mb()
     state = DetectionState()
     now = time.time()
     meta = world.metadata(now)
@@ -135,6 +148,14 @@ def main() -> None:
             parts["evaluate"].append(t1 - t0)
         findings = len(found)
     figures = {k: round(statistics.median(v), 4) for k, v in parts.items() if v}
+    del inputs, found
+    gc.collect()
+    samples = sum(map(len, state.ranges.values())) + sum(map(len, state.commit_history.values()))
+    memory = {
+        "history_samples": samples,
+        "rss_growth_mb": round(_rss_mb() - rss_before, 1),
+        "rss_growth_bytes_per_sample": round((_rss_mb() - rss_before) * 2**20 / samples) if samples else None,
+    }
     result: dict[str, Any] = {
         "benchmark": "evaluate",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -142,10 +163,19 @@ def main() -> None:
         "setup": vars(args) | {"committed_group_partitions": len(world.committed)},
         "median_cpu_s": figures,
         "findings_last_cycle": findings,
+        "memory": memory,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "evaluate.json").write_text(json.dumps(result, indent=2) + "\n")
-    print(f"RESULT per cycle CPU s (median): {figures}; findings {findings}")
+    print(f"RESULT per cycle CPU s (median): {figures}; findings {findings}; memory {memory}")
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 if __name__ == "__main__":
