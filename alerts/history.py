@@ -36,24 +36,43 @@ _COMPACT_AFTER = 32  # a dead prefix longer than this and than the live part is 
 
 
 class _History(Sequence[S], Generic[S]):
-    __slots__ = ("_at", "_hi", "_lo", "_ordered", "_tail", "_values")
+    __slots__ = ("_at", "_hi", "_last", "_lo", "_ordered", "_prev", "_values")
     _width: ClassVar[int]  # values per sample
     _at: array[float]
     _values: array[int]
     _lo: int
     _hi: int
-    _tail: tuple[S, ...]  # the newest samples, outside the arrays: one, or two after plus(), none if empty
+    # The newest samples, outside the arrays: ``_last`` (None only when empty) and, after plus(), ``_prev``
+    # before it. Two fields rather than a tuple: an idle partition's history is rebuilt every cycle, and
+    # each object allocated there is one more for the garbage collector's young generation.
+    _prev: S | None
+    _last: S | None
     _ordered: bool  # the arrays' samples [lo, hi) are in time order
 
     def __init__(
-        self, at: array[float], values: array[int], lo: int, hi: int, tail: tuple[S, ...], ordered: bool
+        self,
+        at: array[float],
+        values: array[int],
+        lo: int,
+        hi: int,
+        prev: S | None,
+        last: S | None,
+        ordered: bool,
     ) -> None:
         self._at = at
         self._values = values
         self._lo = lo
         self._hi = hi
-        self._tail = tail
+        self._prev = prev
+        self._last = last
         self._ordered = ordered
+
+    @property
+    def _tail(self) -> tuple[S, ...]:
+        prev, last = self._prev, self._last
+        if last is None:
+            return ()
+        return (last,) if prev is None else (prev, last)
 
     # -- building ---------------------------------------------------------------------------------------
 
@@ -64,16 +83,16 @@ class _History(Sequence[S], Generic[S]):
             return samples
         items = [cls._sample(s) for s in samples]
         if not items:
-            return cls(array("d"), array("q"), 0, 0, (), True)
+            return cls(array("d"), array("q"), 0, 0, None, None, True)
         at = array("d", [s[0] for s in items[:-1]])
         values = array("q", [v for s in items[:-1] for v in s[1:]])
-        return cls(at, values, 0, len(at), (items[-1],), _in_order(at))
+        return cls(at, values, 0, len(at), None, items[-1], _in_order(at))
 
     def appended(self: H, sample: S, keep: int) -> H:
         """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
         tail = self._tail
         if not tail:
-            return type(self)(array("d"), array("q"), 0, 0, (sample,), True)
+            return type(self)(array("d"), array("q"), 0, 0, None, sample, True)
         at, values, lo, hi, w = self._at, self._values, self._lo, self._hi, self._width
         ordered = self._ordered and self._tail_follows()
         if len(at) != hi:  # another history wrote past our end: continue on a copy of our slice
@@ -88,21 +107,18 @@ class _History(Sequence[S], Generic[S]):
         lo = max(lo, hi + 1 - max(1, keep))
         if lo > _COMPACT_AFTER and lo > hi - lo:
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
-        return type(self)(at, values, lo, hi, (sample,), ordered)
+        return type(self)(at, values, lo, hi, None, sample, ordered)
 
     def with_last(self: H, sample: S) -> H:
         """This history with its newest sample replaced by ``sample`` (added if empty)."""
-        return self._with_tail((*self._tail[:-1], sample))
+        return type(self)(self._at, self._values, self._lo, self._hi, self._prev, sample, self._ordered)
 
     def plus(self: H, sample: S) -> H:
         """This history with ``sample`` added as the newest, nothing trimmed and nothing written to the
         shared arrays (a cycle's look at the history with its current observation)."""
-        if len(self._tail) < 2:
-            return self._with_tail((*self._tail, sample))
+        if self._prev is None:
+            return type(self)(self._at, self._values, self._lo, self._hi, self._last, sample, self._ordered)
         return type(self).of([*self, sample])  # a look at a look: a copy
-
-    def _with_tail(self: H, tail: tuple[S, ...]) -> H:
-        return type(self)(self._at, self._values, self._lo, self._hi, tail, self._ordered)
 
     def trimmed(self: H, keep: int) -> H:
         """Only the newest ``keep`` samples (at least one)."""
@@ -111,13 +127,16 @@ class _History(Sequence[S], Generic[S]):
             return self
         stored = self._hi - self._lo
         if drop <= stored:
-            return type(self)(self._at, self._values, self._lo + drop, self._hi, self._tail, self._ordered)
-        return type(self)(self._at, self._values, self._hi, self._hi, self._tail[drop - stored :], True)
+            return type(self)(
+                self._at, self._values, self._lo + drop, self._hi, self._prev, self._last, self._ordered
+            )
+        # keep >= 1 and _prev exists only beside _last: only _prev is left to drop
+        return type(self)(self._at, self._values, self._hi, self._hi, None, self._last, True)
 
     # -- reading ----------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return self._hi - self._lo + len(self._tail)
+        return self._hi - self._lo + (self._prev is not None) + (self._last is not None)
 
     @overload
     def __getitem__(self, index: int) -> S: ...
@@ -127,7 +146,9 @@ class _History(Sequence[S], Generic[S]):
 
     def __getitem__(self, index: int | slice) -> S | tuple[S, ...]:
         stored = self._hi - self._lo
-        n = stored + len(self._tail)
+        n = len(self)
+        if index == -1 and self._last is not None:
+            return self._last  # the common question: the newest sample
         if isinstance(index, slice):
             return tuple(self[i] for i in range(*index.indices(n)))
         i = index + n if index < 0 else index
@@ -183,8 +204,8 @@ class _History(Sequence[S], Generic[S]):
         if len(values) != n * cls._width:
             raise ValueError(f"{len(values)} values for {n} samples of {cls._width}")
         if n == 0:
-            return cls(at, values, 0, 0, (), True)
-        return cls(at, values, 0, n - 1, (cls._at_arrays(at, values, n - 1),), _in_order(at))
+            return cls(at, values, 0, 0, None, None, True)
+        return cls(at, values, 0, n - 1, None, cls._at_arrays(at, values, n - 1), _in_order(at))
 
     def _tail_follows(self) -> bool:
         """The samples outside the arrays are in time order and none is older than the arrays' newest."""
@@ -225,19 +246,16 @@ class RangeHistory(_History[RangeSample]):
         """:meth:`appended`, except that a run of samples with the same range keeps only its first and
         last: when the two newest have ``sample``'s range, ``sample`` replaces the newest. (Called for
         every partition every cycle; an idle one takes the first branch, read in place.)"""
-        tail = self._tail
-        if tail:
-            last = tail[-1]
-            if last[1] == sample[1] and last[2] == sample[2]:
-                if len(tail) >= 2:
-                    run = tail[-2][1] == sample[1] and tail[-2][2] == sample[2]
-                else:
-                    j, v = self._hi - 1, self._values
-                    run = j >= self._lo and v[2 * j] == sample[1] and v[2 * j + 1] == sample[2]
-                if run:
-                    return RangeHistory(
-                        self._at, self._values, self._lo, self._hi, (*tail[:-1], sample), self._ordered
-                    )
+        last = self._last
+        if last is not None and last[1] == sample[1] and last[2] == sample[2]:
+            prev = self._prev
+            if prev is not None:
+                run = prev[1] == sample[1] and prev[2] == sample[2]
+            else:
+                j, v = self._hi - 1, self._values
+                run = j >= self._lo and v[2 * j] == sample[1] and v[2 * j + 1] == sample[2]
+            if run:
+                return RangeHistory(self._at, self._values, self._lo, self._hi, prev, sample, self._ordered)
         return self.appended(sample, keep)
 
     def may_be_out_of_range(self, offset: int, committed_at: float, moved_after: float) -> bool:
