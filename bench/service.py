@@ -39,6 +39,7 @@ from bench.service_run import ServiceRun, kminion_run, offsetguard_run
 from bench.service_traffic import Churn, expected_committed, populate_size
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 
+CHURN = 0.01  # share of the partitions moved every 5 s by default
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -108,7 +109,7 @@ def main() -> None:
     parser.add_argument("--steady", type=float, default=300.0, help="seconds of steady state measured")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds after complete before measuring")
     parser.add_argument("--scrape-interval", type=float, default=15.0)
-    parser.add_argument("--churn", type=float, default=0.01, help="share of partitions moved every 5 s")
+    parser.add_argument("--churn", type=float, default=CHURN, help="share of partitions moved every 5 s")
     parser.add_argument("--profile", type=float, default=60.0, help="py-spy seconds after steady (0: none)")
     parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
     parser.add_argument("--dir", help="working directory (default: a temporary one)")
@@ -133,7 +134,8 @@ def main() -> None:
         figures = measure_size(size, args)
         figures["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         figures["setup"] = {k: v for k, v in vars(args).items() if k not in ("sizes",)}
-        by_size[str(size)] = figures
+        # the default churn keys by size alone; another churn (a busy cluster: 1.0) is kept beside it
+        by_size[str(size) if args.churn == CHURN else f"{size}-churn-{args.churn:g}"] = figures
         RESULTS.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=2) + "\n")
         print(summary_line(size, figures), flush=True)
