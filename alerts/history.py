@@ -145,10 +145,10 @@ class _History(Sequence[S], Generic[S]):
     def __getitem__(self, index: slice) -> tuple[S, ...]: ...
 
     def __getitem__(self, index: int | slice) -> S | tuple[S, ...]:
-        stored = self._hi - self._lo
-        n = len(self)
         if index == -1 and self._last is not None:
             return self._last  # the common question: the newest sample
+        stored = self._hi - self._lo
+        n = len(self)
         if isinstance(index, slice):
             return tuple(self[i] for i in range(*index.indices(n)))
         i = index + n if index < 0 else index
@@ -194,6 +194,8 @@ class _History(Sequence[S], Generic[S]):
     @classmethod
     def decoded(cls: type[H], encoded: Sequence[str]) -> H:
         """The history :meth:`encoded` wrote. Raises ``ValueError`` on a malformed body."""
+        if len(encoded) != 2:
+            raise ValueError(f"a history is two arrays, not {len(encoded)}")
         at, values = array("d"), array("q")
         at.frombytes(base64.b64decode(encoded[0], validate=True))
         values.frombytes(base64.b64decode(encoded[1], validate=True))

@@ -72,7 +72,10 @@ def test_history_encoded_round_trip_equal() -> None:
     assert OffsetHistory.decoded(OffsetHistory.of(()).encoded()) == ()
 
 
-@pytest.mark.parametrize("body", [["AAAA", "!!"], ["AAAAAAAAAAA=", "AAAAAAAAAAA="], ["AAAAAAAAAAA=", "AAA="]])
+@pytest.mark.parametrize(
+    "body",
+    [["AAAA", "!!"], ["AAAAAAAAAAA=", "AAAAAAAAAAA="], ["AAAAAAAAAAA=", "AAA="], ["AAAAAAAAAAA="], []],
+)
 def test_history_decoded_malformed_raises_value_error(body: list[str]) -> None:
     with pytest.raises(ValueError):
         RangeHistory.decoded(body)

@@ -105,8 +105,9 @@ def test_state_codec_reads_format_1_body_equal() -> None:
     assert state_codec.loads(json.dumps(body), 1) == s
 
 
-def test_state_codec_malformed_history_raises_value_error() -> None:
+@pytest.mark.parametrize("broken", [["not base64!"], []])
+def test_state_codec_malformed_history_raises_value_error(broken: list[str]) -> None:
     body = json.loads(state_codec.dumps(_saved_state()))
-    body["ranges"][0][-1] = "not base64!"
+    body["ranges"][0][2:] = [body["ranges"][0][2], *broken]  # the times, then a broken or missing array
     with pytest.raises(ValueError):
         state_codec.loads(json.dumps(body))
