@@ -108,10 +108,11 @@ class AlertStore(WriterConnection):
         """
 
         written: list[Alert] = []
-        cached = self._firing.get(cluster)
+        cached: dict[Fingerprint, Alert] | None = None
 
         def work(conn: sqlite3.Connection) -> tuple[Alert, ...]:
             nonlocal cached
+            cached = self._firing.get(cluster)  # under the writer lock: nothing commits in between
             if cached is None:
                 cached = {a.fingerprint: a for a in alert_rows.firing(conn, cluster)}
             done: frozenset[tuple[Fingerprint, str]] = frozenset()

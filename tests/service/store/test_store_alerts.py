@@ -1,5 +1,6 @@
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -226,3 +227,29 @@ def test_update_firing_ack_of_older_alert_keeps_newer_one_firing(alerts: AlertSt
     assert again.fingerprint == first.fingerprint and again.id != first.id
     alerts.ack(first.id, "bob", "late", 21.0)  # the old, resolved one, acknowledged again
     assert [a.id for _, a in _planner_view(alerts, 22.0)] == [again.id] == [a.id for a in alerts.firing(C)]
+
+
+class _Interleaved:
+    """The writer lock, with ``before`` run once just before the first acquisition: another thread's
+    write committed while update_firing was on its way to the lock, deterministically."""
+
+    def __init__(self, lock: Any, before: Callable[[], object]) -> None:
+        self._lock = lock
+        self._before: Callable[[], object] | None = before
+
+    def __enter__(self) -> object:
+        before, self._before = self._before, None
+        if before is not None:
+            before()
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__(*exc)
+
+
+def test_update_firing_plans_with_an_ack_committed_while_it_waited(alerts: AlertStore) -> None:
+    rw, lg = _cycle(alerts, [rewind(), lag()], 10.0)
+    assert len(_planner_view(alerts, 11.0)) == 2  # the firing set is now kept
+    alerts._lock = _Interleaved(alerts._lock, lambda: alerts.ack(rw.id, "alice", "", 12.0))  # type: ignore[assignment]
+    assert [a.id for _, a in _planner_view(alerts, 13.0)] == [lg.id] == [a.id for a in alerts.firing(C)]
+    assert [a.id for _, a in _planner_view(alerts, 14.0)] == [lg.id]
