@@ -1,20 +1,17 @@
 """Sample histories kept compactly: :class:`RangeHistory` and :class:`OffsetHistory`.
 
-A partition keeps up to ``Thresholds.history_samples`` log-range samples and a group-partition as many
-committed-offset samples. As tuples of named tuples each sample cost ~150 bytes (a tuple, a float and two
-ints, every one a tracked object the garbage collector walks) and every append copied the whole tuple: on
-a cluster where every partition moves, 20,000 partitions x 240 samples was 0.7 GB and most of an
-evaluation. Here the samples live in two arrays (times, then the values of each sample), 24 bytes a range
-sample and 16 an offset sample, and an append is amortised O(1).
+Each partition keeps up to ``Thresholds.history_samples`` log-range samples, each group-partition as many
+committed-offset samples. As tuples of named tuples a sample cost ~150 bytes (every part a tracked object)
+and an append copied the whole tuple: 20,000 moving partitions x 240 samples took 0.7 GB. Here samples
+live in two arrays (times, then each sample's values): 24 bytes a range sample, 16 an offset sample, and
+an amortised O(1) append.
 
-A history is a read-only :class:`~collections.abc.Sequence` of the same named tuples
-(:class:`~alerts.state.RangeSample`, :class:`~alerts.state.OffsetSample`), compares equal to the tuple of
-its samples, and is persistent: :meth:`appended`, :meth:`with_last` and :meth:`trimmed` return new
-histories and leave the old one as it was. Histories share their arrays; a history sees only its own slice
-``[lo, hi)`` of them plus its newest sample, held outside the arrays (it is the one :meth:`with_last`
-replaces). Appending writes past ``hi`` in place only when no other history has written there yet (the
-arrays end at ``hi``); otherwise it copies its slice first. So an old state stays valid while the next one
-is built from it, and a thread reading an old state never sees a value change.
+A history is a read-only :class:`~collections.abc.Sequence` of the same named tuples, equal to the tuple
+of its samples, and persistent: :meth:`appended`, :meth:`with_last` and :meth:`trimmed` return new
+histories. Histories share arrays; one sees only its slice ``[lo, hi)`` plus its newest samples, held
+outside the arrays. Appending writes past ``hi`` in place only if no other history wrote there (the
+arrays end at ``hi``), else it copies its slice: an old state stays valid, and unchanged for a thread
+reading it, while the next one is built from it.
 """
 
 from __future__ import annotations
@@ -99,10 +96,7 @@ class _History(Sequence[S], Generic[S]):
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
         for s in tail:
             at.append(s[0])
-            if w == 1:
-                values.append(s[1])
-            else:
-                values.extend(s[1:])
+            values.extend(s[1:])
         hi += len(tail)
         lo = max(lo, hi + 1 - max(1, keep))
         if lo > _COMPACT_AFTER and lo > hi - lo:
@@ -161,11 +155,6 @@ class _History(Sequence[S], Generic[S]):
     def __iter__(self) -> Iterator[S]:
         yield from self._stored()
         yield from self._tail
-
-    def __reversed__(self) -> Iterator[S]:
-        yield from reversed(self._tail)
-        for j in range(self._hi - 1, self._lo - 1, -1):
-            yield self._at_arrays(self._at, self._values, j)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _History | tuple | list):
