@@ -5,7 +5,9 @@ epoch (from the latest cluster metadata), the current leader is asked where that
 for an epoch that has ended never changes, so it is cached per (topic, partition, requested epoch);
 questions that failed or got no defined answer are asked again only after :data:`RETRY_SECONDS`. At most
 ``max_per_cycle`` partitions are asked per evaluation. A failure is logged and yields no answer (so no
-finding); it never raises.
+finding); it never raises. Which committed offsets are behind is kept between calls: a call told what
+changed since the previous one looks at those only (a 5 s cycle changes a few of 50,000), and at all of
+them again when the metadata changes.
 
 Runs inside the detection loop's worker thread: the source (the cluster seam's
 ``offsets_for_leader_epoch``) is blocking.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from alerts.model import EpochEnd
 from alerts.state import CommitKey, CommitPoint
@@ -29,6 +31,8 @@ log = logging.getLogger(__name__)
 # What the detection loop asks: the cluster seam's ``offsets_for_leader_epoch`` (leader id, questions).
 EpochEndSource = Callable[[int, Sequence[tuple[TopicPartition, int]]], EpochEndResult]
 EpochKey = tuple[str, int, int]  # topic, partition, requested epoch
+# the committed offsets of an earlier call, and the keys whose point changed since
+Changes = tuple[Mapping[CommitKey, CommitPoint], Iterable[CommitKey]]
 
 MAX_PER_CYCLE = 1_000
 MAX_CACHED = 200_000
@@ -53,10 +57,19 @@ class EpochEnds:
         self._cache: dict[EpochKey, EpochEnd] = {}
         self._retry_at: dict[EpochKey, float] = {}
         self._indexed: tuple[ClusterMetadata, dict[tuple[str, int], PartitionInfo]] | None = None
+        # the committed offsets last looked at, and those of them behind their leader epoch (by epoch)
+        self._commits: Mapping[CommitKey, CommitPoint] | None = None
+        self._behind: dict[CommitKey, int] | None = None
 
     def __call__(
-        self, commits: Mapping[CommitKey, CommitPoint], metadata: ClusterMetadata | None
+        self,
+        commits: Mapping[CommitKey, CommitPoint],
+        metadata: ClusterMetadata | None,
+        since: Changes | None = None,
     ) -> tuple[EpochEnd, ...]:
+        """``since``: the committed offsets of the previous call and the keys changed from them to
+        ``commits`` (a replay's ``changed``); then only those are looked at again, unless the metadata
+        changed (the current leader epochs with it)."""
         if metadata is None:
             return ()
         if self._indexed is None or self._indexed[0] is not metadata:  # metadata changes every 30 s
@@ -64,23 +77,38 @@ class EpochEnds:
                 metadata,
                 {(p.topic, p.partition): p for t in metadata.topics for p in t.partitions},
             )
+            self._behind = None
         current = self._indexed[1]
+        behind = self._behind
+        if behind is not None and since is not None and since[0] is self._commits:
+            for key in since[1]:
+                point = commits.get(key)
+                epoch = None if point is None else _older(point.leader_epoch, current.get(key[1:]))
+                if epoch is None:
+                    behind.pop(key, None)
+                else:
+                    behind[key] = epoch
+        else:  # every committed offset whose epoch is older than its partition's current leader epoch
+            behind = {}
+            for key, point in commits.items():
+                epoch = point.leader_epoch
+                if epoch is not None and (epoch := _older(epoch, current.get(key[1:]))) is not None:
+                    behind[key] = epoch
+        self._behind, self._commits = behind, commits
         now = self._clock()
         known: dict[EpochKey, EpochEnd] = {}
         wanted: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
         asked: set[EpochKey] = set()
-        for key, point in commits.items():
-            epoch = point.leader_epoch
-            p = current.get((key.topic, key.partition))
-            if epoch is None or epoch < 0 or p is None or epoch >= p.leader_epoch:
-                continue
+        for key, epoch in behind.items():
             ek = (key.topic, key.partition, epoch)
             if ek in known or ek in asked:
                 continue
             cached = self._cache.get(ek)
             if cached is not None:
                 known[ek] = cached
-            elif p.leader is not None and self._retry_at.get(ek, 0.0) <= now and len(asked) < self._max:
+                continue
+            p = current[(key.topic, key.partition)]
+            if p.leader is not None and self._retry_at.get(ek, 0.0) <= now and len(asked) < self._max:
                 asked.add(ek)
                 wanted[p.leader].append((TopicPartition(key.topic, key.partition), epoch))
         for leader, questions in sorted(wanted.items()):
@@ -126,6 +154,13 @@ class EpochEnds:
         if len(self._retry_at) > MAX_CACHED:
             self._retry_at = {k: t for k, t in self._retry_at.items() if t > now}
         return found
+
+
+def _older(epoch: int | None, p: PartitionInfo | None) -> int | None:
+    """``epoch`` if it is a known epoch older than ``p``'s current leader epoch, else None."""
+    if epoch is None or epoch < 0 or p is None or p.leader_epoch is None or epoch >= p.leader_epoch:
+        return None
+    return epoch
 
 
 def _rounds(questions: Sequence[tuple[TopicPartition, int]]) -> list[list[tuple[TopicPartition, int]]]:

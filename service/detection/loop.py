@@ -301,7 +301,8 @@ class DetectionLoop:
         assert self._epoch_ends is not None
         meta = inputs.metadata or self._latest.get(self.cluster, ClusterMetadata)
         try:
-            return self._epoch_ends(replay(self.state, inputs).commits, meta)
+            rp = replay(self.state, inputs)
+            return self._epoch_ends(rp.commits, meta, (self.state.commits, rp.changed))
         except Exception:  # a bug here must not cost the other detectors their evaluation
             log.exception("detection %s: epoch ends not asked", self.cluster)
             return ()

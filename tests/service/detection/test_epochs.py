@@ -5,6 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from alerts.model import EPOCH_DIVERGENCE, EpochEnd
 from alerts.state import CommitKey, CommitPoint
@@ -88,6 +92,44 @@ def test_bounded_per_cycle_and_one_epoch_per_partition_per_request() -> None:
     assert len(got) == 2
     assert all(len(requests) == 1 for _, requests in asked)  # t/0 twice: two requests
     assert len(ends(commits, META)) == 3  # the rest next cycle
+
+
+def _answering(leader: int, requests: Sequence[tuple[TopicPartition, int]]) -> EpochEndResult:
+    return {tp: (e, 100 * e + tp.partition) for tp, e in requests}
+
+
+_KEYS = [CommitKey(g, T, p) for g in "abc" for p in range(3)]
+_step = st.one_of(
+    st.tuples(st.just("commit"), st.sampled_from(_KEYS), st.none() | st.integers(-1, 6)),
+    st.tuples(st.just("remove"), st.sampled_from(_KEYS), st.none()),
+    st.tuples(st.just("epochs"), st.none(), st.lists(st.integers(0, 6), min_size=3, max_size=3)),
+    st.tuples(st.just("discard"), st.sampled_from(_KEYS), st.integers(0, 2)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_step, max_size=25))
+def test_told_what_changed_answers_as_a_full_walk(steps: list[tuple[str, Any, Any]]) -> None:
+    """Looking again only at the keys a cycle changed (and at all of them when the metadata changes, or
+    when told changes from other offsets than the last call's: the evaluation that made them failed and
+    the caller kept its old ones) answers exactly what walking every committed offset answers."""
+    told, walked = EpochEnds("c", _answering), EpochEnds("c", _answering)
+    meta = metadata([1], {T: [partition(T, p, leader=1, epoch=3) for p in range(3)]})
+    commits: dict[CommitKey, CommitPoint] = {}
+    for kind, key, value in steps:
+        base, changed = commits, set[CommitKey]()
+        if kind == "commit":
+            commits = {**commits, key: _point(1, value)}
+            changed.add(key)
+        elif kind == "remove" and key in commits:
+            commits = {k: v for k, v in commits.items() if k != key}
+            changed.add(key)
+        elif kind == "epochs":
+            meta = metadata([1], {T: [partition(T, p, leader=1, epoch=e) for p, e in enumerate(value)]})
+        elif kind == "discard":  # asked about offsets the caller then drops (its evaluation failed)
+            dropped = {**commits, key: _point(1, value)}
+            assert told(dropped, meta, (commits, {key})) == walked(dropped, meta)
+        assert told(commits, meta, (base, changed)) == walked(commits, meta)
 
 
 def test_a_raising_source_is_contained() -> None:
