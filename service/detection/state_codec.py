@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import asdict, fields
 from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from alerts.history import OffsetHistory, RangeHistory
@@ -63,9 +64,9 @@ def dumps(state: DetectionState) -> str:
         "partition_fields": _PARTITION_FIELDS,
     }
     large = {
-        "partitions": ([*k, *_values(v, _PARTITION_FIELDS)] for k, v in state.partitions.items()),
+        "partitions": ([*k, *_PARTITION_VALUES(v)] for k, v in state.partitions.items()),
         "ranges": ([*k, *RangeHistory.of(v).encoded()] for k, v in state.ranges.items()),
-        "commits": ([*k, *_values(v, _COMMIT_FIELDS)] for k, v in state.commits.items()),
+        "commits": ([*k, *_COMMIT_VALUES(v)] for k, v in state.commits.items()),
         "commit_history": ([*k, *OffsetHistory.of(v).encoded()] for k, v in state.commit_history.items()),
     }
     pieces = [_encode(small)[:-1]]
@@ -129,11 +130,9 @@ def loads(text: str, format: int = FORMAT) -> DetectionState:
 
 _COMMIT_FIELDS = tuple(f.name for f in fields(CommitPoint))
 _PARTITION_FIELDS = tuple(f.name for f in fields(PartitionPoint))
-
-
-def _values(obj: object, names: tuple[str, ...]) -> list[Any]:
-    """A flat dataclass's field values in ``names``' order (``astuple`` deep-copies every value)."""
-    return [getattr(obj, n) for n in names]
+# a point's field values in that order, as a tuple (``astuple`` deep-copies every value)
+_COMMIT_VALUES = attrgetter(*_COMMIT_FIELDS)
+_PARTITION_VALUES = attrgetter(*_PARTITION_FIELDS)
 
 
 def _commits(b: dict[str, Any], format: int) -> dict[CommitKey, CommitPoint]:
