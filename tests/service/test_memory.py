@@ -73,7 +73,7 @@ def _gc_probe(env: dict[str, str]) -> tuple[list[str], str]:
 
 def test_tune_gc_raises_the_thresholds_freezes_what_exists_and_exports_them() -> None:
     (chosen, force, exported, frozen), _ = _gc_probe({"PATH": "/usr/bin:/bin"})
-    assert chosen == force == exported == "100000,20,10"
+    assert chosen == force == exported == "300000,20,10"
     assert frozen == "True"  # the imports are out of every later collection
 
 
@@ -84,5 +84,5 @@ def test_tune_gc_the_operators_thresholds_win_and_a_bad_value_is_refused_with_a_
     assert chosen == force == exported == "700,10,10"
     for bad in ("700,10", "a,b,c", "700,-1,10"):
         (chosen, force, _, _), err = _gc_probe({"PATH": "/usr/bin:/bin", "OFFSETGUARD_GC_THRESHOLD": bad})
-        assert chosen == force == "100000,20,10"
+        assert chosen == force == "300000,20,10"
         assert "OFFSETGUARD_GC_THRESHOLD" in err
