@@ -6,7 +6,7 @@ two base64 arrays (:meth:`alerts.history.RangeHistory.encoded`) instead of a JSO
 tenth of the time to write and read on a cluster where every partition moves. Format 3 writes each
 committed offset and each partition as an array of its fields (their names once, in ``commit_fields``
 and ``partition_fields``) instead of an object per point, and the body is encoded a chunk of rows at a
-time: at 50,000 group-partitions the body is a third smaller, a save takes half the CPU, and the whole
+time: at 50,000 group-partitions the body is a third smaller, a save a quarter less CPU, and the whole
 state is never held a second time as JSON-ready lists beside its text. Formats 1 and 2 are still read.
 """
 
