@@ -83,7 +83,7 @@ class EpochEnds:
         if behind is not None and since is not None and since[0] is self._commits:
             for key in since[1]:
                 point = commits.get(key)
-                epoch = None if point is None else _older(point.leader_epoch, current.get(key[1:]))
+                epoch = None if point is None else _older(point, current.get(key[1:]))
                 if epoch is None:
                     behind.pop(key, None)
                 else:
@@ -91,8 +91,7 @@ class EpochEnds:
         else:  # every committed offset whose epoch is older than its partition's current leader epoch
             behind = {}
             for key, point in commits.items():
-                epoch = point.leader_epoch
-                if epoch is not None and (epoch := _older(epoch, current.get(key[1:]))) is not None:
+                if (epoch := _older(point, current.get(key[1:]))) is not None:
                     behind[key] = epoch
         self._behind, self._commits = behind, commits
         now = self._clock()
@@ -156,9 +155,10 @@ class EpochEnds:
         return found
 
 
-def _older(epoch: int | None, p: PartitionInfo | None) -> int | None:
-    """``epoch`` if it is a known epoch older than ``p``'s current leader epoch, else None."""
-    if epoch is None or epoch < 0 or p is None or p.leader_epoch is None or epoch >= p.leader_epoch:
+def _older(point: CommitPoint, p: PartitionInfo | None) -> int | None:
+    """``point``'s leader epoch if it is known and older than ``p``'s current one, else None."""
+    epoch = point.leader_epoch
+    if epoch is None or epoch < 0 or p is None or epoch >= p.leader_epoch:
         return None
     return epoch
 
