@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from alerts.lag import PartitionLag
 from collectors.model import CommittedObservation, GroupInfo, GroupsObservation
 from service.api.errors import NotFound
 from service.api.schemas.groups import (
@@ -94,32 +93,28 @@ def partition_states(
     for c in committed:
         assert c.offset is not None
         r = ranges.get(c.topic, c.partition)
-        log_start = r.log_start if r else None
         log_end = r.log_end if r else None
-        lag = PartitionLag(
-            c.group, c.topic, c.partition, c.offset, c.leader_epoch, log_start, log_end,
-            None if log_end is None else log_end - c.offset,
-        )  # fmt: skip
-        pairs.append((c, r, lag))
-    wanted = wanted_offsets(lag for _, _, lag in pairs)
+        row = ((c.group, c.topic, c.partition), c.offset, None if log_end is None else log_end - c.offset)
+        pairs.append((c, r, row))
+    wanted = wanted_offsets(row for _, _, row in pairs)
     reached = store.log_end_reached_at_many(cluster, wanted) if wanted else {}
     return [
         PartitionState(
             topic=c.topic,
             partition=c.partition,
-            committed_offset=lag.committed,
+            committed_offset=row[1],
             leader_epoch=c.leader_epoch,
             metadata=c.metadata,
-            log_start=lag.log_start,
-            log_end=lag.log_end,
-            lag=lag.lag,
-            lag_seconds=lag_seconds(lag, reached, now),
+            log_start=r.log_start if r else None,
+            log_end=r.log_end if r else None,
+            lag=row[2],
+            lag_seconds=lag_seconds(row, reached, now),
             last_commit_at=c.changed_at,
             confirmed_at=c.last_seen_at,
             log_observed_at=r.last_seen_at if r else None,
             member_id=members.get((c.group, c.topic, c.partition)),
         )
-        for c, r, lag in pairs
+        for c, r, row in pairs
     ]
 
 

@@ -36,19 +36,18 @@ def group_totals(rows: Iterable[GroupPartition], granularity: Granularity) -> di
     """Committed sum, lag sum and lag-seconds max per (group, topic) or per group, in first-seen order."""
     totals: dict[GroupKey, GroupTotals] = {}
     for row in rows:
-        x = row.lag
         if granularity == "group":
-            key: GroupKey = (x.group,)
+            key: GroupKey = (row.group,)
         elif granularity == "topic":
-            key = (x.group, x.topic)
+            key = (row.group, row.topic)
         else:
-            key = (x.group, x.topic, str(x.partition))
+            key = (row.group, row.topic, str(row.partition))
         t = totals.get(key)
         if t is None:
             t = totals[key] = GroupTotals()
-        t.committed += x.committed
-        if x.lag is not None:
-            t.lag = x.lag if t.lag is None else t.lag + x.lag
+        t.committed += row.committed
+        if row.lag is not None:
+            t.lag = row.lag if t.lag is None else t.lag + row.lag
         if row.seconds is not None:
             t.seconds = row.seconds if t.seconds is None else max(t.seconds, row.seconds)
     return totals

@@ -140,16 +140,15 @@ def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
     offset_sums: dict[tuple[str, str], int] = {}
     lag_sums: dict[tuple[str, str], int] = {}
     for row in view.rows:
-        x = row.lag
-        key = (x.group, x.topic)
-        offset_sums[key] = offset_sums.get(key, 0) + x.committed
-        if x.lag is not None:
-            lag_sums[key] = lag_sums.get(key, 0) + x.lag
+        key = (row.group, row.topic)
+        offset_sums[key] = offset_sums.get(key, 0) + row.committed
+        if row.lag is not None:
+            lag_sums[key] = lag_sums.get(key, 0) + row.lag
         if per_partition:
-            labels = [c, x.group, x.topic, str(x.partition)]
-            f.group_offset.add_metric(labels, x.committed)
-            if x.lag is not None:
-                f.group_lag.add_metric(labels, x.lag)
+            labels = [c, row.group, row.topic, str(row.partition)]
+            f.group_offset.add_metric(labels, row.committed)
+            if row.lag is not None:
+                f.group_lag.add_metric(labels, row.lag)
     for (group, topic), total in offset_sums.items():
         f.group_offset_sum.add_metric([c, group, topic], total)
     for (group, topic), total in lag_sums.items():

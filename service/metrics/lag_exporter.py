@@ -17,9 +17,10 @@ from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from collectors.model import GroupMember
 from service.metrics.fast import FastGauge
 from service.metrics.options import Granularity
-from service.metrics.view import ClusterView, GroupPartition
+from service.metrics.view import ClusterView, GroupPartition, assignments
 
 UNKNOWN = "unknown"
 GTP = ["cluster_name", "group", "topic", "partition", "member_host", "consumer_id", "client_id"]
@@ -89,17 +90,17 @@ def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
     max_seconds: dict[str, float] = {}
     sum_lag: dict[str, int] = {}
     topic_sum: dict[tuple[str, str], int] = {}
+    members = assignments(view.groups) if per_partition else {}
     for row in view.rows:
-        x = row.lag
         if per_partition:
-            _partition_series(f, c, row)
-        if x.lag is not None:
-            max_lag[x.group] = max(max_lag.get(x.group, x.lag), x.lag)
-            sum_lag[x.group] = sum_lag.get(x.group, 0) + x.lag
-            key = (x.group, x.topic)
-            topic_sum[key] = topic_sum.get(key, 0) + x.lag
+            _partition_series(f, c, row, members.get((row.group, row.topic, row.partition)))
+        if row.lag is not None:
+            max_lag[row.group] = max(max_lag.get(row.group, row.lag), row.lag)
+            sum_lag[row.group] = sum_lag.get(row.group, 0) + row.lag
+            key = (row.group, row.topic)
+            topic_sum[key] = topic_sum.get(key, 0) + row.lag
         if row.seconds is not None:
-            max_seconds[x.group] = max(max_seconds.get(x.group, row.seconds), row.seconds)
+            max_seconds[row.group] = max(max_seconds.get(row.group, row.seconds), row.seconds)
     for group, value in max_lag.items():
         f.max_lag.add_metric([c, group], value)
     for group, seconds in max_seconds.items():
@@ -110,12 +111,11 @@ def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
         f.topic_sum_lag.add_metric([c, group, topic], value)
 
 
-def _partition_series(f: _Families, cluster: str, row: GroupPartition) -> None:
-    x, m = row.lag, row.member
+def _partition_series(f: _Families, cluster: str, row: GroupPartition, m: GroupMember | None) -> None:
     member = (m.host, m.member_id, m.client_id) if m else (UNKNOWN, UNKNOWN, UNKNOWN)
-    labels = [cluster, x.group, x.topic, str(x.partition), *member]
-    f.offset.add_metric(labels, x.committed)
-    if x.lag is not None:
-        f.lag.add_metric(labels, x.lag)
+    labels = [cluster, row.group, row.topic, str(row.partition), *member]
+    f.offset.add_metric(labels, row.committed)
+    if row.lag is not None:
+        f.lag.add_metric(labels, row.lag)
     if row.seconds is not None:
         f.lag_seconds.add_metric(labels, row.seconds)

@@ -97,11 +97,10 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     for view in views:
         c = view.cluster
         for row in view.rows:
-            x = row.lag
-            labels = (c, x.group, x.topic, str(x.partition))
-            add_committed((labels, x.committed))
-            if x.lag is not None:
-                add_lag((labels, x.lag))
+            labels = (c, row.group, row.topic, str(row.partition))
+            add_committed((labels, row.committed))
+            if row.lag is not None:
+                add_lag((labels, row.lag))
             if row.seconds is not None:
                 add_seconds((labels, row.seconds))
         epochs: dict[tuple[str, int], int] = {}

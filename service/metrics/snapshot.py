@@ -39,7 +39,7 @@ from collectors.model import (
     TopicPartition,
 )
 from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
-from service.metrics.view import Wanted
+from service.metrics.view import Wanted, lag_rows, wanted_offsets
 
 log = logging.getLogger(__name__)
 
@@ -225,14 +225,7 @@ def _reached(store: LogEndTimes | None, c: ClusterInputs) -> tuple[dict[Wanted, 
     and whether every one of them was answered."""
     if store is None or c.committed is None or not c.committed.offsets:
         return {}, store is not None
-    unique = {(x.group, x.topic, x.partition): x.offset for x in reversed(c.committed.offsets)}
-    ends = {(p.topic, p.partition): p.log_end for p in c.offsets.partitions} if c.offsets else {}
-    # what view.wanted_offsets asks of the lags view.cluster_view builds, without building them
-    wanted = set()
-    for (_, topic, partition), offset in unique.items():
-        end = ends.get((topic, partition))
-        if end is not None and end > offset:
-            wanted.add((topic, partition, offset + 1))
+    wanted = wanted_offsets(lag_rows(c.committed, c.offsets))  # what view.cluster_view asks
     if not wanted:
         return {}, True
     try:

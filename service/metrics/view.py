@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from alerts.lag import PartitionLag, partition_lags
 from collectors.errors import OffsetguardError
 from collectors.model import (
     ClusterMetadata,
@@ -35,15 +35,22 @@ from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
 log = logging.getLogger(__name__)
 
 Wanted = tuple[str, int, int]  # (topic, partition, offset)
+LagRow = tuple[tuple[str, str, int], int, int | None]  # ((group, topic, partition), committed, lag)
 
 
-@dataclass(frozen=True, slots=True)
-class GroupPartition:
-    """A committed group-partition as the metrics show it."""
+class GroupPartition(NamedTuple):
+    """A committed group-partition as the metrics show it.
 
-    lag: PartitionLag
+    A named tuple, flat: a scrape builds one per committed group-partition (50,000 at fleet scale), and
+    a frozen dataclass (or one nested in another) costs several times more to build than a tuple.
+    """
+
+    group: str
+    topic: str
+    partition: int
+    committed: int
+    lag: int | None  # log end - committed (negative beyond the log end); None: log range unknown
     seconds: float | None  # lag in seconds (None: absent)
-    member: GroupMember | None  # the member the partition is assigned to, if any
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,18 +63,34 @@ class ClusterView:
     rows: tuple[GroupPartition, ...]
 
 
-def wanted_offsets(lags: Iterable[PartitionLag]) -> set[Wanted]:
+def lag_rows(committed: CommittedObservation | None, offsets: OffsetsObservation | None) -> list[LagRow]:
+    """``(key, committed, lag)`` of every committed group-partition, unsorted: one per key (the first of
+    duplicates wins: a duplicate would make an invalid exposition), ``lag`` None when the log range is
+    unknown."""
+    unique = {
+        (c.group, c.topic, c.partition): c.offset for c in reversed(committed.offsets if committed else ())
+    }
+    ends = {(p.topic, p.partition): p.log_end for p in offsets.partitions} if offsets else {}
+    rows = []
+    for key, offset in unique.items():
+        end = ends.get(key[1:])
+        rows.append((key, offset, None if end is None else end - offset))
+    return rows
+
+
+def wanted_offsets(rows: Iterable[LagRow]) -> set[Wanted]:
     """The (topic, partition, committed + 1) whose log-end crossing time the lagging rows need."""
-    return {(x.topic, x.partition, x.committed + 1) for x in lags if x.lag is not None and x.lag > 0}
+    return {(t, p, offset + 1) for (_, t, p), offset, lag in rows if lag is not None and lag > 0}
 
 
-def lag_seconds(lag: PartitionLag, reached_at: Mapping[Wanted, float], now: float) -> float | None:
+def lag_seconds(row: LagRow, reached_at: Mapping[Wanted, float], now: float) -> float | None:
     """Age of the oldest unconsumed message (module docstring); None when it is absent."""
-    if lag.lag is None or lag.lag < 0:
+    (_, topic, partition), committed, lag = row
+    if lag is None or lag < 0:
         return None
-    if lag.lag == 0:
+    if lag == 0:
         return 0.0
-    at = reached_at.get((lag.topic, lag.partition, lag.committed + 1))
+    at = reached_at.get((topic, partition, committed + 1))
     return None if at is None else max(0.0, now - at)
 
 
@@ -82,17 +105,13 @@ def assignments(groups: GroupsObservation | None) -> dict[tuple[str, str, int], 
 
 
 def cluster_view(inputs: ClusterInputs, store: LogEndTimes | None, now: float) -> ClusterView:
-    """Lag, lag seconds and members of every committed group-partition of one cluster."""
-    committed = inputs.committed.offsets if inputs.committed else ()
-    # One row per key: a duplicate would make an invalid exposition (first one wins).
-    unique = {(c.group, c.topic, c.partition): c for c in reversed(committed)}
-    lags = partition_lags(unique.values(), inputs.offsets.partitions if inputs.offsets else ())
+    """Lag and lag seconds of every committed group-partition of one cluster, sorted by group, topic and
+    partition (the member a partition is assigned to: :func:`assignments`, for the families that need
+    it)."""
+    lags = lag_rows(inputs.committed, inputs.offsets)
+    lags.sort()  # by key: keys are unique
     reached = _reached_at(store, inputs.cluster, wanted_offsets(lags))
-    members = assignments(inputs.groups)
-    rows = tuple(
-        GroupPartition(x, lag_seconds(x, reached, now), members.get((x.group, x.topic, x.partition)))
-        for x in lags
-    )
+    rows = tuple(GroupPartition(*row[0], row[1], row[2], lag_seconds(row, reached, now)) for row in lags)
     return ClusterView(inputs.cluster, inputs.metadata, inputs.offsets, inputs.groups, inputs.committed, rows)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from alerts.lag import PartitionLag
 from collectors.model import PartitionOffsets
 from service.metrics.aggregate import GroupTotals, LogTotals, group_totals, topic_log_totals
 from service.metrics.view import GroupPartition
@@ -11,10 +10,7 @@ from service.metrics.view import GroupPartition
 def _row(
     group: str, topic: str, partition: int, committed: int, lag: int | None, seconds: float | None
 ) -> GroupPartition:
-    log_end = None if lag is None else committed + lag
-    return GroupPartition(
-        PartitionLag(group, topic, partition, committed, None, 0, log_end, lag), seconds, None
-    )
+    return GroupPartition(group, topic, partition, committed, lag, seconds)
 
 
 ROWS = [
