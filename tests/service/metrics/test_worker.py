@@ -74,6 +74,23 @@ def test_worker_render_options_cross_the_pipe_same_bytes(worker: RenderWorker) -
     assert b"kafka_consumergroup_lag{" not in got.body and b"offsetguard_group_" not in got.body
 
 
+def test_one_worker_renders_changing_scrapes_as_the_in_process_render(worker: RenderWorker) -> None:
+    """A long-lived worker carries nothing from one request to the next: clusters and rows that come and
+    go render exactly what a fresh in-process render writes."""
+    full = _inputs()
+    one = ScrapeInputs(
+        clusters=[b.ClusterInputs("c2")],
+        statuses=full.statuses,
+        stale_after_intervals=3.0,
+        tails=[],
+        alerts=None,
+        log_end_times=None,
+    )
+    for inputs in (full, one, full, full):
+        expected = render(build_registry(lambda i=inputs: i, clock=lambda: b.NOW), inputs)
+        assert worker.render(compact(inputs, b.NOW), None, None) == expected
+
+
 def test_worker_render_gzip_decompresses_to_in_process_body(worker: RenderWorker) -> None:
     inputs = _inputs()
     expected = render(build_registry(lambda: inputs, clock=lambda: b.NOW), inputs, accept_encoding="gzip")
