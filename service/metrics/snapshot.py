@@ -6,9 +6,7 @@ counts, the batched log-end lookups of the lagging rows) and pins the scrape's `
 observation's tuples travel pickled (bytes inside the snapshot), so a :class:`Compactor` can keep them
 for as long as the observation object is the latest: between two collector cycles a render costs the API
 process only the small per-scrape parts (statuses, tails, alert counts) and a memcpy.
-:func:`expand` runs in the worker: it rebuilds model objects and stand-ins for the store, statuses,
-tails and alert counts that answer exactly what the collector reads, so the worker's exposition is
-byte for byte the in-process one.
+:func:`service.metrics.expansion.expand` turns it back into inputs in the worker.
 
 Observation ``failures`` are not carried (no family reads them).
 """
@@ -19,24 +17,15 @@ import logging
 import math
 import pickle
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from collectors.errors import OffsetguardError
 from collectors.model import (
-    Broker,
     ClusterMetadata,
     CommittedObservation,
-    CommittedOffset,
-    GroupInfo,
-    GroupMember,
     GroupsObservation,
     OffsetsObservation,
-    PartitionInfo,
-    PartitionOffsets,
-    TopicInfo,
-    TopicPartition,
 )
 from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
 from service.metrics.view import Wanted, lag_rows, wanted_offsets
@@ -249,142 +238,3 @@ def _alerts(inputs: ScrapeInputs) -> tuple[Any, ...] | None:
     except OffsetguardError as exc:  # as operations.alert_families: the families are left out
         log.warning("metrics: alert counts unavailable: %s", exc)
         return None
-
-
-# ----------------------------------------------------------------------------- worker side
-
-
-@dataclass(frozen=True, slots=True)
-class FrozenStatus:
-    name: str
-    cluster: str
-    runs: int
-    failures: int
-    last_success_at: float | None
-    last_duration: float | None
-    is_stale: bool
-
-    def stale(self, now: float, stale_after_intervals: float) -> bool:
-        return self.is_stale
-
-
-@dataclass(frozen=True, slots=True)
-class FrozenTail:
-    cluster: str
-    caught_up: bool
-    records_per_second: float
-    lag: Mapping[int, int]
-    records_total: int
-    unknown_records: int
-    decode_errors: int
-    fetch_errors: int
-
-
-@dataclass(frozen=True, slots=True)
-class FrozenAlerts:
-    firing: Mapping[tuple[str, str, str], int]
-    incidents: Mapping[tuple[str, str], int]
-    magnitudes: Mapping[tuple[str, str], int]
-
-    def firing_counts(self) -> Mapping[tuple[str, str, str], int]:
-        return self.firing
-
-    def incident_totals(self) -> Mapping[tuple[str, str], int]:
-        return self.incidents
-
-    def magnitude_totals(self) -> Mapping[tuple[str, str], int]:
-        return self.magnitudes
-
-
-@dataclass(frozen=True, slots=True)
-class FrozenLogEndTimes:
-    """The answers :func:`compact` already got from the store, by cluster."""
-
-    by_cluster: Mapping[str, Mapping[Wanted, float]]
-
-    def log_end_reached_at_many(self, cluster: str, wanted: Iterable[Wanted]) -> Mapping[Wanted, float]:
-        return self.by_cluster.get(cluster, {})
-
-
-def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
-    """The :class:`ScrapeInputs` and ``now`` that :func:`compact` was given (as far as rendering reads)."""
-    now, clusters, statuses, stale_after, tails, alerts, reached = snapshot
-    names = [c[0] for c in clusters]
-    inputs = ScrapeInputs(
-        clusters=[
-            ClusterInputs(
-                name,
-                _metadata_of(_unpack(m)),
-                _offsets_of(_unpack(o)),
-                _groups_of(_unpack(g)),
-                _committed_of(_unpack(c)),
-            )
-            for name, m, o, g, c in clusters
-        ],
-        statuses=[FrozenStatus(*s) for s in statuses],
-        stale_after_intervals=stale_after,
-        tails=[FrozenTail(c, u, r, dict(lag), *rest) for c, u, r, lag, *rest in tails],
-        alerts=None if alerts is None else FrozenAlerts(*(dict(x) for x in alerts)),
-        log_end_times=FrozenLogEndTimes(dict(zip(names, reached, strict=True))),
-    )
-    return inputs, now
-
-
-def _unpack(part: bytes | None) -> Any:
-    return None if part is None else pickle.loads(part)
-
-
-def _metadata_of(m: Sequence[Any] | None) -> ClusterMetadata | None:
-    if m is None:
-        return None
-    cluster, observed_at, cluster_id, controller_id, brokers, topics = m
-    return ClusterMetadata(
-        cluster,
-        observed_at,
-        cluster_id,
-        controller_id,
-        tuple(Broker(*b) for b in brokers),
-        tuple(
-            TopicInfo(name, internal, tuple(PartitionInfo(*p) for p in partitions), topic_id)
-            for name, internal, partitions, topic_id in topics
-        ),
-    )
-
-
-def _offsets_of(o: Sequence[Any] | None) -> OffsetsObservation | None:
-    if o is None:
-        return None
-    return OffsetsObservation(o[0], o[1], tuple(PartitionOffsets(*p) for p in o[2]))
-
-
-def _groups_of(g: Sequence[Any] | None) -> GroupsObservation | None:
-    if g is None:
-        return None
-    return GroupsObservation(
-        g[0],
-        g[1],
-        tuple(
-            GroupInfo(
-                gid,
-                gtype,
-                state,
-                ptype,
-                protocol,
-                tuple(
-                    GroupMember(
-                        mid, client, host, instance, tuple(TopicPartition(*tp) for tp in assignment), epoch
-                    )
-                    for mid, client, host, instance, assignment, epoch in members
-                ),
-                coordinator,
-                epoch,
-            )
-            for gid, gtype, state, ptype, protocol, members, coordinator, epoch in g[2]
-        ),
-    )
-
-
-def _committed_of(c: Sequence[Any] | None) -> CommittedObservation | None:
-    if c is None:
-        return None
-    return CommittedObservation(c[0], c[1], tuple(CommittedOffset(*x) for x in c[2]), c[3])

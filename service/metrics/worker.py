@@ -23,10 +23,13 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.metrics.exposition import Rendered
 from service.metrics.options import MetricsOptions
+
+if TYPE_CHECKING:
+    from service.metrics.expansion import Reuse
 
 log = logging.getLogger(__name__)
 
@@ -46,13 +49,15 @@ def render_snapshot(
     accept: str | None,
     accept_encoding: str | None,
     options: MetricsOptions | None = None,
+    reuse: Reuse | None = None,
 ) -> Rendered:
-    """What the worker does with one request (the registry the app factory builds, pinned to it)."""
+    """What the worker does with one request (the registry the app factory builds, pinned to it), with
+    the model objects of the last request kept in ``reuse``."""
     from service.metrics.collector import build_registry
+    from service.metrics.expansion import expand
     from service.metrics.exposition import render
-    from service.metrics.snapshot import expand
 
-    inputs, now = expand(snapshot)
+    inputs, now = expand(snapshot, reuse)
     registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
@@ -66,9 +71,11 @@ def _serve(conn: Connection, delay_s: float) -> None:
     """The child's main loop: (accept, accept_encoding, options, snapshot) in, (ok, payload) out, until
     EOF."""
     from service.memory import tune_gc
-    from service.metrics import collector, exposition, snapshot  # noqa: F401  (imported before the freeze)
+    from service.metrics import collector, exposition  # noqa: F401  (imported before the freeze)
+    from service.metrics.expansion import Reuse
 
     tune_gc()  # the parent's thresholds (inherited through the environment)
+    reuse = Reuse()  # the model objects of the last request, for the next
     conn.send_bytes(b"ready")
     while True:
         try:
@@ -81,7 +88,7 @@ def _serve(conn: Connection, delay_s: float) -> None:
                 until = time.monotonic() + delay_s
                 while time.monotonic() < until:
                     pass
-            out = render_snapshot(snapshot, accept, accept_encoding, options)
+            out = render_snapshot(snapshot, accept, accept_encoding, options, reuse)
             reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
         except Exception as exc:  # reported to the parent, which falls back for this scrape
             reply = (False, f"{type(exc).__name__}: {exc}")

@@ -7,7 +7,8 @@ import dataclasses
 
 from service.metrics import ScrapeInputs, build_registry, render
 from service.metrics import snapshot as snap
-from service.metrics.snapshot import Compactor, compact, expand
+from service.metrics.expansion import expand
+from service.metrics.snapshot import Compactor, compact
 from tests.service.metrics import builders as b
 
 
