@@ -17,7 +17,7 @@ import logging
 import math
 import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from collectors.errors import OffsetguardError
@@ -36,9 +36,6 @@ log = logging.getLogger(__name__)
 Compact = tuple[Any, ...]
 
 
-# ----------------------------------------------------------------------------- API process side
-
-
 def compact(inputs: ScrapeInputs, now: float) -> Compact:
     """Everything one render reads, as tuples (blocking: the store and alert-store reads happen here)."""
     return Compactor().compact(inputs, now)
@@ -51,13 +48,20 @@ INCOMPLETE_REUSE_S = 5.0  # lag-seconds lookups with unanswered rows are asked a
 class Compactor:
     """:func:`compact` that keeps each observation's pickled tuples, and the log-end lookups of the
     lagging rows, while the observation objects stay the latest (observations are frozen and replaced
-    whole by each collector cycle, so identity is their version). Used from one thread at a time."""
+    whole by each collector cycle, so identity is their version). Used from one thread at a time.
+
+    When they change, the store is asked only for the lagging rows it has not answered yet: a crossing
+    time, once recorded, stands while the log end stays at or above the offset, so answers are kept
+    from scrape to scrape, less those no row wants any more and those of a partition whose log end fell
+    since (a truncation, a re-created topic: the crossing that counts is a later one)."""
 
     def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
         self._monotonic = monotonic
         self._parts: dict[tuple[str, str], tuple[object, bytes]] = {}
         self._reached: dict[str, tuple[object, object, dict[Wanted, float], float]] = {}
+        self._ends: dict[str, dict[tuple[str, int], int]] = {}  # log ends the held answers stand on
         self.packed = 0  # observation parts pickled so far (the rest were reused)
+        self.asked = 0  # lagging rows the store was asked about so far
 
     def compact(self, inputs: ScrapeInputs, now: float) -> Compact:
         clusters = tuple(
@@ -95,6 +99,7 @@ class Compactor:
             del self._parts[key]
         for name in [n for n in self._reached if n not in names]:
             del self._reached[name]
+            self._ends.pop(name, None)
         return (now, clusters, statuses, inputs.stale_after_intervals, tails, _alerts(inputs), reached)
 
     def _part(self, cluster: str, name: str, obs: Any) -> bytes | None:
@@ -117,10 +122,24 @@ class Compactor:
         fresh = held is not None and held[0] is c.committed and held[1] is c.offsets
         if held is not None and fresh and self._monotonic() < held[3]:
             return held[2]
-        found, complete = _reached(store, c)
+        ends = {(p.topic, p.partition): p.log_end for p in c.offsets.partitions} if c.offsets else {}
+        known = self._standing(c.cluster, held[2] if held else {}, ends)
+        found, complete, asked = _reached(store, c, known)
+        self.asked += asked
         until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
         self._reached[c.cluster] = (c.committed, c.offsets, found, until)
+        self._ends[c.cluster] = ends
         return found
+
+    def _standing(
+        self, cluster: str, held: dict[Wanted, float], ends: dict[tuple[str, int], int]
+    ) -> dict[Wanted, float]:
+        """The held answers whose partition's log end has not fallen since they were given."""
+        before = self._ends.get(cluster, {})
+        fallen = {tp for tp, end in ends.items() if end < before.get(tp, end)}
+        if not fallen:
+            return held
+        return {k: v for k, v in held.items() if (k[0], k[1]) not in fallen}
 
 
 def _metadata(m: ClusterMetadata | None) -> tuple[Any, ...] | None:
@@ -209,20 +228,24 @@ _COMPACTORS: dict[str, Any] = {
 }
 
 
-def _reached(store: LogEndTimes | None, c: ClusterInputs) -> tuple[dict[Wanted, float], bool]:
+def _reached(
+    store: LogEndTimes | None, c: ClusterInputs, known: Mapping[Wanted, float]
+) -> tuple[dict[Wanted, float], bool, int]:
     """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks),
-    and whether every one of them was answered."""
+    those in ``known`` taken from there; whether every one was answered; how many the store was asked."""
     if store is None or c.committed is None or not c.committed.offsets:
-        return {}, store is not None
+        return {}, store is not None, 0
     wanted = wanted_offsets(lag_rows(c.committed, c.offsets))  # what view.cluster_view asks
-    if not wanted:
-        return {}, True
+    found = {k: at for k in wanted if (at := known.get(k)) is not None}
+    missing = wanted.difference(found)
+    if not missing:
+        return found, True, 0
     try:
-        found = dict(store.log_end_reached_at_many(c.cluster, wanted))
+        found.update(store.log_end_reached_at_many(c.cluster, missing))
     except OffsetguardError as exc:  # as view._reached_at: a scrape without lag seconds beats none
         log.warning("metrics: lag seconds of %s unavailable: %s", c.cluster, exc)
-        return {}, False
-    return found, len(found) >= len(wanted)
+        return {}, False, len(missing)
+    return found, len(found) >= len(wanted), len(missing)
 
 
 def _alerts(inputs: ScrapeInputs) -> tuple[Any, ...] | None:

@@ -57,6 +57,51 @@ def test_compactor_new_committed_observation_is_packed_and_looked_up_again() -> 
     assert _body(expand(out)[0]) == _body(_inputs(store, changed))
 
 
+def _moved_commit(cluster: b.ClusterInputs, index: int, offset: int) -> b.ClusterInputs:
+    assert cluster.committed is not None
+    offsets = list(cluster.committed.offsets)
+    offsets[index] = dataclasses.replace(offsets[index], offset=offset)
+    return dataclasses.replace(
+        cluster, committed=dataclasses.replace(cluster.committed, offsets=tuple(offsets))
+    )
+
+
+def test_compactor_asks_the_store_only_for_rows_it_has_no_answer_for() -> None:
+    store = b.FakeLogEndTimes({**b.STORE_TIMES, ("orders", 1, 46): b.NOW - 10})
+    compactor = Compactor()
+    cluster = b.cluster_inputs()
+    compactor.compact(_inputs(store, cluster), b.NOW)
+    assert store.calls == [("c1", {("orders", 0, 91)})]  # the one lagging row
+    moved = _moved_commit(cluster, 1, 45)  # billing orders/1: 55 (beyond the end, 50) -> 45: lagging
+    out = compactor.compact(_inputs(store, moved), b.NOW + 5)
+    assert store.calls[1:] == [("c1", {("orders", 1, 46)})]  # orders/0's answer kept
+    assert compactor.asked == 2
+    assert _body(expand(out)[0]) == _body(_inputs(b.FakeLogEndTimes(store.reached), moved))
+    again = _moved_commit(moved, 2, 99)  # audit orders/0: 100 -> 99, lagging; no answer yet
+    compactor.compact(_inputs(store, again), b.NOW + 10)
+    assert store.calls[2:] == [("c1", {("orders", 0, 100)})]
+
+
+def test_compactor_asks_again_for_a_partition_whose_log_end_fell() -> None:
+    store = b.FakeLogEndTimes(b.STORE_TIMES)
+    compactor = Compactor()
+    cluster = b.cluster_inputs()
+    compactor.compact(_inputs(store, cluster), b.NOW)
+    assert cluster.offsets is not None
+    parts = list(cluster.offsets.partitions)
+    parts[0] = dataclasses.replace(parts[0], log_end=95)  # orders/0: 100 -> 95 (still past 91)
+    truncated = dataclasses.replace(
+        cluster, offsets=dataclasses.replace(cluster.offsets, partitions=tuple(parts))
+    )
+    store.reached[("orders", 0, 91)] = b.NOW - 2  # the crossing that counts now
+    out = compactor.compact(_inputs(store, truncated), b.NOW + 5)
+    assert store.calls[1:] == [("c1", {("orders", 0, 91)})]
+    assert _body(expand(out)[0]) == _body(_inputs(b.FakeLogEndTimes(store.reached), truncated))
+    grown = dataclasses.replace(truncated, committed=_moved_commit(truncated, 1, 55).committed)
+    compactor.compact(_inputs(store, grown), b.NOW + 10)  # a new committed observation, ends as before
+    assert len(store.calls) == 2  # answered already
+
+
 def test_compactor_unanswered_lookup_is_asked_again_after_a_while() -> None:
     store = b.FakeLogEndTimes({})  # the store has not recorded the crossing yet
     cluster = b.cluster_inputs()
