@@ -23,13 +23,10 @@ import sys
 import threading
 import time
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from service.metrics.exposition import Rendered
 from service.metrics.options import MetricsOptions
-
-if TYPE_CHECKING:
-    from service.metrics.expansion import Reuse
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +46,13 @@ def render_snapshot(
     accept: str | None,
     accept_encoding: str | None,
     options: MetricsOptions | None = None,
-    reuse: Reuse | None = None,
 ) -> Rendered:
-    """What the worker does with one request (the registry the app factory builds, pinned to it), with
-    the model objects of the last request kept in ``reuse``."""
+    """What the worker does with one request (the registry the app factory builds, pinned to it)."""
     from service.metrics.collector import build_registry
     from service.metrics.expansion import expand
     from service.metrics.exposition import render
 
-    inputs, now = expand(snapshot, reuse)
+    inputs, now = expand(snapshot)
     registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
@@ -71,11 +66,9 @@ def _serve(conn: Connection, delay_s: float) -> None:
     """The child's main loop: (accept, accept_encoding, options, snapshot) in, (ok, payload) out, until
     EOF."""
     from service.memory import tune_gc
-    from service.metrics import collector, exposition  # noqa: F401  (imported before the freeze)
-    from service.metrics.expansion import Reuse
+    from service.metrics import collector, expansion, exposition  # noqa: F401  (imported before the freeze)
 
     tune_gc()  # the parent's thresholds (inherited through the environment)
-    reuse = Reuse()  # the model objects of the last request, for the next
     conn.send_bytes(b"ready")
     while True:
         try:
@@ -88,7 +81,7 @@ def _serve(conn: Connection, delay_s: float) -> None:
                 until = time.monotonic() + delay_s
                 while time.monotonic() < until:
                     pass
-            out = render_snapshot(snapshot, accept, accept_encoding, options, reuse)
+            out = render_snapshot(snapshot, accept, accept_encoding, options)
             reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
         except Exception as exc:  # reported to the parent, which falls back for this scrape
             reply = (False, f"{type(exc).__name__}: {exc}")
