@@ -6,11 +6,14 @@ group-partition fleet. A :class:`FastGauge` keeps each series as ``(label values
 lines from one template per family, with each distinct label value escaped once. The bytes are those
 prometheus_client writes (labels sorted by name, values by ``floatToGoString``); text 0.0.4 and
 OpenMetrics 1.0 write gauge sample lines alike, only the headers differ, and those still come from
-prometheus_client. Every other family goes through prometheus_client unchanged.
+prometheus_client. A :class:`BlockGauge` takes each series with its label block already written, for a
+caller that writes several families over the same rows. Every other family goes through
+prometheus_client unchanged.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
@@ -36,8 +39,9 @@ class LineCache:
         self.blocks: dict[tuple[str, ...], dict[tuple[str, ...], str]] = {}
 
 
-class FastGauge(GaugeMetricFamily):
-    """A :class:`GaugeMetricFamily` (same constructor and ``add_metric``) that renders in bulk.
+class BulkGauge(GaugeMetricFamily):
+    """A :class:`GaugeMetricFamily` (same constructor and ``add_metric``) whose sample lines
+    :func:`encode` writes in bulk (:meth:`lines`).
 
     ``samples`` still lists ``Sample`` objects for whoever reads a family directly (tests, other
     encoders); :func:`encode` never builds them.
@@ -45,7 +49,6 @@ class FastGauge(GaugeMetricFamily):
 
     def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
         super().__init__(name, documentation, labels=labels)
-        self._rows: list[tuple[tuple[str, ...], float]] = []
         order = sorted(range(len(self._labelnames)), key=lambda i: self._labelnames[i])
         self._order = tuple(order)
         pairs = ",".join(f'{self._labelnames[i]}="{{{n}}}"' for n, i in enumerate(order))
@@ -53,13 +56,37 @@ class FastGauge(GaugeMetricFamily):
 
     @property
     def samples(self) -> list[Sample]:
-        names = self._labelnames
-        return [Sample(self.name, dict(zip(names, v, strict=True)), x, None) for v, x in self._rows]
+        return list(self._samples())
 
     @samples.setter
-    def samples(self, value: list[Sample]) -> None:  # Metric.__init__ sets []; rows live in _rows
+    def samples(self, value: list[Sample]) -> None:  # Metric.__init__ sets []; rows live elsewhere
         if value:
-            raise ValueError("FastGauge takes series through add_metric")
+            raise ValueError(f"{type(self).__name__} takes series through add_metric")
+
+    def _samples(self) -> Iterator[Sample]:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def lines(self, cache: LineCache) -> Iterator[str]:
+        """The family's sample lines, with ``cache`` shared by the encode's families."""
+        raise NotImplementedError
+
+
+class FastGauge(BulkGauge):
+    """A bulk gauge keeping each series as ``(label values, value)``: its lines are written from one
+    template per family, each distinct label value escaped once and each label block written once per
+    encode (:class:`LineCache`)."""
+
+    def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
+        self._rows: list[tuple[tuple[str, ...], float]] = []
+        super().__init__(name, documentation, labels=labels)
+
+    def _samples(self) -> Iterator[Sample]:
+        names = self._labelnames
+        for v, x in self._rows:
+            yield Sample(self.name, dict(zip(names, v, strict=True)), x, None)
 
     def add_metric(self, labels: Sequence[str], value: float, timestamp: Any = None) -> None:
         if timestamp is not None:
@@ -75,7 +102,6 @@ class FastGauge(GaugeMetricFamily):
         return len(self._rows)
 
     def lines(self, cache: LineCache) -> Iterator[str]:
-        """The family's sample lines, with ``cache`` shared by the encode's families."""
         escaped = cache.escaped
         blocks = cache.blocks.get(self._labelnames)
         if blocks is None:
@@ -91,10 +117,66 @@ class FastGauge(GaugeMetricFamily):
                     v = values[i]
                     e = escaped.get(v)
                     if e is None:
-                        e = escaped[v] = v.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+                        e = escaped[v] = escape_label(v)
                     out.append(e)
                 b = blocks[values] = block(*out)
             yield f"{head}{b} {go_string(value)}\n"
+
+
+class BlockGauge(BulkGauge):
+    """A bulk gauge whose series arrive with their label block already written (``{a="x",b="y"}``: names
+    sorted, values escaped by :func:`escape_label`). A caller writing several families over the same rows
+    (lag, lag seconds and committed offset of each group-partition) formats each row's labels once for
+    all of them, and nothing is looked up per line. Take series with :meth:`appender`; ``add_metric``
+    still works (it writes the block)."""
+
+    def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
+        self._rows: list[tuple[str, float]] = []
+        super().__init__(name, documentation, labels=labels)
+
+    def block(self, labels: Sequence[str]) -> str:
+        """The label block of ``labels`` (values in the order of the family's label names)."""
+        return self._block.format(*(escape_label(labels[i]) for i in self._order))
+
+    def add_metric(self, labels: Sequence[str], value: float, timestamp: Any = None) -> None:
+        if timestamp is not None:
+            raise ValueError("BlockGauge series carry no timestamp")
+        self._rows.append((self.block(labels), value))
+
+    def appender(self) -> Callable[[tuple[str, float]], None]:
+        """Takes ``(label block, value)`` with no checks (the block as :meth:`block` writes it)."""
+        return self._rows.append
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def _samples(self) -> Iterator[Sample]:
+        names = [self._labelnames[i] for i in self._order]
+        for b, x in self._rows:
+            yield Sample(self.name, _unblock(names, b), x, None)
+
+    def lines(self, cache: LineCache) -> Iterator[str]:
+        head = self.name
+        for block, value in self._rows:
+            yield f"{head}{block} {go_string(value)}\n"
+
+
+def escape_label(value: str) -> str:
+    """A label value as the exposition writes it (backslash, newline and double quote escaped)."""
+    return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
+
+
+def _unblock(names: list[str], block: str) -> dict[str, str]:
+    """The label values of a block written for ``names`` (sorted), unescaped (for :attr:`samples`)."""
+    values = _VALUE.findall(block)
+    if len(values) != len(names):
+        raise ValueError(f"label block {block!r} does not hold {names}")
+    return {n: _UNESCAPE.sub(lambda m: _UNESCAPED[m.group(1)], v) for n, v in zip(names, values, strict=True)}
+
+
+_VALUE = re.compile(r'="((?:[^"\\]|\\.)*)"')
+_UNESCAPE = re.compile(r"\\(.)")
+_UNESCAPED = {"\\": "\\", "n": "\n", '"': '"'}
 
 
 def go_string(value: float) -> str:
@@ -127,7 +209,7 @@ def encode(
     registry: Any, encoder: Encoder, *, openmetrics: bool, sink: Callable[[bytes], None] | None = None
 ) -> bytes:
     """What ``encoder`` (a prometheus_client ``generate_latest``, ``openmetrics`` or not) writes for
-    ``registry``, with every :class:`FastGauge` written in bulk. Runs of ordinary families are encoded
+    ``registry``, with every :class:`BulkGauge` written in bulk. Runs of ordinary families are encoded
     together by ``encoder``. With a ``sink``, the body goes to it piece by piece as it is written (a
     compressor: the whole text is never held) and ``b""`` is returned."""
     out: list[bytes] = []
@@ -142,7 +224,7 @@ def encode(
             pending.clear()
 
     for metric in registry.collect():
-        if not isinstance(metric, FastGauge):
+        if not isinstance(metric, BulkGauge):
             pending.append(metric)
             continue
         flush()

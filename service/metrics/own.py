@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.aggregate import group_totals, topic_log_totals
-from service.metrics.fast import FastGauge
+from service.metrics.fast import BlockGauge, FastGauge, escape_label
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
@@ -77,7 +77,9 @@ def cluster_families(views: list[ClusterView]) -> Iterator[Metric]:
 
 
 def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
-    g = FastGauge
+    """Each row's label block is written once for its three families, from the view's lag rows (no
+    :class:`~service.metrics.view.GroupPartition` is built: this is every scrape's bulk)."""
+    g = BlockGauge
     lag = g(
         "offsetguard_group_lag_messages",
         "Log end offset minus committed offset; negative when the commit is beyond the log end.",
@@ -91,24 +93,37 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     committed = g("offsetguard_group_committed_offset", "Committed offset of the group.", labels=GTP)
     start = g("offsetguard_partition_log_start_offset", "Log start offset of the partition.", labels=TP)
     end = g("offsetguard_partition_log_end_offset", "Log end offset (high watermark).", labels=TP)
-    epoch = g("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
+    epoch = FastGauge("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
     add_lag, add_seconds, add_committed = lag.appender(), seconds.appender(), committed.appender()
     add_start, add_end = start.appender(), end.appender()
+    escaped: dict[str, str] = {}
+
+    def esc(value: str) -> str:
+        e = escaped.get(value)
+        if e is None:
+            e = escaped[value] = escape_label(value)
+        return e
+
     for view in views:
-        c = view.cluster
-        for row in view.rows:
-            labels = (c, row.group, row.topic, str(row.partition))
-            add_committed((labels, row.committed))
-            if row.lag is not None:
-                add_lag((labels, row.lag))
-            if row.seconds is not None:
-                add_seconds((labels, row.seconds))
+        c = esc(view.cluster)
+        reached, now = view.reached, view.now
+        # the blocks as BlockGauge.block writes them for GTP and TP (label names sorted)
+        for (group, topic, partition), offset, behind in view.lags:
+            block = f'{{cluster="{c}",group="{esc(group)}",partition="{partition}",topic="{esc(topic)}"}}'
+            add_committed((block, offset))
+            if behind is None:
+                continue
+            add_lag((block, behind))
+            if behind == 0:
+                add_seconds((block, 0.0))
+            elif behind > 0 and (at := reached.get((topic, partition, offset + 1))) is not None:
+                add_seconds((block, max(0.0, now - at)))  # as view.lag_seconds
         epochs: dict[tuple[str, int], int] = {}
         if view.offsets is not None:
             for o in view.offsets.partitions:
-                tp = (c, o.topic, str(o.partition))
-                add_start((tp, o.log_start))
-                add_end((tp, o.log_end))
+                block = f'{{cluster="{c}",partition="{o.partition}",topic="{esc(o.topic)}"}}'
+                add_start((block, o.log_start))
+                add_end((block, o.log_end))
                 if o.leader_epoch is not None:
                     epochs[(o.topic, o.partition)] = o.leader_epoch
         if view.metadata is not None:  # metadata is the authority on leader epochs
@@ -116,7 +131,7 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
                 if p.leader_epoch >= 0:
                     epochs[(p.topic, p.partition)] = p.leader_epoch
         for (topic, partition), value in epochs.items():
-            epoch.add_metric([c, topic, str(partition)], value)
+            epoch.add_metric([view.cluster, topic, str(partition)], value)
     yield from (lag, seconds, committed, start, end, epoch)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from collectors.errors import OffsetguardError
@@ -53,14 +52,42 @@ class GroupPartition(NamedTuple):
     seconds: float | None  # lag in seconds (None: absent)
 
 
-@dataclass(frozen=True, slots=True)
 class ClusterView:
-    cluster: str
-    metadata: ClusterMetadata | None
-    offsets: OffsetsObservation | None
-    groups: GroupsObservation | None
-    committed: CommittedObservation | None
-    rows: tuple[GroupPartition, ...]
+    """One cluster's observations and the lag of each committed group-partition (:attr:`lags`, sorted by
+    key, with the crossing times their lag seconds need in :attr:`reached`, asked of the store once).
+    :attr:`rows` are the same as :class:`GroupPartition` tuples, built only when a family reads them."""
+
+    __slots__ = ("_rows", "cluster", "committed", "groups", "lags", "metadata", "now", "offsets", "reached")
+
+    def __init__(
+        self,
+        cluster: str,
+        metadata: ClusterMetadata | None,
+        offsets: OffsetsObservation | None,
+        groups: GroupsObservation | None,
+        committed: CommittedObservation | None,
+        lags: Sequence[LagRow],
+        reached: Mapping[Wanted, float],
+        now: float,
+    ) -> None:
+        self.cluster = cluster
+        self.metadata = metadata
+        self.offsets = offsets
+        self.groups = groups
+        self.committed = committed
+        self.lags = lags
+        self.reached = reached
+        self.now = now
+        self._rows: tuple[GroupPartition, ...] | None = None
+
+    @property
+    def rows(self) -> tuple[GroupPartition, ...]:
+        if self._rows is None:
+            reached, now = self.reached, self.now
+            self._rows = tuple(
+                GroupPartition(*row[0], row[1], row[2], lag_seconds(row, reached, now)) for row in self.lags
+            )
+        return self._rows
 
 
 def lag_rows(committed: CommittedObservation | None, offsets: OffsetsObservation | None) -> list[LagRow]:
@@ -111,8 +138,8 @@ def cluster_view(inputs: ClusterInputs, store: LogEndTimes | None, now: float) -
     lags = lag_rows(inputs.committed, inputs.offsets)
     lags.sort()  # by key: keys are unique
     reached = _reached_at(store, inputs.cluster, wanted_offsets(lags))
-    rows = tuple(GroupPartition(*row[0], row[1], row[2], lag_seconds(row, reached, now)) for row in lags)
-    return ClusterView(inputs.cluster, inputs.metadata, inputs.offsets, inputs.groups, inputs.committed, rows)
+    c = inputs
+    return ClusterView(c.cluster, c.metadata, c.offsets, c.groups, c.committed, lags, reached, now)
 
 
 def cluster_views(inputs: ScrapeInputs, now: float) -> Sequence[ClusterView]:

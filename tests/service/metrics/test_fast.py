@@ -7,7 +7,7 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 from prometheus_client.utils import floatToGoString
 
-from service.metrics.fast import FastGauge, encode, go_string
+from service.metrics.fast import BlockGauge, FastGauge, encode, escape_label, go_string
 
 LABELS = ["cluster", "group", "topic", "partition"]  # not sorted: the exposition sorts them
 ROWS = [
@@ -119,3 +119,43 @@ class SharedLabels:
 def test_families_sharing_label_values_write_each_its_own_labels() -> None:
     for encoder, om in ((generate_latest, False), (openmetrics_latest, True)):
         assert encode(SharedLabels(fast=True), encoder, openmetrics=om) == encoder(SharedLabels(fast=False))
+
+
+class Blocks:
+    """ROWS through a BlockGauge, each series by its written label block or by ``add_metric``."""
+
+    def collect(self) -> list[Metric]:
+        lag = BlockGauge("offsetguard_group_lag_messages", 'Lag "in" messages\\n.', labels=LABELS)
+        none = BlockGauge("offsetguard_empty", "No series at all.", labels=["cluster"])
+        add = lag.appender()
+        for n, (labels, value) in enumerate(ROWS):
+            if n % 2:
+                add((lag.block(labels), value))
+            else:
+                lag.add_metric(labels, value)
+        bare = BlockGauge("offsetguard_up", "No labels.", labels=[])
+        bare.add_metric([], 1)
+        return [lag, none, bare]
+
+
+class Plain:
+    def collect(self) -> list[Metric]:
+        lag = GaugeMetricFamily("offsetguard_group_lag_messages", 'Lag "in" messages\\n.', labels=LABELS)
+        for labels, value in ROWS:
+            lag.add_metric(labels, value)
+        bare = GaugeMetricFamily("offsetguard_up", "No labels.", labels=[])
+        bare.add_metric([], 1)
+        return [lag, GaugeMetricFamily("offsetguard_empty", "No series at all.", labels=["cluster"]), bare]
+
+
+def test_block_gauge_writes_what_prometheus_client_writes() -> None:
+    for encoder, om in ((generate_latest, False), (openmetrics_latest, True)):
+        assert encode(Blocks(), encoder, openmetrics=om) == encoder(Plain())
+
+
+def test_block_gauge_lists_its_samples_with_labels_unescaped() -> None:
+    [lag, none, bare] = Blocks().collect()
+    assert lag.samples == Plain().collect()[0].samples  # quote, backslash and newline read back
+    assert none.samples == [] and bare.samples == Plain().collect()[2].samples
+    assert len(lag) == len(ROWS)
+    assert escape_label('a"b\\c\nd') == 'a\\"b\\\\c\\nd'

@@ -160,3 +160,59 @@ def test_own_topic_granularity_help_says_how_values_aggregate() -> None:
     helps = {f.name: f.documentation for f in _registry(granularity="topic").collect()}
     assert helps["offsetguard_group_lag_messages"].startswith("Sum over the group's partitions of the topic")
     assert "(max;" in helps["offsetguard_group_lag_seconds"]
+
+
+def test_own_partition_families_bytes_as_written_row_by_row_from_the_view() -> None:
+    """The label blocks written once per row give the bytes a FastGauge per family writes from the view's
+    GroupPartition rows: odd names escaped, duplicates, unknown ranges, negative, zero and unknown-age lags,
+    two clusters."""
+    from prometheus_client.exposition import generate_latest
+
+    from service.metrics.fast import FastGauge, encode
+    from service.metrics.own import GTP, TP, _per_partition
+    from service.metrics.view import cluster_views
+
+    base = b.cluster_inputs()
+    odd = 'we"ird\\grp\nx'
+    extra = (
+        replace(base.committed.offsets[0], group=odd, offset=3),  # type: ignore[union-attr]
+        replace(base.committed.offsets[0], group=odd, offset=4),  # a duplicate: the first wins
+        replace(base.committed.offsets[0], group="late", offset=95),  # lag 5, its age unknown
+    )
+    committed = replace(base.committed, offsets=(*base.committed.offsets, *extra))  # type: ignore[arg-type]
+    store = b.FakeLogEndTimes({**b.STORE_TIMES, ("orders", 0, 4): b.NOW - 7.25})
+    clusters = [replace(base, committed=committed), replace(base, cluster='c"2', committed=committed)]
+    views = list(cluster_views(ScrapeInputs(clusters=clusters, log_end_times=store), b.NOW))
+
+    built = list(_per_partition(views))[:5]  # lag, seconds, committed, log start, log end
+
+    def reference() -> list[FastGauge]:
+        lag, seconds, committed, start, end = (
+            FastGauge(f.name, f.documentation, GTP if n < 3 else TP) for n, f in enumerate(built)
+        )
+        for view in views:
+            for r in view.rows:
+                labels = [view.cluster, r.group, r.topic, str(r.partition)]
+                committed.add_metric(labels, r.committed)
+                if r.lag is not None:
+                    lag.add_metric(labels, r.lag)
+                if r.seconds is not None:
+                    seconds.add_metric(labels, r.seconds)
+            for o in view.offsets.partitions:  # type: ignore[union-attr]
+                start.add_metric([view.cluster, o.topic, str(o.partition)], o.log_start)
+                end.add_metric([view.cluster, o.topic, str(o.partition)], o.log_end)
+        return [lag, seconds, committed, start, end]
+
+    class Families:
+        def __init__(self, families: list) -> None:  # type: ignore[type-arg]
+            self.families = families
+
+        def collect(self) -> list:  # type: ignore[type-arg]
+            return self.families
+
+    written = encode(Families(built), generate_latest, openmetrics=False)
+    assert written == encode(Families(reference()), generate_latest, openmetrics=False)
+    assert written.count(b'group="we\\"ird\\\\grp\\nx"') == 3 * 2  # committed, lag, age; both clusters
+    assert b'offsetguard_group_lag_seconds{cluster="c1",group="late"' not in written
+    late = b'{cluster="c\\"2",group="late",partition="0",topic="orders"} 95.0'
+    assert b"offsetguard_group_committed_offset" + late in written
