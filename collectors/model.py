@@ -7,7 +7,9 @@ explicit rather than silently short. Detectors consume these; nothing here does 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import NamedTuple
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -175,6 +177,14 @@ class CommittedObservation:
     def unseen_topics(self) -> frozenset[str]:
         """Topics whose offsets this poll could not see (an ACL hides them): not seen, never deleted."""
         return frozenset(f.key for f in self.failures if f.scope == "topic")
+
+    def keyed_offsets(self) -> Iterator[tuple[tuple[str, str, int], int]]:
+        """``((group, topic, partition), offset)`` of each committed offset, in order."""
+        return zip(map(_COMMIT_KEY, self.offsets), map(_OFFSET, self.offsets), strict=True)
+
+
+_COMMIT_KEY = attrgetter("group", "topic", "partition")
+_OFFSET = attrgetter("offset")
 
 
 # ---------------------------------------------------------------- topic configuration

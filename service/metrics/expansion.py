@@ -2,20 +2,20 @@
 
 :func:`expand` rebuilds the model objects and stand-ins for the store, statuses, tails and alert counts
 that answer exactly what the collector reads, so the worker's exposition is byte for byte the in-process
-one.
+one. Committed offsets stay plain rows (:class:`CompactCommitted`) unless a family reads them as objects.
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from collectors.model import (
     Broker,
     ClusterMetadata,
-    CommittedObservation,
     CommittedOffset,
     GroupInfo,
     GroupMember,
@@ -81,6 +81,36 @@ class FrozenLogEndTimes:
 
     def log_end_reached_at_many(self, cluster: str, wanted: Iterable[Wanted]) -> Mapping[Wanted, float]:
         return self.by_cluster.get(cluster, {})
+
+
+class CompactCommitted:
+    """A :class:`CommittedObservation` as :func:`~service.metrics.snapshot.compact` carried it: its
+    offsets stay rows of plain values, read straight by :meth:`keyed_offsets` (the lag of every row is all
+    a default scrape needs), and become :class:`CommittedOffset` objects only if ``offsets`` is read."""
+
+    __slots__ = ("_offsets", "_rows", "cluster", "groups", "observed_at")
+
+    def __init__(
+        self, cluster: str, observed_at: float, rows: Sequence[Sequence[Any]], groups: tuple[str, ...]
+    ) -> None:
+        self.cluster = cluster
+        self.observed_at = observed_at
+        self.groups = groups
+        self._rows = rows  # (group, topic, partition, offset, leader_epoch, metadata)
+        self._offsets: tuple[CommittedOffset, ...] | None = None
+
+    @property
+    def offsets(self) -> tuple[CommittedOffset, ...]:
+        if self._offsets is None:
+            self._offsets = tuple(CommittedOffset(*x) for x in self._rows)
+        return self._offsets
+
+    def keyed_offsets(self) -> Iterator[tuple[tuple[str, str, int], int]]:
+        return zip(map(_KEY, self._rows), map(_OFFSET, self._rows), strict=True)
+
+
+_KEY = itemgetter(0, 1, 2)
+_OFFSET = itemgetter(3)
 
 
 def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
@@ -161,7 +191,5 @@ def _groups_of(g: Sequence[Any] | None) -> GroupsObservation | None:
     )
 
 
-def _committed_of(c: Sequence[Any] | None) -> CommittedObservation | None:
-    if c is None:
-        return None
-    return CommittedObservation(c[0], c[1], tuple(CommittedOffset(*x) for x in c[2]), c[3])
+def _committed_of(c: Sequence[Any] | None) -> CompactCommitted | None:
+    return None if c is None else CompactCommitted(c[0], c[1], c[2], c[3])

@@ -8,13 +8,14 @@ mutated there); the rendering thread then only reads the frozen snapshot.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from collectors.model import (
     ClusterMetadata,
     CommittedObservation,
+    CommittedOffset,
     GroupsObservation,
     OffsetsObservation,
 )
@@ -91,6 +92,24 @@ class LogEndTimes(Protocol):
     ) -> Mapping[tuple[str, int, int], float]: ...
 
 
+class CommittedLike(Protocol):
+    """A committed-offsets observation as the metrics read it (:class:`CommittedObservation` fits; so
+    does the render worker's stand-in, which builds no offset objects unless ``offsets`` is read)."""
+
+    @property
+    def cluster(self) -> str: ...
+    @property
+    def observed_at(self) -> float: ...
+    @property
+    def offsets(self) -> tuple[CommittedOffset, ...]: ...
+    @property
+    def groups(self) -> tuple[str, ...]: ...
+
+    def keyed_offsets(self) -> Iterator[tuple[tuple[str, str, int], int]]:
+        """``((group, topic, partition), offset)`` of each committed offset, in order."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterInputs:
     """The latest observations of one cluster (None: not observed yet)."""
@@ -99,7 +118,7 @@ class ClusterInputs:
     metadata: ClusterMetadata | None = None
     offsets: OffsetsObservation | None = None
     groups: GroupsObservation | None = None
-    committed: CommittedObservation | None = None
+    committed: CommittedLike | None = None
 
 
 @dataclass(frozen=True, slots=True)

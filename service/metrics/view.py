@@ -24,12 +24,11 @@ from typing import NamedTuple
 from collectors.errors import OffsetguardError
 from collectors.model import (
     ClusterMetadata,
-    CommittedObservation,
     GroupMember,
     GroupsObservation,
     OffsetsObservation,
 )
-from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
+from service.metrics.sources import ClusterInputs, CommittedLike, LogEndTimes, ScrapeInputs
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ class ClusterView:
         metadata: ClusterMetadata | None,
         offsets: OffsetsObservation | None,
         groups: GroupsObservation | None,
-        committed: CommittedObservation | None,
+        committed: CommittedLike | None,
         lags: Sequence[LagRow],
         reached: Mapping[Wanted, float],
         now: float,
@@ -90,13 +89,11 @@ class ClusterView:
         return self._rows
 
 
-def lag_rows(committed: CommittedObservation | None, offsets: OffsetsObservation | None) -> list[LagRow]:
+def lag_rows(committed: CommittedLike | None, offsets: OffsetsObservation | None) -> list[LagRow]:
     """``(key, committed, lag)`` of every committed group-partition, unsorted: one per key (the first of
     duplicates wins: a duplicate would make an invalid exposition), ``lag`` None when the log range is
     unknown."""
-    unique = {
-        (c.group, c.topic, c.partition): c.offset for c in reversed(committed.offsets if committed else ())
-    }
+    unique = dict(reversed(list(committed.keyed_offsets()))) if committed else {}
     ends = {(p.topic, p.partition): p.log_end for p in offsets.partitions} if offsets else {}
     rows = []
     for key, offset in unique.items():

@@ -95,3 +95,13 @@ def test_cluster_view_rows_sorted_flat_with_seconds_members_apart() -> None:
     )
     assert times.asked == [{("t", 1, 41), ("t", 0, 71)}]  # one batched lookup, lagging rows only
     assert assignments(groups) == {("b", "t", 1): member}
+
+
+def test_cluster_view_builds_group_partition_rows_only_when_read() -> None:
+    committed = _committed(("a", "t", 0, 4))
+    offsets = OffsetsObservation("c", 1.0, (PartitionOffsets("t", 0, 0, 10),))
+    view = cluster_view(ClusterInputs("c", None, offsets, None, committed), _Times({}), now=1000.0)
+    assert view.lags == [(("a", "t", 0), 4, 6)] and view.reached == {} and view.now == 1000.0
+    assert view._rows is None  # the default families read the lag rows only
+    assert view.rows == (GroupPartition("a", "t", 0, 4, 6, None),)
+    assert view.rows is view.rows
