@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = create_app(settings)
         tune_gc()  # after the imports and the app: what exists by now lives as long as the process
+        app.state.metrics.warm_up()  # the render worker starts beside the first collector cycles
         uvicorn.run(
             app,
             host=settings.http_host,

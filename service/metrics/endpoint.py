@@ -34,7 +34,7 @@ from service.metrics.exposition import Rendered, render
 from service.metrics.options import MetricsOptions
 from service.metrics.snapshot import Compactor
 from service.metrics.sources import ScrapeInputs
-from service.metrics.worker import RenderWorker
+from service.metrics.worker import RenderWorker, WorkerError
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,14 @@ class MetricsEndpoint:
                 return rendered
         return self.render(self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
+    def warm_up(self) -> None:
+        """Start the render worker now, on the metrics thread, so that the first scrape does not wait for a
+        fresh interpreter's imports (``offsetguard serve`` calls this as it starts). Returns at once; if
+        the worker does not start, the first scrape tries again (or renders in process)."""
+        worker = self.worker
+        if worker is not None and self.render is render:
+            self._executor.submit(_start, worker)
+
     def _finished(self, key: CacheKey, started: float, future: asyncio.Future[Rendered]) -> None:
         """On the event loop, when a render ends: cache it (the TTL runs from now) unless it failed."""
         self._pending.pop(key, None)
@@ -148,3 +156,10 @@ class MetricsEndpoint:
         if worker is not None:
             self.worker = RenderWorker(delay_s=worker.delay_s, render_timeout_s=worker.render_timeout_s)
             worker.close()
+
+
+def _start(worker: RenderWorker) -> None:
+    try:
+        worker.start()
+    except WorkerError as exc:
+        log.info("metrics: render worker not started ahead of the first scrape: %s", exc)

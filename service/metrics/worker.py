@@ -137,6 +137,11 @@ class RenderWorker:
         _, body, content_type, content_encoding = reply
         return Rendered(body, content_type, content_encoding)
 
+    def start(self) -> None:
+        """Start the worker now if it is not running (blocking: up to :data:`START_TIMEOUT_S`); raises
+        :class:`WorkerError` if it does not start."""
+        self._ensure()
+
     def _ensure(self) -> Connection:
         if self._closed:
             raise WorkerError("closed")

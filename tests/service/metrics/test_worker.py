@@ -123,6 +123,31 @@ def test_endpoint_worker_killed_scrape_falls_back_then_new_worker() -> None:
     assert worker.pid is None
 
 
+def test_endpoint_warm_up_starts_the_worker_before_the_first_scrape() -> None:
+    inputs = _inputs()
+    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
+    worker = endpoint.worker
+    assert worker is not None and worker.pid is None
+    try:
+        endpoint.warm_up()  # returns at once: the worker starts on the metrics thread
+        deadline = time.monotonic() + 60
+        while worker.pid is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert worker.pid is not None and worker.starts == 1
+        assert asyncio.run(endpoint.scrape(None, None)) == render(endpoint.registry, inputs)
+        assert worker.starts == 1  # the scrape found it running
+    finally:
+        endpoint.close()
+    assert worker.pid is None
+
+
+def test_endpoint_warm_up_in_process_render_starts_nothing() -> None:
+    endpoint = MetricsEndpoint.build(lambda: _inputs(), clock=lambda: b.NOW)
+    endpoint.worker = None
+    endpoint.warm_up()  # nothing to start, nothing raised
+    endpoint.close()
+
+
 def test_metrics_route_slow_worker_render_healthz_not_blocked() -> None:
     app = _app()
     endpoint: MetricsEndpoint = app.state.metrics
