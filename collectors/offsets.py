@@ -44,6 +44,9 @@ class OffsetsCollector(SeamCollector):
         # PartitionInfo objects, so an unchanged leader compares by identity and gets the same tuple
         # again, which the seam recognises cheaply (it caches the encoded request per partition set).
         self._asked: dict[int, tuple[tuple[PartitionInfo, ...], tuple[TopicPartition, ...]]] = {}
+        # The last observation's offsets by partition: an unchanged one is the same object again (most
+        # partitions of a cycle), so nothing is built for it and readers can tell it apart by identity.
+        self._known: dict[TopicPartition, PartitionOffsets] = {}
 
     async def collect(self) -> OffsetsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
@@ -58,9 +61,11 @@ class OffsetsCollector(SeamCollector):
                 )
             else:
                 by_leader[p.leader].append(p)
+        known: dict[TopicPartition, PartitionOffsets] = {}
         rounds = await asyncio.gather(
-            *(self._ask_leader(meta, leader, ps) for leader, ps in by_leader.items())
+            *(self._ask_leader(meta, leader, ps, known) for leader, ps in by_leader.items())
         )
+        self._known = known
         partitions: list[PartitionOffsets] = []
         for found, lost in rounds:
             partitions.extend(found)
@@ -69,8 +74,13 @@ class OffsetsCollector(SeamCollector):
         return OffsetsObservation(self.cluster, observed_at, tuple(partitions), tuple(failures))
 
     async def _ask_leader(
-        self, meta: ClusterMetadata, leader: int, infos: list[PartitionInfo]
+        self,
+        meta: ClusterMetadata,
+        leader: int,
+        infos: list[PartitionInfo],
+        known: dict[TopicPartition, PartitionOffsets],
     ) -> tuple[list[PartitionOffsets], list[Failure]]:
+        """The offsets ``leader`` gave for ``infos`` (each also put in ``known``) and what it did not."""
         tps = self._partitions(leader, tuple(infos))
         try:
             ranges, errors = await asyncio.to_thread(self._seam.list_offsets, leader, tps)
@@ -80,11 +90,22 @@ class OffsetsCollector(SeamCollector):
             return [], lost
         found: list[PartitionOffsets] = []
         lost = []
+        last = self._known
         for info, tp in zip(infos, tps, strict=True):
             r = ranges.get(tp)
             if r is not None:
                 epoch = r.leader_epoch if r.leader_epoch is not None else info.leader_epoch
-                found.append(PartitionOffsets(tp.topic, tp.partition, r.log_start, r.log_end, leader, epoch))
+                o = last.get(tp)
+                if (
+                    o is None
+                    or o.log_end != r.log_end
+                    or o.log_start != r.log_start
+                    or o.leader_epoch != epoch
+                    or o.leader != leader
+                ):
+                    o = PartitionOffsets(tp.topic, tp.partition, r.log_start, r.log_end, leader, epoch)
+                found.append(o)
+                known[tp] = o
             else:
                 err = errors.get(tp) or KafkaError("no offsets returned", cluster=self.cluster)
                 lost.append(failure("partition", f"{tp.topic}/{tp.partition}", err))

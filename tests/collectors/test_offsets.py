@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from collectors.errors import KafkaResponseError
-from collectors.model import PartitionOffsets, TopicPartition
+from collectors.model import ClusterMetadata, PartitionOffsets, TopicPartition
 from collectors.offsets import OffsetsCollector
 from collectors.seam import OffsetRange
 from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, partition, source
@@ -90,3 +90,36 @@ async def test_offsets_leaders_asked_concurrently_not_one_after_another() -> Non
 
     assert len(observed.partitions) == 4
     assert [f.key for f in observed.failures] == ["b/1"]
+
+
+async def test_offsets_unchanged_partition_is_the_same_object_changed_one_new() -> None:
+    seam = FakeSeam(offsets=dict(RANGES))
+    collector = OffsetsCollector(seam, CLUSTER, source(META))
+    first = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+
+    seam.offsets[TP("a", 0)] = OffsetRange(5, 101, 7)  # a new message
+    seam.offsets[TP("a", 2)] = OffsetRange(2, 2, 2)  # a new leader epoch, same range
+    second = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+
+    assert second[("a", 1)] is first[("a", 1)] and second[("b", 0)] is first[("b", 0)]
+    assert second[("a", 0)] == PartitionOffsets("a", 0, 5, 101, leader=1, leader_epoch=7)
+    assert second[("a", 2)] == PartitionOffsets("a", 2, 2, 2, leader=3, leader_epoch=2)
+
+    seam.offsets[TP("a", 1)] = OffsetRange(3, 10, None)  # retention moved the log start
+    third = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+    assert third[("a", 1)] == PartitionOffsets("a", 1, 3, 10, leader=2, leader_epoch=0)
+    assert third[("a", 0)] is second[("a", 0)]
+
+
+async def test_offsets_partition_led_elsewhere_is_a_new_object() -> None:
+    seam = FakeSeam(offsets=dict(RANGES))
+    moved = metadata([1, 2, 3], {"a": [partition("a", 0, 1, epoch=3)], "b": [partition("b", 0, 2)]})
+    metas = iter([META, moved])
+
+    async def changing() -> ClusterMetadata:
+        return next(metas)
+
+    collector = OffsetsCollector(seam, CLUSTER, changing)
+    [before] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
+    [after] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
+    assert before.leader == 1 and after == PartitionOffsets("b", 0, 0, 50, leader=2, leader_epoch=0)
