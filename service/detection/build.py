@@ -64,6 +64,7 @@ def build_detection(
         log_end_reached_at=lambda topic, partition, offset: store.log_end_reached_at(
             name, topic, partition, offset
         ),
+        log_end_reached_at_many=lambda wanted: store.log_end_reached_at_many(name, wanted),
         snapshots=snapshots,
         listeners=listeners,  # told of alerts once stored, e.g. the notification dispatcher
         # KIP-320 checks for epoch_divergence: the cluster seam's offsets_for_leader_epoch

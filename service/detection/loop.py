@@ -45,7 +45,7 @@ from service.detection.inputs import (
     FreshObservations,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
-from service.detection.reached import ReachedAtCache
+from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.snapshots import SnapshotTrigger
 from service.settings import DetectionSettings
 from service.state import LatestObservations
@@ -72,6 +72,7 @@ class DetectionLoop:
         alerts: AlertStore,
         health: CollectorHealth | None = None,
         log_end_reached_at: LogEndClock | None = None,
+        log_end_reached_at_many: ManyLookup | None = None,
         tail_live: Callable[[], bool] = lambda: False,
         snapshots: SnapshotTrigger | None = None,
         listeners: Sequence[Listener] = (),
@@ -91,7 +92,11 @@ class DetectionLoop:
         self._epoch_ends = epoch_ends  # KIP-320 answers for epoch_divergence (asks Kafka: blocking)
         self._alerts = alerts
         self._health = health
-        self._log_end = ReachedAtCache(log_end_reached_at) if log_end_reached_at is not None else None
+        self._log_end = (
+            ReachedAtCache(log_end_reached_at, log_end_reached_at_many)
+            if log_end_reached_at is not None
+            else None
+        )
         self.tail_live = tail_live  # True while the tail delivers every commit (then polls only seed)
         self._snapshots = snapshots
         self._listeners = list(listeners)
