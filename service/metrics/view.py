@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from collectors.errors import OffsetguardError
@@ -51,33 +52,21 @@ class GroupPartition(NamedTuple):
     seconds: float | None  # lag in seconds (None: absent)
 
 
+@dataclass(slots=True, eq=False)
 class ClusterView:
     """One cluster's observations and the lag of each committed group-partition (:attr:`lags`, sorted by
     key, with the crossing times their lag seconds need in :attr:`reached`, asked of the store once).
     :attr:`rows` are the same as :class:`GroupPartition` tuples, built only when a family reads them."""
 
-    __slots__ = ("_rows", "cluster", "committed", "groups", "lags", "metadata", "now", "offsets", "reached")
-
-    def __init__(
-        self,
-        cluster: str,
-        metadata: ClusterMetadata | None,
-        offsets: OffsetsObservation | None,
-        groups: GroupsObservation | None,
-        committed: CommittedLike | None,
-        lags: Sequence[LagRow],
-        reached: Mapping[Wanted, float],
-        now: float,
-    ) -> None:
-        self.cluster = cluster
-        self.metadata = metadata
-        self.offsets = offsets
-        self.groups = groups
-        self.committed = committed
-        self.lags = lags
-        self.reached = reached
-        self.now = now
-        self._rows: tuple[GroupPartition, ...] | None = None
+    cluster: str
+    metadata: ClusterMetadata | None
+    offsets: OffsetsObservation | None
+    groups: GroupsObservation | None
+    committed: CommittedLike | None
+    lags: Sequence[LagRow]
+    reached: Mapping[Wanted, float]
+    now: float
+    _rows: tuple[GroupPartition, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def rows(self) -> tuple[GroupPartition, ...]:
