@@ -6,7 +6,9 @@ competes with. So a finished render answers later scrapes (same ``Accept`` / ``A
 and scrapes arriving while a render is under way share it: back-to-back scrapers (several Prometheus
 replicas, a debugging loop) keep the render thread busy at most ``1 / RENDER_SHARE_DIVISOR`` of the
 time. Prometheus scrapes every 15 s or more, so it only ever gets fresh renders; a back-to-back scraper
-gets figures at most one TTL plus one render older than the snapshot.
+gets figures at most one TTL plus one render older than the snapshot. A scraper with a steady interval
+(Prometheus) has its next body rendered shortly before its next scrape (:mod:`service.metrics.ahead`):
+the render still happens once per scrape, but the scrape no longer waits for it.
 
 The render itself runs in a separate process (:mod:`service.metrics.worker`), so its seconds of CPU hold
 that process's GIL, not the API's: the metrics thread only builds a compact snapshot
@@ -26,9 +28,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Protocol
 
 from prometheus_client.registry import CollectorRegistry
 
+from service.metrics.ahead import Ahead, Cadence
 from service.metrics.collector import Source, build_registry
 from service.metrics.exposition import Rendered, render
 from service.metrics.options import MetricsOptions
@@ -47,6 +51,17 @@ _MAX_CACHED = 8  # distinct (Accept, Accept-Encoding) pairs kept; headers are cl
 MAX_WORKER_FAILURES = 3  # worker failures in a row after which rendering stays in process
 
 
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+Schedule = Callable[[float, Callable[[], None]], Timer]  # (delay s, callback) on the event loop
+
+
+def _call_later(delay: float, callback: Callable[[], None]) -> Timer:
+    return asyncio.get_running_loop().call_later(delay, callback)
+
+
 @dataclass(slots=True)
 class MetricsEndpoint:
     """Renders through one dedicated thread: scrapes queue behind each other instead of piling onto the
@@ -61,6 +76,8 @@ class MetricsEndpoint:
     clock: Callable[[], float] = time.time  # the collector's clock: "now" of a worker render
     worker: RenderWorker | None = field(default_factory=RenderWorker)  # None: always render in process
     options: MetricsOptions = field(default_factory=MetricsOptions)  # the registry's; the worker's too
+    render_ahead: bool = True  # render ahead of a steady scraper's next scrape (needs cache_ttl_s > 0)
+    schedule: Schedule = _call_later
     _compactor: Compactor = field(default_factory=Compactor)
     _worker_failures: int = 0
     _worker_failure_logged: bool = False
@@ -69,6 +86,8 @@ class MetricsEndpoint:
     )
     _cached: dict[CacheKey, tuple[float, Rendered]] = field(default_factory=dict)
     _pending: dict[CacheKey, asyncio.Future[Rendered]] = field(default_factory=dict)
+    _cadences: dict[CacheKey, Cadence] = field(default_factory=dict)
+    _timers: dict[CacheKey, Timer] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -87,24 +106,66 @@ class MetricsEndpoint:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
         the metrics thread."""
         key = (accept, accept_encoding)
-        if self.cache_ttl_s > 0:
-            hit = self._cached.get(key)
-            if hit is not None and self.monotonic() < hit[0]:
-                return hit[1]
-            pending = self._pending.get(key)
-            # a render for this key is under way (on this loop: a test client may have closed another)
-            if pending is not None and pending.get_loop() is asyncio.get_running_loop():
-                return await asyncio.shield(pending)
-        inputs: ScrapeInputs = self.source()
-        job = partial(self._render, inputs, accept, accept_encoding)
         if self.cache_ttl_s <= 0:
+            job = partial(self._render, self.source(), accept, accept_encoding)
             return await asyncio.get_running_loop().run_in_executor(self._executor, job)
+        now = self.monotonic()
+        hit = self._cached.get(key)
+        pending = self._pending.get(key)
+        # a render for this key is under way (on this loop: a test client may have closed another)
+        if pending is not None and pending.get_loop() is not asyncio.get_running_loop():
+            pending = None
+        cadence = self._cadence(key)
+        timer = self._timers.pop(key, None)
+        if timer is not None:  # earlier than predicted: this scrape renders, the next one is planned anew
+            timer.cancel()
+        answered = (hit is not None and now < hit[0]) or pending is not None
+        cadence.scraped(now, answered=answered)
+        if hit is not None and now < hit[0]:
+            self._plan(key)
+            return hit[1]
+        if pending is None:
+            pending = self._start(key, None)
+        else:
+            self._plan(key)
+        # shield: a scraper that disconnects must not cancel the render others are waiting for
+        return await asyncio.shield(pending)
+
+    def _start(self, key: CacheKey, ahead: Ahead | None) -> asyncio.Future[Rendered]:
+        """On the event loop: snapshot now, render on the metrics thread; cached when done."""
+        job = partial(self._render, self.source(), *key)
         started = self.monotonic()
         future = asyncio.get_running_loop().run_in_executor(self._executor, job)
         self._pending[key] = future
-        future.add_done_callback(partial(self._finished, key, started))
-        # shield: a scraper that disconnects must not cancel the render others are waiting for
-        return await asyncio.shield(future)
+        future.add_done_callback(partial(self._finished, key, started, ahead))
+        return future
+
+    def _cadence(self, key: CacheKey) -> Cadence:
+        cadence = self._cadences.get(key)
+        if cadence is None:
+            if len(self._cadences) >= _MAX_CACHED:  # headers are client-controlled
+                self._cadences.clear()
+            cadence = self._cadences[key] = Cadence()
+        return cadence
+
+    def _plan(self, key: CacheKey) -> None:
+        """After a scrape is answered (or its render finished): plan the render ahead of the next one."""
+        cadence = self._cadences.get(key)
+        if not self.render_ahead or cadence is None or key in self._timers:
+            return
+        ahead = cadence.plan()
+        if ahead is not None:
+            delay = max(0.0, ahead.start - self.monotonic())
+            self._timers[key] = self.schedule(delay, partial(self._ahead, key, ahead))
+
+    def _ahead(self, key: CacheKey, ahead: Ahead) -> None:
+        """The timer of a planned render: start it unless one for this key is under way."""
+        self._timers.pop(key, None)
+        cadence = self._cadences.get(key)
+        if key in self._pending or cadence is None:
+            return
+        cadence.started_ahead()
+        self._start(key, ahead)
 
     def _render(self, inputs: ScrapeInputs, accept: str | None, accept_encoding: str | None) -> Rendered:
         """On the metrics thread: in the worker process if there is one, else (or if it fails) here."""
@@ -136,8 +197,11 @@ class MetricsEndpoint:
         if worker is not None and self.render is render:
             self._executor.submit(_start, worker)
 
-    def _finished(self, key: CacheKey, started: float, future: asyncio.Future[Rendered]) -> None:
-        """On the event loop, when a render ends: cache it (the TTL runs from now) unless it failed."""
+    def _finished(
+        self, key: CacheKey, started: float, ahead: Ahead | None, future: asyncio.Future[Rendered]
+    ) -> None:
+        """On the event loop, when a render ends: cache it (the TTL runs from now; a render ahead answers
+        until its planned end) unless it failed; a scrape's render plans the next one ahead."""
         self._pending.pop(key, None)
         if future.cancelled() or future.exception() is not None:
             return
@@ -145,11 +209,20 @@ class MetricsEndpoint:
             self._cached.clear()
         now = self.monotonic()
         ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
-        self._cached[key] = (now + ttl, future.result())
+        self._cached[key] = (max(now + ttl, ahead.until if ahead else 0.0), future.result())
+        cadence = self._cadences.get(key)
+        if cadence is not None:
+            cadence.duration = now - started
+            if ahead is None:
+                self._plan(key)
 
     def close(self) -> None:
         """Stop the render thread and the worker process (the app lifespan's end). A later scrape (the
         same app started again) gets a new thread and worker."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        self._cadences.clear()
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
         worker = self.worker
