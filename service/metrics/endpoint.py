@@ -8,7 +8,9 @@ replicas, a debugging loop) keep the render thread busy at most ``1 / RENDER_SHA
 time. Prometheus scrapes every 15 s or more, so it only ever gets fresh renders; a back-to-back scraper
 gets figures at most one TTL plus one render older than the snapshot. A scraper with a steady interval
 (Prometheus) has its next body rendered shortly before its next scrape (:mod:`service.metrics.ahead`):
-the render still happens once per scrape, but the scrape no longer waits for it.
+the render still happens once per scrape, but the scrape no longer waits for it. A finished render of a
+picture that lacked an observation now present (the first collections after a start) answers no later
+scrape: a scraper polling a starting service gets the complete picture with the first render after it.
 
 The render itself runs in a separate process (:mod:`service.metrics.worker`), so its seconds of CPU hold
 that process's GIL, not the API's: the metrics thread only builds a compact snapshot
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 
 Renderer = Callable[..., Rendered]  # signature of service.metrics.exposition.render
 CacheKey = tuple[str | None, str | None]  # (Accept, Accept-Encoding)
+Coverage = frozenset[tuple[str, str]]  # (cluster, observation kind) present in a scrape's inputs
 
 CACHE_TTL_S = 1.0  # how long a finished render answers later scrapes, at least; 0 renders every scrape
 RENDER_SHARE_DIVISOR = 4  # a render of d seconds is served for (4 - 1) * d: rendering <= 1/4 of the time
@@ -84,7 +87,7 @@ class MetricsEndpoint:
     _executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
     )
-    _cached: dict[CacheKey, tuple[float, Rendered]] = field(default_factory=dict)
+    _cached: dict[CacheKey, tuple[float, Rendered, Coverage]] = field(default_factory=dict)
     _pending: dict[CacheKey, asyncio.Future[Rendered]] = field(default_factory=dict)
     _cadences: dict[CacheKey, Cadence] = field(default_factory=dict)
     _timers: dict[CacheKey, Timer] = field(default_factory=dict)
@@ -110,7 +113,10 @@ class MetricsEndpoint:
             job = partial(self._render, self.source(), accept, accept_encoding)
             return await asyncio.get_running_loop().run_in_executor(self._executor, job)
         now = self.monotonic()
+        inputs = self.source()
         hit = self._cached.get(key)
+        if hit is not None and (now >= hit[0] or not hit[2] >= coverage(inputs)):
+            hit = None  # expired, or rendered before an observation present now had arrived
         pending = self._pending.get(key)
         # a render for this key is under way (on this loop: a test client may have closed another)
         if pending is not None and pending.get_loop() is not asyncio.get_running_loop():
@@ -119,25 +125,27 @@ class MetricsEndpoint:
         timer = self._timers.pop(key, None)
         if timer is not None:  # earlier than predicted: this scrape renders, the next one is planned anew
             timer.cancel()
-        answered = (hit is not None and now < hit[0]) or pending is not None
-        cadence.scraped(now, answered=answered)
-        if hit is not None and now < hit[0]:
+        cadence.scraped(now, answered=hit is not None or pending is not None)
+        if hit is not None:
             self._plan(key)
             return hit[1]
         if pending is None:
-            pending = self._start(key, None)
+            pending = self._start(key, None, inputs)
         else:
             self._plan(key)
         # shield: a scraper that disconnects must not cancel the render others are waiting for
         return await asyncio.shield(pending)
 
-    def _start(self, key: CacheKey, ahead: Ahead | None) -> asyncio.Future[Rendered]:
-        """On the event loop: snapshot now, render on the metrics thread; cached when done."""
-        job = partial(self._render, self.source(), *key)
+    def _start(
+        self, key: CacheKey, ahead: Ahead | None, inputs: ScrapeInputs | None = None
+    ) -> asyncio.Future[Rendered]:
+        """On the event loop: snapshot now (unless given), render on the metrics thread; cached when done."""
+        inputs = self.source() if inputs is None else inputs
+        job = partial(self._render, inputs, *key)
         started = self.monotonic()
         future = asyncio.get_running_loop().run_in_executor(self._executor, job)
         self._pending[key] = future
-        future.add_done_callback(partial(self._finished, key, started, ahead))
+        future.add_done_callback(partial(self._finished, key, started, ahead, coverage(inputs)))
         return future
 
     def _cadence(self, key: CacheKey) -> Cadence:
@@ -198,7 +206,12 @@ class MetricsEndpoint:
             self._executor.submit(_start, worker)
 
     def _finished(
-        self, key: CacheKey, started: float, ahead: Ahead | None, future: asyncio.Future[Rendered]
+        self,
+        key: CacheKey,
+        started: float,
+        ahead: Ahead | None,
+        covered: Coverage,
+        future: asyncio.Future[Rendered],
     ) -> None:
         """On the event loop, when a render ends: cache it (the TTL runs from now; a render ahead answers
         until its planned end) unless it failed; a scrape's render plans the next one ahead."""
@@ -209,7 +222,7 @@ class MetricsEndpoint:
             self._cached.clear()
         now = self.monotonic()
         ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
-        self._cached[key] = (max(now + ttl, ahead.until if ahead else 0.0), future.result())
+        self._cached[key] = (max(now + ttl, ahead.until if ahead else 0.0), future.result(), covered)
         cadence = self._cadences.get(key)
         if cadence is not None:
             cadence.duration = now - started
@@ -229,6 +242,21 @@ class MetricsEndpoint:
         if worker is not None:
             self.worker = RenderWorker(delay_s=worker.delay_s, render_timeout_s=worker.render_timeout_s)
             worker.close()
+
+
+def coverage(inputs: ScrapeInputs) -> Coverage:
+    """Which observations of which cluster ``inputs`` hold."""
+    return frozenset(
+        (c.cluster, kind)
+        for c in inputs.clusters
+        for kind, observed in (
+            ("metadata", c.metadata),
+            ("offsets", c.offsets),
+            ("groups", c.groups),
+            ("committed", c.committed),
+        )
+        if observed is not None
+    )
 
 
 def _start(worker: RenderWorker) -> None:
