@@ -71,6 +71,15 @@ class Rig:
             **overrides,
         )
 
+    async def learned(self) -> MetricsEndpoint:
+        """An endpoint scraped at 100 and 115 (renders 1 and 2 finished; the render ahead of 130 planned)."""
+        if self.gate is not None:
+            self.gate.set()
+        endpoint = self.endpoint()
+        await self.scrape_at(endpoint, 100.0)
+        await self.scrape_at(endpoint, 115.0)
+        return endpoint
+
     async def scrape_at(self, endpoint: MetricsEndpoint, t: float) -> bytes:
         self.clock[0] = t
         return (await endpoint.scrape(*KEY)).body
@@ -109,9 +118,7 @@ def test_endpoint_late_scrape_within_lead_still_answered_ahead_later_renders_ane
     rig = Rig()
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         await rig.fire(endpoint, rig.timers[-1], 126.5)
         assert await rig.scrape_at(endpoint, 133.4) == b"render 3 of metadata"  # due 130 + lead 3.5
         rig.timers[-1].cancel()
@@ -124,9 +131,7 @@ def test_endpoint_quick_render_ahead_answers_until_lead_after_due_beyond_its_ttl
     rig = Rig(render_s=0.2)  # lead 0.8 s: the body answers until 130.8; its TTL alone ends at 130.4
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         await rig.fire(endpoint, rig.timers[-1], 129.2)
         assert await rig.scrape_at(endpoint, 130.7) == b"render 3 of metadata"
         assert rig.renders == [1, 2, 3]
@@ -138,9 +143,7 @@ def test_endpoint_render_ahead_unused_next_scrape_plans_none() -> None:
     rig = Rig()
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         await rig.fire(endpoint, rig.timers[-1], 126.5)
         planned = len(rig.timers)
         assert await rig.scrape_at(endpoint, 160.0) == b"render 4 of metadata"  # the scraper was away
@@ -155,9 +158,7 @@ def test_endpoint_scrape_earlier_than_planned_cancels_the_timer() -> None:
     rig = Rig()
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         first = rig.timers[-1]
         assert await rig.scrape_at(endpoint, 125.0) == b"render 3 of metadata"
         assert first.cancelled
@@ -171,10 +172,7 @@ def test_endpoint_scrape_during_render_ahead_shares_it() -> None:
     rig = Rig(gate=gate)
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        gate.set()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         gate.clear()
         await rig.fire(endpoint, rig.timers[-1], 129.9)  # started late: still rendering at 130
         scrape = asyncio.ensure_future(rig.scrape_at(endpoint, 130.0))
@@ -220,10 +218,7 @@ def test_endpoint_timer_while_a_scrape_renders_starts_nothing() -> None:
     rig = Rig(gate=gate)
 
     async def go() -> None:
-        endpoint = rig.endpoint()
-        gate.set()
-        await rig.scrape_at(endpoint, 100.0)
-        await rig.scrape_at(endpoint, 115.0)
+        endpoint = await rig.learned()
         timer = rig.timers[-1]
         gate.clear()
         rig.clock[0] = 200.0
