@@ -17,6 +17,7 @@ reading it, while the next one is built from it.
 from __future__ import annotations
 
 import base64
+import binascii
 import sys
 from array import array
 from bisect import bisect_left, bisect_right
@@ -186,8 +187,9 @@ class _History(Sequence[S], Generic[S]):
         if len(encoded) != 2:
             raise ValueError(f"a history is two arrays, not {len(encoded)}")
         at, values = array("d"), array("q")
-        at.frombytes(base64.b64decode(encoded[0], validate=True))
-        values.frombytes(base64.b64decode(encoded[1], validate=True))
+        # base64.b64decode(validate=True) without its wrapping: a restart decodes 70,000 histories
+        at.frombytes(binascii.a2b_base64(encoded[0], strict_mode=True))
+        values.frombytes(binascii.a2b_base64(encoded[1], strict_mode=True))
         if sys.byteorder != "little":
             at.byteswap()
             values.byteswap()
@@ -218,7 +220,7 @@ class _History(Sequence[S], Generic[S]):
 
 
 def _in_order(at: array[float]) -> bool:
-    return all(a <= b for a, b in pairwise(at))
+    return (times := at.tolist()) == sorted(times)  # in C: a pairwise walk cost a restart ~0.5 s
 
 
 class RangeHistory(_History[RangeSample]):

@@ -74,7 +74,14 @@ def test_history_encoded_round_trip_equal() -> None:
 
 @pytest.mark.parametrize(
     "body",
-    [["AAAA", "!!"], ["AAAAAAAAAAA=", "AAAAAAAAAAA="], ["AAAAAAAAAAA=", "AAA="], ["AAAAAAAAAAA="], []],
+    [
+        ["AAAA", "!!"],
+        ["AAAAAAAAAAA=", "AAAAAAAAAAA="],
+        ["AAAAAAAAAAA=", "AAA="],
+        ["AAAAAAAAAAA="],
+        [],
+        ["AAAAAAAAAAA=", "AAAAAAAAAAAAAAAAAAAAAA=\u00fc"],
+    ],
 )
 def test_history_decoded_malformed_raises_value_error(body: list[str]) -> None:
     with pytest.raises(ValueError):
@@ -118,6 +125,27 @@ def test_history_out_of_range_reason_same_as_walk(
     samples = [*history, *extra]
     assert out_of_range_reason(offset, committed_at, moved_after, h) == out_of_range_reason(
         offset, committed_at, moved_after, samples
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    history=st.lists(_range, max_size=12),
+    ordered=st.booleans(),
+    offset=_offsets,
+    committed_at=_times,
+    moved_after=_times,
+)
+def test_history_decoded_out_of_range_reason_same_as_walk(
+    history: list[RangeSample], ordered: bool, offset: int, committed_at: float, moved_after: float
+) -> None:
+    """A history read back from a saved state knows whether its samples are in time order (a shortcut
+    taken on an unordered one would miss a sample)."""
+    if ordered:
+        history = sorted(history)
+    h = RangeHistory.decoded(RangeHistory.of(history).encoded())
+    assert out_of_range_reason(offset, committed_at, moved_after, h) == out_of_range_reason(
+        offset, committed_at, moved_after, history
     )
 
 
