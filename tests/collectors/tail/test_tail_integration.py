@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from kafka import KafkaAdminClient, TopicPartition
 
 from collectors.codec import GroupTombstone, OffsetCommitTombstone, partition_for
+from collectors.tail_kafka import AiokafkaTailConsumer
 from service.app import create_app
 from service.runtime import Runtime
 from service.sandbox.cluster import SandboxCluster
@@ -33,6 +34,7 @@ from tests.collectors.tail.sandbox_it import (
 from tests.collectors.tail.test_tail_service import GatedSink
 
 pytestmark = pytest.mark.integration
+AUTO_CREATE_WAIT_S = 2.0
 
 
 def _name(prefix: str) -> str:
@@ -153,6 +155,29 @@ async def test_tail_kafka1_restart_with_same_store_emits_only_new(
     assert sorted(r.offset for _, _, r in second.commits(group)) == [100, 200]
     keys_first = {(e.partition, e.offset) for e in first.events}
     assert keys_first.isdisjoint((e.partition, e.offset) for e in second.events)
+
+
+async def test_tail_kafka1_partition_count_asks_one_topic_creates_none(kafka1: SandboxCluster) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=kafka1.bootstrap_servers)
+    topic, absent = _name("tail-count"), _name("tail-absent")
+    ensure_topic(admin, topic, 3)
+    # a commit: __consumer_offsets exists
+    await asyncio.to_thread(commit, admin, _name("tail-count-g"), {(topic, 0): 1})
+    consumer = AiokafkaTailConsumer(kafka1.cluster_settings("it"))
+    await consumer.start()
+    try:
+        # the broker auto-creates topics (its default; a moment after the answer), but not for this question
+        assert await consumer.partition_count(absent) is None
+        asked = time.monotonic()
+        offsets_partitions = len(admin.describe_topics(["__consumer_offsets"])[0]["partitions"])
+        assert await consumer.partition_count() == offsets_partitions
+        assert await consumer.partition_count(topic) == 3
+        while time.monotonic() - asked < AUTO_CREATE_WAIT_S:  # asked with creation allowed, it would be there
+            assert absent not in admin.list_topics()
+            await asyncio.sleep(0.2)
+    finally:
+        await consumer.stop()
+        admin.close()
 
 
 def test_readyz_real_tail_503_until_caught_up(kafka1: SandboxCluster, tmp_path: Path) -> None:
