@@ -24,6 +24,8 @@ from service.store.notifications import NotificationStore
 
 log = logging.getLogger(__name__)
 
+DETECTION_LAUNCH_WAIT_S = 15.0  # detection starts at most this long after the collectors
+
 
 class Runtime:
     """Everything the HTTP layer reads from; built by :func:`build_runtime` or by tests with fakes."""
@@ -59,11 +61,9 @@ class Runtime:
         self.alerts = alerts
         self.notifications = notifications  # the notification queue and silences (settings.notify.enabled)
         self.notifier = notifier
+        self._launching: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        # Detection first: it loads its saved state before the first observation or tail event.
-        for detection in self.detections:
-            await detection.start()
         if self.notifier is not None:
             await self.notifier.start()
         self.scheduler.start()
@@ -71,10 +71,22 @@ class Runtime:
             tune_gc()
         for tail in self.tails:
             tail.start()
+        # Detection reads its saved state (about a second of CPU for a fleet's) once the first collections
+        # are in, so that neither they nor the server wait for it: readiness and /metrics need none of it.
+        # Observations and tail events arriving before then are kept and evaluated once it is read.
+        self._launching = asyncio.get_running_loop().create_task(self._launch_detection())
+
+    async def _launch_detection(self) -> None:
+        if not await self.scheduler.first_round(DETECTION_LAUNCH_WAIT_S):
+            log.info("detection starts before every first collection is in (%.0f s)", DETECTION_LAUNCH_WAIT_S)
+        for detection in self.detections:
+            detection.launch()
 
     async def stop(self) -> None:
         # Finish the cycle in progress, stop the tails (they save positions), then release clients and
         # flush/close the store.
+        if self._launching is not None and not self._launching.done():
+            self._launching.cancel()  # detection not started: stopping it keeps its saved state as it is
         await self.scheduler.shutdown()
         await asyncio.gather(*(tail.stop() for tail in self.tails))
         # After the tails: their last batch is evaluated and the detection state saved.

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 Sink = Callable[[Any], Awaitable[None]]
 UNOBSERVED_SHOWN = 50  # entries of CollectorStatus.unobserved that /readyz lists
 UNOBSERVED_LOGGED = 10  # and that one log line names
+FIRST_ROUND_POLL_S = 0.05
 
 
 @dataclass(slots=True)
@@ -194,8 +195,22 @@ class Scheduler:
     def statuses(self) -> list[CollectorStatus]:
         return [job.status for job in self.jobs]
 
+    async def first_round(self, timeout: float) -> bool:
+        """Wait until every collector has finished its first run (succeeded or failed), at most
+        ``timeout`` seconds; True if they all have."""
+        deadline = time.monotonic() + timeout
+        while not all(_ran(job.status) for job in self.jobs):
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(FIRST_ROUND_POLL_S)
+        return True
+
     def stale(self, now: float) -> list[CollectorStatus]:
         return [s for s in self.statuses() if s.stale(now, self.stale_after_intervals)]
+
+
+def _ran(status: CollectorStatus) -> bool:
+    return status.last_success_at is not None or status.last_failure_at is not None
 
 
 def _logged(name: str, task: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:

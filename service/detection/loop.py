@@ -115,6 +115,7 @@ class DetectionLoop:
         self._wake = asyncio.Event()
         self._one_at_a_time = asyncio.Lock()
         self._drained = asyncio.Event()
+        self._loaded = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._last_save = time.monotonic()
@@ -176,25 +177,54 @@ class DetectionLoop:
 
     # ------------------------------------------------------------------ running
 
-    async def start(self) -> None:
-        """Load the saved state, then run the worker."""
-        saved = await asyncio.to_thread(self._alerts.load_state, self.cluster)
-        if saved is not None and saved.format in state_codec.READS:
-            try:
-                self.state = state_codec.loads(saved.body, saved.format)
-            except (ValueError, KeyError, TypeError) as exc:
-                log.warning("detection %s: saved state unreadable, starting empty: %s", self.cluster, exc)
+    def launch(self) -> None:
+        """Load the saved state and run the worker, in the background: returns at once. Observations and
+        tail events arriving before the state is loaded are kept and evaluated once it is (a restart's
+        first collections need not wait for a large state to be read)."""
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"detect:{self.cluster}")
 
+    async def start(self) -> None:
+        """:meth:`launch`, then wait until the saved state is loaded."""
+        self.launch()
+        await self._loaded.wait()
+
+    async def _load(self) -> bool:
+        """Read the saved state, retrying while the store fails; False if stopped before it was read."""
+        while not self._stopping:
+            try:
+                saved = await asyncio.to_thread(self._alerts.load_state, self.cluster)
+            except OffsetguardError as exc:
+                log.warning("detection %s: saved state not read, retrying: %s", self.cluster, exc)
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            if saved is not None and saved.format in state_codec.READS:
+                try:  # in a thread: a fleet's state takes about a second to decode
+                    self.state = await asyncio.to_thread(state_codec.loads, saved.body, saved.format)
+                except (ValueError, KeyError, TypeError) as exc:
+                    log.warning("detection %s: saved state unreadable, starting empty: %s", self.cluster, exc)
+            self._loaded.set()
+            return True
+        return False
+
     async def stop(self) -> None:
-        """Evaluate anything still queued, wait for snapshots under way, save the state."""
+        """Evaluate anything still queued, wait for snapshots under way, save the state. A loop never
+        launched does nothing: it has no state of its own to save over the one saved."""
+        if self._task is None and not self._loaded.is_set():
+            return
         self._stopping = True
         self._drained.set()
         self._wake.set()
         task, self._task = self._task, None
         if task is not None:
             await task  # the worker finishes its evaluation in hand (a thread cannot be cancelled)
+            if not self._loaded.is_set():  # stopped before the saved state could be read: keep it
+                log.warning(
+                    "detection %s: stopped before its state was read; %d queued events not evaluated",
+                    self.cluster,
+                    len(self._pending),
+                )
+                return
         if self._pending:
             await self.evaluate_now()
         if self._snapshots is not None:
@@ -202,6 +232,8 @@ class DetectionLoop:
         await self._save_state()
 
     async def _run(self) -> None:
+        if not await self._load():
+            return
         while not self._stopping:
             await self._wait_until_due()
             if self._stopping:

@@ -136,3 +136,26 @@ async def test_run_once_partial_streak_counts_consecutive_partial_runs_a_clean_r
         await job.run_once()
         streaks.append(job.status.partial_streak)
     assert streaks == [1, 2, 0, 1]
+
+
+async def test_first_round_waits_for_every_collector_success_or_failure() -> None:
+    slow = CollectorJob(FakeCollector("committed", delay=0.3), interval=60)
+    failing = CollectorJob(FakeCollector("offsets", fail=KafkaUnavailableError("down")), interval=60)
+    scheduler = Scheduler([slow, failing])
+    scheduler.start()
+    try:
+        t0 = asyncio.get_running_loop().time()
+        assert await scheduler.first_round(timeout=5.0) is True
+        assert asyncio.get_running_loop().time() - t0 >= 0.25  # waited for the slow one
+        assert slow.status.last_success_at is not None and failing.status.last_failure_at is not None
+    finally:
+        await scheduler.shutdown()
+
+
+async def test_first_round_gives_up_after_timeout() -> None:
+    scheduler = Scheduler([CollectorJob(FakeCollector("groups", delay=5.0), interval=60)])
+    scheduler.start()
+    try:
+        assert await scheduler.first_round(timeout=0.2) is False
+    finally:
+        await scheduler.shutdown(timeout=0.1)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from collectors.errors import StoreError
 from service.detection.loop import DetectionLoop
 from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
@@ -99,6 +100,78 @@ async def test_detection_loop_restart_reloads_state_redelivery_not_duplicated(al
     await second.stop()
     [a] = alerts.list().alerts
     assert (a.status, a.occurrences, a.magnitude_total["messages_replayed"]) == ("firing", 1, 200)
+
+
+async def test_detection_loop_launch_returns_before_the_state_is_read_events_wait_for_it(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = _now_ms()
+    first = _loop(alerts)
+    await first.start()
+    await DetectionTailSink(first).on_events([commit_event(500, 1, t - 20)])
+    await first.evaluate_now()
+    await first.stop()
+
+    reading = asyncio.Event()
+    release = asyncio.Event()
+    second = _loop(alerts)
+    load = alerts.load_state
+
+    def slow_load(cluster: str):  # type: ignore[no-untyped-def]
+        asyncio.run_coroutine_threadsafe(_set(reading), loop)
+        asyncio.run_coroutine_threadsafe(release.wait(), loop).result(5)
+        return load(cluster)
+
+    loop = asyncio.get_running_loop()
+    monkeypatch.setattr(alerts, "load_state", slow_load)
+    second.launch()  # returns at once
+    await asyncio.wait_for(reading.wait(), 5)
+    # a rewind arriving while the state is read: kept, then judged against the saved offset (500)
+    await DetectionTailSink(second).on_events([commit_event(300, 2, t)])
+    assert second.state.commits == {} and await asyncio.to_thread(alerts.firing, C) == ()
+    release.set()
+    await _wait_firing(alerts)
+    await second.stop()
+    [a] = alerts.list().alerts
+    assert a.magnitude["messages_replayed"] == 200
+
+
+async def _set(event: asyncio.Event) -> None:
+    event.set()
+
+
+async def test_detection_loop_stopped_before_its_state_is_read_keeps_the_saved_one(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    t = _now_ms()
+    first = _loop(alerts)
+    await first.start()
+    await DetectionTailSink(first).on_events([commit_event(500, 1, t)])
+    await first.evaluate_now()
+    await first.stop()
+    saved = alerts.load_state(C)
+
+    failing = _loop(alerts)
+    calls = 0
+
+    def unreadable(cluster: str) -> None:
+        nonlocal calls
+        calls += 1
+        raise StoreError("database is locked")
+
+    load = alerts.load_state
+    monkeypatch.setattr(alerts, "load_state", unreadable)
+    failing.launch()
+    await DetectionTailSink(failing).on_events([commit_event(300, 2, t + 1)])
+    while calls == 0:
+        await asyncio.sleep(0.01)
+    await failing.stop()  # retrying the read: nothing evaluated, nothing saved over the state
+    monkeypatch.setattr(alerts, "load_state", load)
+    assert alerts.load_state(C) == saved
+    assert await asyncio.to_thread(alerts.firing, C) == ()
+    never = _loop(alerts)
+    await never.stop()  # never launched: saves nothing either
+    assert alerts.load_state(C) == saved
 
 
 async def test_detection_loop_critical_rewind_snapshot_id_on_alert(alerts: AlertStore) -> None:

@@ -1,0 +1,55 @@
+"""The runtime's start order: the collectors and the server first, detection once they have run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.detection.loop import DetectionLoop
+from service.runtime import Runtime
+from service.scheduler import CollectorJob
+from service.settings import DetectionSettings, Settings, StoreSettings
+from service.state import LatestObservations
+from service.store.alerts import AlertStore
+from tests.service.test_scheduler import FakeCollector
+
+
+@pytest.fixture
+def alerts(tmp_path: Path) -> Iterator[AlertStore]:
+    with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as opened:
+        yield opened
+
+
+def _runtime(alerts: AlertStore, delay: float) -> tuple[Runtime, DetectionLoop]:
+    detection = DetectionLoop("c1", DetectionSettings(), latest=LatestObservations(), alerts=alerts)
+    job = CollectorJob(FakeCollector("offsets", delay=delay), interval=60)
+    runtime = Runtime(Settings(), store=None, latest=LatestObservations(), jobs=[job], detections=[detection])
+    return runtime, detection
+
+
+async def test_runtime_detection_launched_once_the_first_collections_are_in(alerts: AlertStore) -> None:
+    runtime, detection = _runtime(alerts, delay=0.3)
+    await runtime.start()
+    try:
+        assert detection._task is None  # the collector is still running: detection waits
+        deadline = asyncio.get_running_loop().time() + 5
+        while detection._task is None:
+            assert asyncio.get_running_loop().time() < deadline, "detection never launched"
+            await asyncio.sleep(0.02)
+        assert runtime.scheduler.jobs[0].status.last_success_at is not None
+    finally:
+        await runtime.stop()
+
+
+async def test_runtime_stopped_before_detection_launched_keeps_its_saved_state(alerts: AlertStore) -> None:
+    alerts.save_state("c1", "{}", 3, 1.0)
+    runtime, detection = _runtime(alerts, delay=5.0)
+    await runtime.start()
+    await asyncio.sleep(0.3)  # long enough for a launch, not for the first collection
+    await runtime.stop()
+    assert detection._task is None
+    saved = alerts.load_state("c1")
+    assert saved is not None and (saved.body, saved.saved_at) == ("{}", 1.0)
