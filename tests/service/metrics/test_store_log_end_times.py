@@ -53,3 +53,20 @@ def test_log_end_reached_at_many_matches_single_lookups(store: Store) -> None:
 
 def test_log_end_reached_at_many_nothing_wanted_empty(store: Store) -> None:
     assert store.log_end_reached_at_many("c1", []) == {}
+
+
+def test_log_end_reached_at_many_exact_times_and_large_offsets(store: Store) -> None:
+    """Answers travel as one JSON text: epoch times keep every bit (JSON's 15 digits would round them)."""
+    times = [1795746925.4479017, 1795746930.1234567, 1795746935.9999999]
+    big = 2**62
+    _observe(store, times[0], {("t.a-b_c", 0): 10, ("t.a-b_c", 1): big - 1})
+    _observe(store, times[1], {("t.a-b_c", 0): 20, ("t.a-b_c", 1): big})
+    _observe(store, times[2], {("t.a-b_c", 0): 30, ("t.a-b_c", 1): big + 5})
+    wanted = [("t.a-b_c", 0, 11), ("t.a-b_c", 0, 25), ("t.a-b_c", 1, big)]
+    batched = store.log_end_reached_at_many("c1", wanted)
+    assert batched == {
+        ("t.a-b_c", 0, 11): times[1],
+        ("t.a-b_c", 0, 25): times[2],
+        ("t.a-b_c", 1, big): times[1],
+    }
+    assert batched == {w: store.log_end_reached_at("c1", *w) for w in wanted}
