@@ -105,8 +105,10 @@ def plan(
             alert, transition = _event_repeat(old, f, now)
             writes.append(AlertWrite(alert, False, transition))
         else:
-            alert, transition = _state_repeat(old, f, now)
-            if transition is not None or now - old.updated_at >= rules.refresh_seconds:
+            # the refreshed alert is built only when it is written: a fleet's thousands of firing lag
+            # alerts are reported again every evaluation, each a JSON identity and a copy otherwise
+            if _state_changed(old, f) or now - old.updated_at >= rules.refresh_seconds:
+                alert, transition = _state_repeat(old, f, now)
                 writes.append(AlertWrite(alert, False, transition))
             else:
                 alert = old
@@ -185,8 +187,11 @@ def _state_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None
         evidence=dict(f.evidence),
         occurrence=occurrence_identity(f),
     )
-    changed = (f.cause, f.severity) != (old.cause, old.severity)
-    return alert, "changed" if changed else None
+    return alert, "changed" if _state_changed(old, f) else None
+
+
+def _state_changed(old: Alert, f: Finding) -> bool:
+    return (f.cause, f.severity) != (old.cause, old.severity)
 
 
 def _resolve(alert: Alert, now: float, reason: str) -> AlertWrite:
