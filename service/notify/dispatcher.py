@@ -2,12 +2,12 @@
 delivers due rows, with backoff, to webhooks and Alertmanagers.
 
 Each round: (1) :meth:`NotificationStore.advance` until no transition is left (plus the catch-up of
-firing alerts never notified); (2) deliver the due rows, receivers in parallel, each receiver's rows in
-queue order, stopping at its first retryable failure and holding it until that row's next attempt (a down
-receiver gets one probe per backoff step, not one request per queued row); (3) re-post firing alerts to
-Alertmanagers every ``resend_seconds``; (4) prune old finished rows hourly. A row is marked delivered only
-after the receiver answered 2xx, so a crash in between sends it again (at least once; receivers can
-drop repeats by ``notification_id``).
+firing alerts never notified, when it can find any: :mod:`service.notify.catchup`); (2) deliver the due
+rows, receivers in parallel, each receiver's rows in queue order, stopping at its first retryable failure
+and holding it until that row's next attempt (a down receiver gets one probe per backoff step, not one
+request per queued row); (3) re-post firing alerts to Alertmanagers every ``resend_seconds``; (4) prune
+old finished rows hourly. A row is marked delivered only after the receiver answered 2xx, so a crash in
+between sends it again (at least once; receivers can drop repeats by ``notification_id``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 
 from service.notify.backoff import Backoff
+from service.notify.catchup import CatchUp
 from service.notify.errors import DeliveryError
 from service.notify.fanout import FanOut, ReceiverSettings
 from service.notify.payloads import alertmanager_alert, rfc3339
@@ -88,6 +89,7 @@ class Dispatcher:
         self._receivers: dict[str, ReceiverSettings] = {r.name: r for r in settings.receivers}
         runbook = runbook_base if runbook_base is not None else settings.runbook_base_url
         self._fanout = FanOut(tuple(settings.receivers), runbook, settings.external_url)
+        self._catch_up = CatchUp(bool(settings.receivers))
         self._backoff = Backoff.from_settings(settings.retry)
         self._transport = transport
         self._clock = clock
@@ -189,6 +191,7 @@ class Dispatcher:
             before = now - self._settings.keep_delivered_hours * 3600
             pruned = await asyncio.to_thread(self._store.prune, before)
             if pruned:
+                self._catch_up.invalidate()
                 log.info("notify: pruned %d finished notifications", pruned)
         delivered = sum(o.state == DELIVERED for o in outcomes)
         return Round(queued, delivered, len(outcomes) - delivered, len(due) == BATCH)
@@ -197,7 +200,13 @@ class Dispatcher:
         oldest = now - self._backoff.give_up_after_seconds
         added = 0
         while True:
-            step = await asyncio.to_thread(self._store.advance, self._fanout, now, oldest=oldest)
+            step = await asyncio.to_thread(
+                self._store.advance, self._fanout, now, oldest=oldest, catch_up=self._catch_up.wanted
+            )
+            if step.caught_up:
+                self._catch_up.done()
+            elif step.skipped:
+                self._catch_up.invalidate()
             added += step.added
             if not step.more:
                 return added

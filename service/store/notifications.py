@@ -30,12 +30,19 @@ Planner = Callable[
 ]
 
 
+# (silences, now) -> whether this advance reads the firing alerts for the catch-up
+CatchUpWanted = Callable[[Sequence[Silence], float], bool]
+
+
 class Advanced(NamedTuple):
-    """One :meth:`NotificationStore.advance`: rows added, transitions consumed, whether more are left."""
+    """One :meth:`NotificationStore.advance`: rows added, transitions consumed, whether more are left,
+    whether the firing alerts were caught up, transitions consumed without being fanned out (too old)."""
 
     added: int
     consumed: int
     more: bool
+    caught_up: bool = False
+    skipped: int = 0
 
 
 class NotificationStore(WriterConnection):
@@ -53,27 +60,36 @@ class NotificationStore(WriterConnection):
     # ------------------------------------------------------------------ queue
 
     def advance(
-        self, plan: Planner, now: float, *, oldest: float | None = None, batch: int = 500
+        self,
+        plan: Planner,
+        now: float,
+        *,
+        oldest: float | None = None,
+        batch: int = 500,
+        catch_up: CatchUpWanted | None = None,
     ) -> Advanced:
         """Fan out up to ``batch`` transitions not yet fanned out, in one transaction.
 
         Transitions older than ``oldest`` are consumed without notifications (a backlog past the retry
         give-up age would be abandoned anyway). When no transitions are left after this batch, ``plan``
         also gets the firing alerts for its catch-up, read under the same write lock, so a transition
-        cannot slip in between.
+        cannot slip in between: always if ``catch_up`` is None, else when it says so (given the silences
+        read) or when this batch consumed transitions without fanning them out.
         """
 
         def work(conn: sqlite3.Connection) -> Advanced:
             changes = notify_rows.changes_after(conn, notify_rows.progress(conn), batch)
             more = len(changes) == batch
-            firing = [] if more else notify_rows.firing_alerts(conn)
             wanted = [c for c in changes if oldest is None or c.at >= oldest]
-            told = notify_rows.told(conn, [c.alert.id for c in wanted] + [a.id for a in firing])
+            skipped = len(changes) - len(wanted)
             silences = notify_rows.silences(conn, ending_after=now)
+            catching_up = not more and (catch_up is None or skipped > 0 or catch_up(silences, now))
+            firing = notify_rows.firing_alerts(conn) if catching_up else []
+            told = notify_rows.told(conn, [c.alert.id for c in wanted] + [a.id for a in firing])
             added = notify_rows.insert(conn, plan(wanted, firing, told, silences, now), now)
             if changes:
                 notify_rows.set_progress(conn, changes[-1].seq)
-            return Advanced(added, len(changes), more)
+            return Advanced(added, len(changes), more, catching_up, skipped)
 
         return self._run("queue notifications", work, write=True)
 

@@ -321,3 +321,48 @@ async def test_send_webhook_upstream_error_translated(upstream: Exception) -> No
 
     assert caught.value.__cause__ is upstream
     assert (caught.value.receiver, caught.value.status, caught.value.retryable) == ("hook", None, True)
+
+
+async def test_dispatcher_reads_firing_alerts_only_when_a_catch_up_can_find_any(
+    alert_store: AlertStore,
+    queue: NotificationStore,
+    make: Make,
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from service.store import notify_rows
+
+    reads: list[float] = []
+    real = notify_rows.firing_alerts
+
+    def counted(conn: Any) -> Any:
+        reads.append(clock.now)
+        return real(conn)
+
+    monkeypatch.setattr(notify_rows, "firing_alerts", counted)
+    seen = Recorder()
+    d = make(_settings(webhook()), seen)
+    queue.add_silence(silence(("cluster", "=", "prod"), ends=T0 + 30))
+    fire(alert_store, alert())
+    for _ in range(3):
+        await d.run_once()
+        clock.now += 5
+    assert reads == [T0] and seen.requests == []  # the first round only; the alert is silenced
+    clock.now = T0 + 31  # the silence ended: the alert it held back is due
+    await d.run_once()
+    await d.run_once()
+    assert reads == [T0, T0 + 31]
+    assert [(r["event"], r["alert"]["id"]) for r in seen.bodies()] == [("firing", "al-1")]
+
+
+async def test_dispatcher_without_receivers_never_reads_firing_alerts(
+    alert_store: AlertStore, queue: NotificationStore, make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.store import notify_rows
+
+    monkeypatch.setattr(notify_rows, "firing_alerts", lambda conn: pytest.fail("firing alerts read"))
+    d = make(_settings(), Recorder())
+    fire(alert_store, alert())
+    await d.run_once()
+    await d.run_once()
+    assert queue.notifications() == []

@@ -22,6 +22,35 @@ def test_queue_advance_consumes_each_transition_once(
     assert [(n.receiver, n.event, n.state) for n in queue.notifications()] == [("hook", "firing", "pending")]
 
 
+def test_queue_advance_catch_up_only_when_wanted(alert_store: AlertStore, queue: NotificationStore) -> None:
+    queue.add_silence(silence(("cluster", "=", "prod")))
+    fire(alert_store, alert())
+    queue.advance(FAN, T0, catch_up=lambda silences, now: False)  # recorded as silenced
+    queue.expire_silence("si-1", T0 + 5)
+
+    skipped = queue.advance(FAN, T0 + 6, catch_up=lambda silences, now: False)
+    asked: list[int] = []
+    caught = queue.advance(FAN, T0 + 7, catch_up=lambda silences, now: asked.append(len(silences)) or True)
+
+    assert (skipped.added, skipped.caught_up) == (0, False)
+    assert (caught.added, caught.caught_up, asked) == (1, True, [0])  # the expired silence is not read
+    assert [(n.event, n.state) for n in queue.notifications()] == [
+        ("firing", "silenced"),
+        ("firing", "pending"),
+    ]
+
+
+def test_queue_advance_transitions_too_old_to_fan_out_force_the_catch_up(
+    alert_store: AlertStore, queue: NotificationStore
+) -> None:
+    fire(alert_store, alert())
+
+    step = queue.advance(FAN, T0 + 100, oldest=T0 + 50, catch_up=lambda silences, now: False)
+
+    assert (step.consumed, step.skipped, step.caught_up, step.added) == (1, 1, True, 1)
+    assert [(n.event, n.state) for n in queue.notifications()] == [("firing", "pending")]
+
+
 def test_queue_advance_batches_report_more(alert_store: AlertStore, queue: NotificationStore) -> None:
     for n in range(3):
         fire(alert_store, alert(f"al-{n}", partition=n))
