@@ -122,6 +122,28 @@ def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
     return replace(a, seq=seq)
 
 
+_REFRESHED = tuple(c for c in MUTABLE if c != "status")
+
+
+def is_refresh(w: AlertWrite) -> bool:
+    """A silent rewrite of a firing row (a state-like alert's new magnitude): :func:`refresh` can take it."""
+    return not w.insert and w.transition is None and w.alert.status == FIRING and w.alert.seq is not None
+
+
+def refresh(conn: sqlite3.Connection, alerts: Sequence[Alert]) -> None:
+    """Silent rewrites of firing rows (see :func:`is_refresh`) in one statement, the status left alone so
+    that no index entry moves: a fleet's thousands of firing alerts are refreshed together. Each stored
+    alert keeps its ``seq``; raises ``StoreError`` if one is no longer a firing row."""
+    if not alerts:
+        return
+    rows = [(*(v for k, v in _values(a).items() if k != "status"), a.id) for a in alerts]
+    sets = ", ".join(f"{c} = ?" for c in _REFRESHED)
+    cur = conn.executemany(f"UPDATE alerts SET {sets} WHERE id = ? AND status = '{FIRING}'", rows)
+    if cur.rowcount != len(alerts):
+        missing = len(alerts) - cur.rowcount
+        raise StoreError(f"{missing} of {len(alerts)} refreshed alerts are not firing rows")
+
+
 def add_transition(conn: sqlite3.Connection, t: Transition) -> None:
     conn.execute(
         "INSERT INTO alert_transitions (alert_id, at, transition, severity, cause, detail)"

@@ -118,7 +118,14 @@ class AlertStore(WriterConnection):
             done: frozenset[tuple[Fingerprint, str]] = frozenset()
             if resolved_since is not None:
                 done = alert_rows.resolved_occurrences(conn, cluster, resolved_since)
-            written.extend(alert_rows.write(conn, w, at) for w in plan(dict(cached), done))
+            refreshed: list[Alert] = []
+            for w in plan(dict(cached), done):
+                if alert_rows.is_refresh(w):
+                    refreshed.append(w.alert)
+                    written.append(w.alert)
+                else:
+                    written.append(alert_rows.write(conn, w, at))
+            alert_rows.refresh(conn, refreshed)
             return tuple(written)
 
         def remember() -> None:

@@ -253,3 +253,28 @@ def test_update_firing_plans_with_an_ack_committed_while_it_waited(alerts: Alert
     alerts._lock = _Interleaved(alerts._lock, lambda: alerts.ack(rw.id, "alice", "", 12.0))  # type: ignore[assignment]
     assert [a.id for _, a in _planner_view(alerts, 13.0)] == [lg.id] == [a.id for a in alerts.firing(C)]
     assert [a.id for _, a in _planner_view(alerts, 14.0)] == [lg.id]
+
+
+def test_update_firing_refreshes_stored_as_written_rejected_unless_firing(alerts: AlertStore) -> None:
+    rw, lg = _cycle(alerts, [rewind(), lag()], 10.0)
+    alerts.ack(lg.id, "alice", "looking", 11.0)
+    [acked] = [a for a in alerts.firing(C) if a.id == lg.id]
+    fresh = replace(
+        acked, updated_at=50.0, summary="now 900 behind", magnitude={"lag": 900}, evidence={"x": 1}
+    )
+    [written] = alerts.update_firing(C, lambda firing, resolved: [AlertWrite(fresh, False, None)], 50.0)
+    assert written == fresh  # seq kept: a refresh moves no row
+    assert (
+        dict(_in_database(alerts))[lg.fingerprint]
+        == fresh
+        == dict(_planner_view(alerts, 51.0))[lg.fingerprint]
+    )
+    assert [t.transition for t in alerts.transitions(lg.id)] == ["fired", "acked"]  # silent
+
+    resolved_rw = alerts.ack(rw.id, "alice", "", 52.0)  # event-like: resolved by the ack
+    assert resolved_rw is not None and not resolved_rw.firing
+    stale = AlertWrite(replace(rw, updated_at=60.0), False, None)  # the row is no longer firing
+    again = AlertWrite(replace(fresh, updated_at=60.0, summary="changed"), False, None)
+    with pytest.raises(StoreError):
+        alerts.update_firing(C, lambda firing, resolved: [again, stale], 60.0)
+    assert dict(_in_database(alerts))[lg.fingerprint] == fresh  # rolled back, the first refresh too
