@@ -19,6 +19,7 @@ measures kminion (adminApi, partition granularity) on the same cluster, alone, a
 
     .venv/bin/python -m bench.service [--sizes 5000,20000,50000] [--steady 300] [--kminion PATH]
     .venv/bin/python -m bench.service --sizes 20000 --attach /tmp/ogpoll   # a bench/poll --keep sandbox
+    ... --aged /path/to/offsetguard.db   # also: restarted on a long run's store (firing alerts, history)
 
 Writes bench/results/service.json (merged per size, so sizes can be run one at a time).
 """
@@ -26,9 +27,12 @@ Writes bench/results/service.json (merged per size, so sizes can be run one at a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import shutil
+import sqlite3
 import tempfile
 import time
 from pathlib import Path
@@ -64,6 +68,8 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         out["offsetguard_cold"] = cold.run(churn)
         warm = offsetguard_run(cluster, store, expected, args, profile_s=0, label="warm")
         out["offsetguard_warm"] = warm.run(churn, steady=min(args.steady, 60.0))
+        if args.aged:
+            out["offsetguard_aged"] = aged_run(cluster, root / f"store-aged-{size}", expected, churn, args)
         if args.kminion:
             where = root / f"kminion-{size}"
             peer: ServiceRun = kminion_run(Path(args.kminion), cluster, where, expected, args)
@@ -75,6 +81,27 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         if not (args.keep or args.attach):
             cluster.down()
     return out
+
+
+def aged_run(
+    cluster: SandboxCluster,
+    store: Path,
+    expected: dict[str, int],
+    churn: Churn | None,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """Steady state restarted on a copy of ``args.aged``: a store from a long run, with its firing alerts
+    (abandoned groups' lag) and hours of history, which a fresh store never reaches in a benchmark run."""
+    shutil.rmtree(store, ignore_errors=True)
+    store.mkdir(parents=True)
+    source = Path(args.aged)
+    for suffix in ("", "-wal"):  # the write-ahead log holds what was not checkpointed yet
+        if Path(f"{source}{suffix}").exists():
+            shutil.copy(f"{source}{suffix}", store / f"offsetguard.db{suffix}")
+    out = offsetguard_run(cluster, store, expected, args, profile_s=0, label="aged").run(churn)
+    with contextlib.closing(sqlite3.connect(store / "offsetguard.db")) as db:
+        [(firing,)] = db.execute("SELECT count(*) FROM alerts WHERE status = 'firing'").fetchall()
+    return out | {"firing_alerts_at_stop": firing}
 
 
 def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, float | None]:
@@ -90,7 +117,7 @@ def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, float | No
 
 def summary_line(size: int, figures: dict[str, Any]) -> str:
     parts = []
-    for name in ("offsetguard_cold", "offsetguard_warm", "kminion"):
+    for name in ("offsetguard_cold", "offsetguard_warm", "offsetguard_aged", "kminion"):
         f = figures.get(name)
         if f:
             parts.append(
@@ -115,6 +142,7 @@ def main() -> None:
     parser.add_argument("--dir", help="working directory (default: a temporary one)")
     parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
     parser.add_argument("--keep", action="store_true", help="leave each sandbox running")
+    parser.add_argument("--aged", help="offsetguard.db of a long run on this cluster: a restart on it too")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.attach and len(sizes) != 1:
