@@ -106,12 +106,7 @@ async def test_detection_loop_launch_returns_before_the_state_is_read_events_wai
     alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = _now_ms()
-    first = _loop(alerts)
-    await first.start()
-    await DetectionTailSink(first).on_events([commit_event(500, 1, t - 20)])
-    await first.evaluate_now()
-    await first.stop()
-
+    await _saved_with_commit(alerts, 500, t - 20)
     reading = asyncio.Event()
     release = asyncio.Event()
     second = _loop(alerts)
@@ -140,15 +135,20 @@ async def _set(event: asyncio.Event) -> None:
     event.set()
 
 
+async def _saved_with_commit(alerts: AlertStore, offset: int, at_ms: int) -> None:
+    """A loop that saw one commit of ``offset`` and saved its state."""
+    first = _loop(alerts)
+    await first.start()
+    await DetectionTailSink(first).on_events([commit_event(offset, 1, at_ms)])
+    await first.evaluate_now()
+    await first.stop()
+
+
 async def test_detection_loop_stopped_before_its_state_is_read_keeps_the_saved_one(
     alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     t = _now_ms()
-    first = _loop(alerts)
-    await first.start()
-    await DetectionTailSink(first).on_events([commit_event(500, 1, t)])
-    await first.evaluate_now()
-    await first.stop()
+    await _saved_with_commit(alerts, 500, t)
     saved = alerts.load_state(C)
 
     failing = _loop(alerts)
