@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import ssl
 from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -20,7 +21,7 @@ from aiokafka.cluster import ClusterMetadata
 from aiokafka.helpers import create_ssl_context
 from aiokafka.protocol.metadata import MetadataRequest
 
-from collectors.errors import KafkaUnavailableError
+from collectors.errors import KafkaTimeoutError, KafkaUnavailableError
 from collectors.tail_errors import translate_aiokafka
 from collectors.tail_model import TOPIC, RawRecord
 from service.settings import ClusterSettings
@@ -122,13 +123,19 @@ class AiokafkaTailConsumer:
         # already assigned, so ask the consumer's own client, for this topic only: the whole cluster's
         # metadata (20,000 partitions decoded in pure Python on the event loop) cost a start ~0.5 s.
         # Never auto-created by asking: a missing topic is waited for.
-        node = client.get_random_node()
-        if node is None:
+        nodes = [b.nodeId for b in client.cluster.brokers()]
+        random.shuffle(nodes)
+        request = MetadataRequest([topic], allow_auto_topic_creation=False)
+        cluster_md = ClusterMetadata()
+        for n, node in enumerate(nodes):  # as aiokafka's own metadata update: the first broker to answer
+            try:
+                cluster_md.update_metadata(await self._call("metadata", client.send(node, request)))
+                break
+            except (KafkaUnavailableError, KafkaTimeoutError):
+                if n == len(nodes) - 1:
+                    raise
+        else:  # no broker known yet
             cluster_md = await self._call("metadata", client.fetch_all_metadata())
-        else:
-            request = MetadataRequest([topic], allow_auto_topic_creation=False)
-            cluster_md = ClusterMetadata()
-            cluster_md.update_metadata(await self._call("metadata", client.send(node, request)))
         partitions = cluster_md.partitions_for_topic(topic)
         return len(partitions) if partitions else None
 
