@@ -198,6 +198,10 @@ class DetectionLoop:
                 log.warning("detection %s: saved state not read, retrying: %s", self.cluster, exc)
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
+            except Exception:  # a bug must not end detection unseen: logged, tried again
+                log.exception("detection %s: saved state not read, retrying", self.cluster)
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
             if saved is not None and saved.format in state_codec.READS:
                 try:  # in a thread: a fleet's state takes about a second to decode
                     self.state = await asyncio.to_thread(state_codec.loads, saved.body, saved.format)
