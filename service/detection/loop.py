@@ -214,21 +214,20 @@ class DetectionLoop:
     async def stop(self) -> None:
         """Evaluate anything still queued, wait for snapshots under way, save the state. A loop never
         launched does nothing: it has no state of its own to save over the one saved."""
-        if self._task is None and not self._loaded.is_set():
-            return
         self._stopping = True
         self._drained.set()
         self._wake.set()
         task, self._task = self._task, None
         if task is not None:
             await task  # the worker finishes its evaluation in hand (a thread cannot be cancelled)
-            if not self._loaded.is_set():  # stopped before the saved state could be read: keep it
+        if not self._loaded.is_set():  # never launched, or stopped before its saved state was read
+            if task is not None:
                 log.warning(
                     "detection %s: stopped before its state was read; %d queued events not evaluated",
                     self.cluster,
                     len(self._pending),
                 )
-                return
+            return
         if self._pending:
             await self.evaluate_now()
         if self._snapshots is not None:
