@@ -147,6 +147,8 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.attach and len(sizes) != 1:
         parser.error("--attach goes with exactly one size")
+    if args.aged and not Path(args.aged).is_file():
+        parser.error(f"--aged {args.aged}: no such store file")
 
     path = RESULTS / "service.json"
     result: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
