@@ -127,7 +127,9 @@ class AiokafkaTailConsumer:
         random.shuffle(nodes)
         request = MetadataRequest([topic], allow_auto_topic_creation=False)
         cluster_md = ClusterMetadata()
-        for n, node in enumerate(nodes):  # as aiokafka's own metadata update: the first broker to answer
+        # The same walk as aiokafka's private AIOKafkaClient._metadata_update (each known broker in turn,
+        # the first to answer wins), written here because that one always allows auto-creation.
+        for n, node in enumerate(nodes):
             try:
                 cluster_md.update_metadata(await self._call("metadata", client.send(node, request)))
                 break
