@@ -10,7 +10,8 @@
   pass without a new report.
 * **State-like** kinds: latest severity, cause and magnitude (``magnitude_total`` = latest); resolved after
   ``resolve_after_clean`` consecutive evaluations that had the kind's input and did not report it.
-  Unchanged severity/cause are re-written at most every ``refresh_seconds``.
+  Unchanged severity/cause are re-written at most every ``refresh_seconds`` (a silent refresh: magnitude,
+  summary and evidence).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from service.store.alert_records import (
     AlertWrite,
     Fingerprint,
     Numbers,
+    changed,
     is_event_like,
 )
 
@@ -176,7 +178,11 @@ def _event_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None
 
 
 def _state_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None]:
-    alert = replace(
+    """The latest severity, cause and magnitude. A state-like alert's occurrence is never compared (one
+    condition, not distinct events): it is the one it fired or last changed with, not re-encoded at
+    every refresh of a fleet's thousands of firing alerts."""
+    moved = _state_changed(old, f)
+    alert = changed(
         old,
         severity=f.severity,
         cause=f.cause,
@@ -185,9 +191,9 @@ def _state_repeat(old: Alert, f: Finding, now: float) -> tuple[Alert, str | None
         magnitude=dict(f.magnitude),
         magnitude_total=dict(f.magnitude),
         evidence=dict(f.evidence),
-        occurrence=occurrence_identity(f),
+        occurrence=occurrence_identity(f) if moved else old.occurrence,
     )
-    return alert, "changed" if _state_changed(old, f) else None
+    return alert, "changed" if moved else None
 
 
 def _state_changed(old: Alert, f: Finding) -> bool:
@@ -195,7 +201,7 @@ def _state_changed(old: Alert, f: Finding) -> bool:
 
 
 def _resolve(alert: Alert, now: float, reason: str) -> AlertWrite:
-    done = replace(alert, status=RESOLVED, resolved_at=now, resolved_reason=reason)
+    done = changed(alert, status=RESOLVED, resolved_at=now, resolved_reason=reason)
     return AlertWrite(done, False, "resolved", {"reason": reason})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from collectors.errors import StoreError
@@ -17,6 +17,7 @@ from service.store.alert_records import (
     AlertWrite,
     Fingerprint,
     Transition,
+    changed,
     fingerprint_text,
 )
 
@@ -119,10 +120,12 @@ def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
         seq = found[0]
     if w.transition is not None:
         add_transition(conn, Transition(a.id, at, w.transition, a.severity, a.cause, w.detail))
-    return replace(a, seq=seq)
+    return changed(a, seq=seq)
 
 
-_REFRESHED = tuple(c for c in MUTABLE if c != "status")
+# What a silent refresh changes (lifecycle._state_repeat); the rest of the row (severity, cause,
+# occurrence, the ack and snapshot fields, the status and its index entry) is left as stored.
+_REFRESHED = ("updated_at", "summary", "magnitude", "magnitude_total", "evidence")
 
 
 def is_refresh(w: AlertWrite) -> bool:
@@ -131,12 +134,16 @@ def is_refresh(w: AlertWrite) -> bool:
 
 
 def refresh(conn: sqlite3.Connection, alerts: Sequence[Alert]) -> None:
-    """Silent rewrites of firing rows (see :func:`is_refresh`) in one statement, the status left alone so
-    that no index entry moves: a fleet's thousands of firing alerts are refreshed together. Each stored
-    alert keeps its ``seq``; raises ``StoreError`` if one is no longer a firing row."""
+    """Silent rewrites of firing rows (see :func:`is_refresh`) in one statement, of the columns a refresh
+    changes: a fleet's thousands of firing alerts are refreshed together. Each stored alert keeps its
+    ``seq``; raises ``StoreError`` if one is no longer a firing row."""
     if not alerts:
         return
-    rows = [(*(v for k, v in _values(a).items() if k != "status"), a.id) for a in alerts]
+    rows = []
+    for a in alerts:
+        magnitude = _json(a.magnitude)
+        total = magnitude if a.magnitude_total == a.magnitude else _json(a.magnitude_total)
+        rows.append((a.updated_at, a.summary, magnitude, total, _json(a.evidence), a.id))
     sets = ", ".join(f"{c} = ?" for c in _REFRESHED)
     cur = conn.executemany(f"UPDATE alerts SET {sets} WHERE id = ? AND status = '{FIRING}'", rows)
     if cur.rowcount != len(alerts):

@@ -307,6 +307,8 @@ class AlertStore(WriterConnection):
 
 def _fold_firing(firing: Mapping[Fingerprint, Alert], written: Sequence[Alert]) -> dict[Fingerprint, Alert]:
     """``firing`` (in seq order) after ``written``: firing ones replace or join it, others leave it."""
+    if not written:
+        return dict(firing)
     out = dict(firing)
     for a in written:
         old = out.get(a.fingerprint)

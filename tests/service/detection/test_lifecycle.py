@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from alerts.model import LAG_HIGH
 from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
 from service.store.alert_records import Alert, AlertWrite, Fingerprint
@@ -102,14 +104,20 @@ def test_plan_state_like_reported_again_resets_streak() -> None:
 def test_plan_state_like_unchanged_repeat_refreshed_only_after_refresh_seconds() -> None:
     firing = _apply({}, plan({}, [lag(20_000)], ALL, {}, 10.0, RULES).writes)
     assert plan(firing, [lag(21_000)], ALL, {}, 20.0, RULES).writes == ()
-    [w] = plan(firing, [lag(22_000)], ALL, {}, 40.0, RULES).writes
+    moved = replace(lag(22_000), evidence={"committed": 5, "log_end": 22_000})
+    [w] = plan(firing, [moved], ALL, {}, 40.0, RULES).writes
     assert (w.transition, w.alert.magnitude["lag"], w.alert.magnitude_total["lag"]) == (None, 22_000, 22_000)
+    assert w.alert.evidence == moved.evidence
+    # a state-like alert's occurrence is never compared: a silent refresh keeps the one it fired with
+    [fired] = firing.values()
+    assert w.alert.occurrence == fired.occurrence != occurrence_identity(moved)
 
 
 def test_plan_state_like_severity_change_written_at_once_as_changed() -> None:
     firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
-    [w] = plan(firing, [lag(severity="critical")], ALL, {}, 11.0, RULES).writes
+    [w] = plan(firing, [lag(30_000, severity="critical")], ALL, {}, 11.0, RULES).writes
     assert (w.transition, w.alert.severity) == ("changed", "critical")
+    assert w.alert.occurrence == occurrence_identity(lag(30_000, severity="critical"))  # changed: re-taken
 
 
 def test_plan_event_like_lower_severity_repeat_keeps_highest() -> None:

@@ -278,3 +278,25 @@ def test_update_firing_refreshes_stored_as_written_rejected_unless_firing(alerts
     with pytest.raises(StoreError):
         alerts.update_firing(C, lambda firing, resolved: [again, stale], 60.0)
     assert dict(_in_database(alerts))[lg.fingerprint] == fresh  # rolled back, the first refresh too
+
+
+def test_update_firing_refresh_writes_only_what_a_refresh_changes(alerts: AlertStore) -> None:
+    _, lg = _cycle(alerts, [rewind(), lag()], 10.0)
+    alerts.ack(lg.id, "alice", "looking", 11.0)
+    # planned from a copy taken before the ack (a planner never is: it plans under the store's lock); the
+    # refresh writes its magnitude, summary and evidence, and leaves the ack, severity and cause stored
+    stale = replace(
+        lg,
+        severity="critical",
+        cause="stale",
+        updated_at=50.0,
+        summary="now 900 behind",
+        magnitude={"lag": 900},
+        magnitude_total={"lag": 900},
+        evidence={"x": 1},
+    )
+    alerts.update_firing(C, lambda firing, resolved: [AlertWrite(stale, False, None)], 50.0)
+    stored = dict(_in_database(alerts))[lg.fingerprint]
+    assert stored == replace(
+        stale, severity=lg.severity, cause=lg.cause, ack_by="alice", ack_comment="looking", acked_at=11.0
+    )
