@@ -20,6 +20,7 @@ measures kminion (adminApi, partition granularity) on the same cluster, alone, a
     .venv/bin/python -m bench.service [--sizes 5000,20000,50000] [--steady 300] [--kminion PATH]
     .venv/bin/python -m bench.service --sizes 20000 --attach /tmp/ogpoll   # a bench/poll --keep sandbox
     ... --aged /path/to/offsetguard.db   # also: restarted on a long run's store (firing alerts, history)
+    ... --interval 15   # offsets and committed collected every 15 s: kminion's rate at a 15 s scrape
 
 Writes bench/results/service.json (merged per size, so sizes can be run one at a time).
 """
@@ -143,6 +144,12 @@ def main() -> None:
     parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
     parser.add_argument("--keep", action="store_true", help="leave each sandbox running")
     parser.add_argument("--aged", help="offsetguard.db of a long run on this cluster: a restart on it too")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        help="seconds between offsets and committed collections instead of the default 5 (15: kminion's"
+        " rate when scraped every 15 s, as it collects once a scrape)",
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.attach and len(sizes) != 1:
@@ -165,7 +172,8 @@ def main() -> None:
         figures["when"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         figures["setup"] = {k: v for k, v in vars(args).items() if k not in ("sizes",)}
         # the default churn keys by size alone; another churn (a busy cluster: 1.0) is kept beside it
-        by_size[str(size) if args.churn == CHURN else f"{size}-churn-{args.churn:g}"] = figures
+        key = str(size) if args.churn == CHURN else f"{size}-churn-{args.churn:g}"
+        by_size[key if args.interval is None else f"{key}-interval-{args.interval:g}"] = figures
         RESULTS.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(result, indent=2) + "\n")
         print(summary_line(size, figures), flush=True)

@@ -217,11 +217,14 @@ def offsetguard_run(
     profile_s: float,
     label: str,
 ) -> ServiceRun:
-    """``offsetguard serve`` with default settings but for the cluster, the store path and the port."""
+    """``offsetguard serve`` with default settings but for the cluster, the store path and the port (and
+    the offset collectors' interval with ``--interval``)."""
     store.mkdir(parents=True, exist_ok=True)
     port = free_port()
     settings = cluster.cluster_config("bench")
-    config = {"clusters": [settings], "store": {"path": str(store / "offsetguard.db")}}
+    config: dict[str, Any] = {"clusters": [settings], "store": {"path": str(store / "offsetguard.db")}}
+    if args.interval is not None:  # the offset collectors' rate changed (kminion's: once a scrape)
+        config["intervals"] = {"offsets": args.interval, "committed": args.interval}
     (store / "offsetguard.yaml").write_text(yaml.safe_dump(config))
     cli = Path(sys.executable).with_name("offsetguard")
     return ServiceRun(
