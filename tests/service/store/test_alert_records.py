@@ -34,6 +34,7 @@ def test_changed_equals_replace_and_leaves_the_original_alone() -> None:
     assert b == replace(a, updated_at=9.0, summary="lag 6", magnitude={"lag": 6})
     assert (a.updated_at, a.summary, a.magnitude) == (2.0, "lag 5", {"lag": 5})
     assert b is not a and changed(a) == a
+    assert not hasattr(Alert, "__post_init__")  # changed() skips __init__: there must be nothing to skip
 
 
 def test_changed_unknown_field_raises_and_the_copy_stays_frozen() -> None:
