@@ -3,7 +3,6 @@ and the port), for the benchmarks that watch what it reports."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
@@ -13,7 +12,7 @@ from typing import Any
 import httpx
 import yaml
 
-from bench.service_run import free_port
+from bench.service_run import free_port, terminate
 from service.sandbox.cluster import SandboxCluster
 
 
@@ -76,12 +75,7 @@ class Serve:
 
     def stop(self) -> None:
         self.http.close()
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        terminate(self.proc)
         self.log.close()
 
 

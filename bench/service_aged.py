@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -36,7 +35,7 @@ import httpx
 import yaml
 
 from bench import proctree
-from bench.service_run import free_port
+from bench.service_run import free_port, terminate
 from bench.service_traffic import Churn
 from service.sandbox.cluster import SandboxCluster
 
@@ -71,12 +70,7 @@ def run_tree(
             try:
                 return _measure(proc, port, cluster, size, args)
             finally:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                terminate(proc)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

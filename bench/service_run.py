@@ -39,6 +39,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def terminate(proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    """SIGTERM (a clean stop: the service saves its state), SIGKILL if it has not exited in ``timeout``."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def family_bytes(body: bytes) -> dict[str, int]:
     """Bytes of the exposition per family set (offsetguard_, kafka_consumergroup_group_ = kafka-lag-
     exporter, other kafka_ = kafka_exporter, kminion_, the rest)."""
@@ -104,12 +114,7 @@ class ServiceRun:
         finally:
             if churn is not None:
                 churn.stop()
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            terminate(proc)
             out["peak_rss_mb"] = round(rss.stop() / 1e6, 1)
             log.close()
         print(f"[{self.label}] {json.dumps({k: v for k, v in out.items() if k != 'profile'})}", flush=True)
