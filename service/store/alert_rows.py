@@ -10,6 +10,7 @@ from typing import Any
 
 from collectors.errors import StoreError
 from service.store.alert_records import (
+    EVENT_LIKE_KINDS,
     FIRING,
     RESOLVED,
     Alert,
@@ -166,14 +167,20 @@ def firing(conn: sqlite3.Connection, cluster: str) -> tuple[Alert, ...]:
     return tuple(alert_from_row(r) for r in rows)
 
 
+_EVENT_KINDS = tuple(sorted(EVENT_LIKE_KINDS))
+RESOLVED_OCCURRENCES = (  # (cluster, RESOLVED, since, *_EVENT_KINDS): the alerts_resolved_by_cluster index
+    "SELECT kind, cluster, grp, topic, partition, occurrence FROM alerts"
+    " WHERE cluster = ? AND status = ? AND resolved_at >= ?"
+    f" AND kind IN ({', '.join('?' * len(_EVENT_KINDS))})"
+)
+
+
 def resolved_occurrences(
     conn: sqlite3.Connection, cluster: str, since: float
 ) -> frozenset[tuple[Fingerprint, str]]:
-    rows = conn.execute(
-        "SELECT kind, cluster, grp, topic, partition, occurrence FROM alerts"
-        " WHERE cluster = ? AND status = ? AND resolved_at >= ?",
-        (cluster, RESOLVED, since),
-    ).fetchall()
+    """(fingerprint, occurrence) of the event-like alerts resolved at or after ``since``: the only kinds
+    whose occurrence is compared (a storm of resolved lag alerts is not read every evaluation)."""
+    rows = conn.execute(RESOLVED_OCCURRENCES, (cluster, RESOLVED, since, *_EVENT_KINDS)).fetchall()
     return frozenset(((r[0], r[1], r[2], r[3], r[4]), r[5]) for r in rows)
 
 

@@ -229,12 +229,21 @@ _V5_NOTIFICATIONS = sql(
     "CREATE INDEX silences_by_end ON silences (ends_at)",
 )
 
+_V6_RESOLVED = sql(
+    # Every evaluation reads the occurrences of event-like alerts resolved in the last quiet period (the
+    # same occurrence reported again must not fire anew). Resolved alerts are kept, so without this index
+    # that read walked every resolved alert the cluster ever had: 119,000 rows, 84 ms, up to 24 times a
+    # minute, inside the write transaction. IF NOT EXISTS: a store rewound to an older version keeps it.
+    "CREATE INDEX IF NOT EXISTS alerts_resolved_by_cluster ON alerts (cluster, status, resolved_at)",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
     Migration(3, "__consumer_offsets snapshot index", _V3_SNAPSHOTS),
     Migration(4, "alerts, their transitions and the detection state", _V4_ALERTS),
     Migration(5, "notification queue and silences", _V5_NOTIFICATIONS),
+    Migration(6, "index of the alerts resolved lately", _V6_RESOLVED),
 )
 
 

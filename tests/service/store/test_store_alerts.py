@@ -1,3 +1,5 @@
+import contextlib
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -7,8 +9,8 @@ import pytest
 from collectors.errors import StoreError
 from service.detection.lifecycle import LifecycleRules, plan
 from service.settings import StoreSettings
-from service.store import Store
-from service.store.alert_records import Alert, AlertWrite, Fingerprint
+from service.store import Store, alert_rows
+from service.store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint
 from service.store.alerts import AlertStore
 from service.store.migrations import MIGRATIONS
 from tests.service.detection.builders import C, lag, rewind
@@ -300,3 +302,22 @@ def test_update_firing_refresh_writes_only_what_a_refresh_changes(alerts: AlertS
     assert stored == replace(
         stale, severity=lg.severity, cause=lg.cause, ack_by="alice", ack_comment="looking", acked_at=11.0
     )
+
+
+def test_resolved_occurrences_event_like_since_read_by_their_index(
+    alerts: AlertStore, settings: StoreSettings
+) -> None:
+    rw, lg = _cycle(alerts, [rewind(), lag()], 10.0)
+    alerts.ack(rw.id, "alice", "", 11.0)  # event-like: resolved by the ack
+    cleared = replace(lg, status="resolved", resolved_at=12.0, resolved_reason="cleared")
+    alerts.update_firing(C, lambda firing, resolved: [AlertWrite(cleared, False, "resolved")], 12.0)
+    with contextlib.closing(sqlite3.connect(settings.path)) as conn:
+        # the lag alert's occurrence is never compared: not read
+        assert alert_rows.resolved_occurrences(conn, C, 11.0) == {(rw.fingerprint, rw.occurrence)}
+        assert alert_rows.resolved_occurrences(conn, C, 11.5) == frozenset()
+        params = (C, "resolved", 11.0, *sorted(EVENT_LIKE_KINDS))
+        steps = conn.execute(f"EXPLAIN QUERY PLAN {alert_rows.RESOLVED_OCCURRENCES}", params).fetchall()
+    # a range of the resolved alerts' times, not every resolved alert the cluster ever had
+    assert [s[-1] for s in steps] == [
+        "SEARCH alerts USING INDEX alerts_resolved_by_cluster (cluster=? AND status=? AND resolved_at>?)"
+    ]
