@@ -124,8 +124,10 @@ def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
     return changed(a, seq=seq)
 
 
-# What a silent refresh changes (lifecycle._state_repeat); the rest of the row (severity, cause,
-# occurrence, the ack and snapshot fields, the status and its index entry) is left as stored.
+# What a silent rewrite changes (service.detection.lifecycle: a state-like alert's refresh, or an
+# event-like occurrence reported again with its cause and severity unchanged, whose total moves); the
+# rest of the row (severity, cause, occurrence, the ack and snapshot fields, the status and its index
+# entries) is left as stored.
 _REFRESHED = ("updated_at", "summary", "magnitude", "magnitude_total", "evidence")
 
 
