@@ -154,6 +154,8 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.attach and len(sizes) != 1:
         parser.error("--attach goes with exactly one size")
+    if args.interval is not None and args.interval <= 0:
+        parser.error("--interval must be positive")
     if args.aged and not Path(args.aged).is_file():
         parser.error(f"--aged {args.aged}: no such store file")
 
