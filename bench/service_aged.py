@@ -138,6 +138,8 @@ def main() -> None:
     args = parser.parse_args()
     store = Path(args.store)
     trees = [Path(t).resolve() for t in args.trees.split(",") if t.strip()]
+    if args.rounds < 1 or args.steady <= 0 or args.warmup < 0:
+        parser.error("--rounds must be at least 1, --steady positive, --warmup not negative")
     if not store.is_file():
         parser.error(f"--store {store}: no such store file")
     for tree in trees:
