@@ -307,13 +307,13 @@ class AlertStore(WriterConnection):
 
 def _fold_firing(firing: Mapping[Fingerprint, Alert], written: Sequence[Alert]) -> dict[Fingerprint, Alert]:
     """``firing`` (in seq order) after ``written``: firing ones replace or join it, others leave it."""
-    if not written:
-        return dict(firing)
     out = dict(firing)
-    for a in written:
-        old = out.get(a.fingerprint)
-        if a.firing:
-            out[a.fingerprint] = a
-        elif old is not None and old.id == a.id:
-            del out[a.fingerprint]  # (an older alert of the same fingerprint, acknowledged, changes nothing)
-    return dict(sorted(out.items(), key=lambda kv: kv[1].seq or 0))
+    if written:
+        for a in written:
+            old = out.get(a.fingerprint)
+            if a.firing:
+                out[a.fingerprint] = a
+            elif old is not None and old.id == a.id:
+                del out[a.fingerprint]  # (an older alert of this fingerprint, acknowledged: nothing)
+        out = dict(sorted(out.items(), key=lambda kv: kv[1].seq or 0))
+    return out
