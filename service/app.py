@@ -34,6 +34,7 @@ def create_app(
         runtime = runtime_factory(settings)
         app.state.runtime = runtime
         await runtime.start()
+        app.state.metrics.watch()  # standing renders for the first scrapes (after serve's warm_up)
         log.info("offsetguard started: %d cluster(s)", len(settings.clusters))
         try:
             yield

@@ -28,15 +28,17 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
 
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
+from service.metrics import standing
 from service.metrics.ahead import Ahead, Cadence
 from service.metrics.collector import Source, build_registry
-from service.metrics.exposition import Rendered, render
+from service.metrics.exposition import Rendered, accepts_gzip, render
 from service.metrics.options import MetricsOptions
 from service.metrics.snapshot import Compactor
 from service.metrics.sources import ScrapeInputs
@@ -45,8 +47,16 @@ from service.metrics.worker import RenderWorker, WorkerError
 log = logging.getLogger(__name__)
 
 Renderer = Callable[..., Rendered]  # signature of service.metrics.exposition.render
-CacheKey = tuple[str | None, str | None]  # (Accept, Accept-Encoding)
+CacheKey = tuple[str, bool]  # the negotiated (content type, gzip): what a body depends on
+Headers = tuple[str | None, str | None]  # (Accept, Accept-Encoding) as a client sent them
+CadenceKey = tuple[str | None, CacheKey]  # (client address, body): one cadence per scraper
 Coverage = frozenset[tuple[str, str]]  # (cluster, observation kind) present in a scrape's inputs
+# What Prometheus 2.x and 3.x send: the body a standing render prepares before any scrape came.
+PROMETHEUS_HEADERS: Headers = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "gzip",
+)
 
 CACHE_TTL_S = 1.0  # how long a finished render answers later scrapes, at least; 0 renders every scrape
 RENDER_SHARE_DIVISOR = 4  # a render of d seconds is served for (4 - 1) * d: rendering <= 1/4 of the time
@@ -63,6 +73,24 @@ Schedule = Callable[[float, Callable[[], None]], Timer]  # (delay s, callback) o
 
 def _call_later(delay: float, callback: Callable[[], None]) -> Timer:
     return asyncio.get_running_loop().call_later(delay, callback)
+
+
+@dataclass(frozen=True, slots=True)
+class Body:
+    """A finished render: answers scrapes of its key until ``until`` (a standing one: see
+    :mod:`service.metrics.standing`), never once an observation it lacked is present."""
+
+    until: float
+    rendered: Rendered
+    covered: Coverage
+    seen: standing.Seen
+    ahead_for: CadenceKey | None = None  # rendered ahead of this scraper's scrape
+    standing: bool = False
+
+
+def negotiate(accept: str | None, accept_encoding: str | None) -> CacheKey:
+    """The body a client with these headers gets: its content type, and whether it is gzipped."""
+    return choose_encoder(accept or "")[1], accepts_gzip(accept_encoding)
 
 
 @dataclass(slots=True)
@@ -87,10 +115,17 @@ class MetricsEndpoint:
     _executor: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
     )
-    _cached: dict[CacheKey, tuple[float, Rendered, Coverage]] = field(default_factory=dict)
+    _cached: dict[CacheKey, Body] = field(default_factory=dict)
     _pending: dict[CacheKey, asyncio.Future[Rendered]] = field(default_factory=dict)
-    _cadences: dict[CacheKey, Cadence] = field(default_factory=dict)
-    _timers: dict[CacheKey, Timer] = field(default_factory=dict)
+    _headers: dict[CacheKey, Headers] = field(default_factory=dict)  # the last sent for each body
+    _durations: dict[CacheKey, float] = field(default_factory=dict)  # of the last render of each body
+    _cadences: dict[CadenceKey, Cadence] = field(default_factory=dict)
+    _timers: dict[CadenceKey, Timer] = field(default_factory=dict)
+    _standing: standing.Standing = field(default_factory=standing.Standing)
+    _standing_key: CacheKey | None = None  # the body standing renders prepare (the last scraped)
+    _standing_pending: CacheKey | None = None  # the body a standing render under way is for
+    _watch: Timer | None = None
+    _warmed: bool = False
 
     @classmethod
     def build(
@@ -105,75 +140,129 @@ class MetricsEndpoint:
         registry = build_registry(source, clock=clock, options=options)
         return cls(registry, source, cache_ttl_s=cache_ttl_s, clock=clock, options=options)
 
-    async def scrape(self, accept: str | None, accept_encoding: str | None) -> Rendered:
+    async def scrape(
+        self, accept: str | None, accept_encoding: str | None, client: str | None = None
+    ) -> Rendered:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
-        the metrics thread."""
-        key = (accept, accept_encoding)
+        the metrics thread. ``client``: the scraper's address (each has its own cadence)."""
+        key = negotiate(accept, accept_encoding)
+        self._remember(key, (accept, accept_encoding))
         if self.cache_ttl_s <= 0:
             job = partial(self._render, self.source(), accept, accept_encoding)
             return await asyncio.get_running_loop().run_in_executor(self._executor, job)
         now = self.monotonic()
         inputs = self.source()
-        hit = self._cached.get(key)
-        if hit is not None and (now >= hit[0] or not hit[2] >= coverage(inputs)):
-            hit = None  # expired, or rendered before an observation present now had arrived
+        hit = self._valid(key, now, inputs)
         pending = self._pending.get(key)
         # a render for this key is under way (on this loop: a test client may have closed another)
         if pending is not None and pending.get_loop() is not asyncio.get_running_loop():
             pending = None
-        cadence = self._cadence(key)
-        timer = self._timers.pop(key, None)
+        ckey = (client, key)
+        cadence = self._cadence(ckey)
+        timer = self._timers.pop(ckey, None)
         if timer is not None:  # earlier than predicted: this scrape renders, the next one is planned anew
             timer.cancel()
         cadence.scraped(now, answered=hit is not None or pending is not None)
+        if hit is not None and hit.ahead_for == ckey:
+            self._standing.settle()  # this scraper's cadence works: a render per scrape is enough
+        elif hit is None or hit.standing:
+            self._standing.extend(now)  # a standing body used, or none: keep them rendered a while
+            self._standing_key = key
         if hit is not None:
-            self._plan(key)
-            return hit[1]
+            self._plan(ckey)
+            return hit.rendered
         if pending is None:
-            pending = self._start(key, None, inputs)
+            pending = self._start(key, ckey, None, inputs)
         else:
-            self._plan(key)
+            self._plan(ckey)
         # shield: a scraper that disconnects must not cancel the render others are waiting for
         return await asyncio.shield(pending)
 
+    def _valid(self, key: CacheKey, now: float, inputs: ScrapeInputs) -> Body | None:
+        """The finished body that answers a scrape of ``key`` now, if any."""
+        body = self._cached.get(key)
+        if body is None or now >= body.until or not body.covered >= coverage(inputs):
+            return None  # expired, or rendered before an observation present now had arrived
+        newer_coming = self._standing_pending == key
+        if body.standing and not (newer_coming or standing.same(body.seen, standing.observations(inputs))):
+            return None  # older observations, and no body of newer ones on its way
+        return body
+
+    def _remember(self, key: CacheKey, headers: Headers) -> None:
+        if key not in self._headers and len(self._headers) >= _MAX_CACHED:  # headers are client-controlled
+            self._headers.clear()
+        self._headers[key] = headers
+
     def _start(
-        self, key: CacheKey, ahead: Ahead | None, inputs: ScrapeInputs | None = None
+        self,
+        key: CacheKey,
+        ckey: CadenceKey | None,
+        ahead: Ahead | None,
+        inputs: ScrapeInputs | None = None,
+        *,
+        standing_render: bool = False,
     ) -> asyncio.Future[Rendered]:
         """On the event loop: snapshot now (unless given), render on the metrics thread; cached when done."""
         inputs = self.source() if inputs is None else inputs
-        job = partial(self._render, inputs, *key)
+        job = partial(self._render, inputs, *self._headers.get(key, PROMETHEUS_HEADERS))
         started = self.monotonic()
         future = asyncio.get_running_loop().run_in_executor(self._executor, job)
         self._pending[key] = future
-        future.add_done_callback(partial(self._finished, key, started, ahead, coverage(inputs)))
+        if standing_render:
+            self._standing_pending = key
+        done = Body(0.0, Rendered(b"", "", None), coverage(inputs), standing.observations(inputs))
+        future.add_done_callback(partial(self._finished, key, ckey, started, ahead, done, standing_render))
         return future
 
-    def _cadence(self, key: CacheKey) -> Cadence:
-        cadence = self._cadences.get(key)
+    def _cadence(self, ckey: CadenceKey) -> Cadence:
+        cadence = self._cadences.get(ckey)
         if cadence is None:
-            if len(self._cadences) >= _MAX_CACHED:  # headers are client-controlled
+            if len(self._cadences) >= _MAX_CACHED:  # headers and addresses are client-controlled
                 self._cadences.clear()
-            cadence = self._cadences[key] = Cadence()
+            cadence = self._cadences[ckey] = Cadence()
         return cadence
 
-    def _plan(self, key: CacheKey) -> None:
+    def _plan(self, ckey: CadenceKey) -> None:
         """After a scrape is answered (or its render finished): plan the render ahead of the next one."""
-        cadence = self._cadences.get(key)
-        if not self.render_ahead or cadence is None or key in self._timers:
+        cadence = self._cadences.get(ckey)
+        if not self.render_ahead or cadence is None or ckey in self._timers:
             return
+        cadence.duration = self._durations.get(ckey[1], 0.0)
         ahead = cadence.plan()
         if ahead is not None:
             delay = max(0.0, ahead.start - self.monotonic())
-            self._timers[key] = self.schedule(delay, partial(self._ahead, key, ahead))
+            self._timers[ckey] = self.schedule(delay, partial(self._ahead, ckey, ahead))
 
-    def _ahead(self, key: CacheKey, ahead: Ahead) -> None:
-        """The timer of a planned render: start it unless one for this key is under way."""
-        self._timers.pop(key, None)
-        cadence = self._cadences.get(key)
-        if key in self._pending or cadence is None:
+    def _ahead(self, ckey: CadenceKey, ahead: Ahead) -> None:
+        """The timer of a planned render: start it unless one for this body is under way."""
+        self._timers.pop(ckey, None)
+        cadence = self._cadences.get(ckey)
+        if ckey[1] in self._pending or cadence is None:
             return
         cadence.started_ahead()
-        self._start(key, ahead)
+        self._start(ckey[1], ckey, ahead)
+
+    def watch(self) -> None:
+        """On the event loop (the app's start): if :meth:`warm_up` was called, keep a standing body
+        rendered (:mod:`service.metrics.standing`) from now until the scrapers' cadences are known."""
+        if self._warmed and self._watch is None and self.cache_ttl_s > 0:
+            self._standing.extend(self.monotonic())
+            self._watch = self.schedule(standing.POLL_S, self._look)
+
+    def _look(self) -> None:
+        """Every :data:`standing.POLL_S` while watching: a standing render if new observations arrived."""
+        self._watch = self.schedule(standing.POLL_S, self._look)
+        key = self._standing_key or negotiate(*PROMETHEUS_HEADERS)
+        if not self._standing.active(self.monotonic()) or key in self._pending:
+            return
+        inputs = self.source()
+        seen = standing.observations(inputs)
+        body = self._cached.get(key)
+        if not any(c.metadata or c.offsets or c.groups or c.committed for c in inputs.clusters):
+            return  # nothing observed yet
+        if body is not None and standing.same(body.seen, seen) and body.covered >= coverage(inputs):
+            return  # the latest body already shows these
+        self._start(key, None, None, inputs, standing_render=True)
 
     def _render(self, inputs: ScrapeInputs, accept: str | None, accept_encoding: str | None) -> Rendered:
         """On the metrics thread: in the worker process if there is one, else (or if it fails) here."""
@@ -199,8 +288,10 @@ class MetricsEndpoint:
 
     def warm_up(self) -> None:
         """Start the render worker now, on the metrics thread, so that the first scrape does not wait for a
-        fresh interpreter's imports (``offsetguard serve`` calls this as it starts). Returns at once; if
-        the worker does not start, the first scrape tries again (or renders in process)."""
+        fresh interpreter's imports (``offsetguard serve`` calls this as it starts), and let :meth:`watch`
+        keep a body rendered for the first scrapes. Returns at once; if the worker does not start, the
+        first scrape tries again (or renders in process)."""
+        self._warmed = True
         worker = self.worker
         if worker is not None and self.render is render:
             self._executor.submit(_start, worker)
@@ -208,26 +299,40 @@ class MetricsEndpoint:
     def _finished(
         self,
         key: CacheKey,
+        ckey: CadenceKey | None,
         started: float,
         ahead: Ahead | None,
-        covered: Coverage,
+        done: Body,
+        standing_render: bool,
         future: asyncio.Future[Rendered],
     ) -> None:
         """On the event loop, when a render ends: cache it (the TTL runs from now; a render ahead answers
-        until its planned end) unless it failed; a scrape's render plans the next one ahead."""
-        self._pending.pop(key, None)
+        until its planned end, a standing one while it is the latest) unless it failed; a scrape's render
+        plans the next one ahead."""
+        if self._pending.get(key) is future:
+            del self._pending[key]
+        if standing_render:
+            self._standing_pending = None
         if future.cancelled() or future.exception() is not None:
             return
         if len(self._cached) >= _MAX_CACHED:
             self._cached.clear()
         now = self.monotonic()
-        ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
-        self._cached[key] = (max(now + ttl, ahead.until if ahead else 0.0), future.result(), covered)
-        cadence = self._cadences.get(key)
-        if cadence is not None:
-            cadence.duration = now - started
-            if ahead is None:
-                self._plan(key)
+        self._durations[key] = now - started
+        if standing_render:
+            until = now + standing.MAX_AGE_S
+        else:
+            ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
+            until = max(now + ttl, ahead.until if ahead else 0.0)
+        self._cached[key] = replace(
+            done,
+            until=until,
+            rendered=future.result(),
+            ahead_for=ckey if ahead is not None else None,
+            standing=standing_render,
+        )
+        if ckey is not None and ahead is None:
+            self._plan(ckey)
 
     def close(self) -> None:
         """Stop the render thread and the worker process (the app lifespan's end). A later scrape (the
@@ -236,6 +341,9 @@ class MetricsEndpoint:
             timer.cancel()
         self._timers.clear()
         self._cadences.clear()
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         self._executor.shutdown(wait=False, cancel_futures=True)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="metrics-render")
         worker = self.worker

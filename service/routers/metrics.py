@@ -24,7 +24,10 @@ SLICE_BYTES = 256 * 1024
 async def metrics(request: Request) -> Response:
     """Every family of docs/metrics.md; gzip when the client accepts it."""
     endpoint: MetricsEndpoint = request.app.state.metrics
-    rendered = await endpoint.scrape(request.headers.get("accept"), request.headers.get("accept-encoding"))
+    client = request.client.host if request.client else None  # each scraper has its own cadence
+    rendered = await endpoint.scrape(
+        request.headers.get("accept"), request.headers.get("accept-encoding"), client
+    )
     headers = {"Vary": "Accept-Encoding"}
     if rendered.content_encoding:
         headers["Content-Encoding"] = rendered.content_encoding

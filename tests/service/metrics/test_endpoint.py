@@ -8,89 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client.registry import CollectorRegistry
-
-from service.metrics.endpoint import MetricsEndpoint, coverage
-from service.metrics.exposition import Rendered
-from service.metrics.sources import ClusterInputs, ScrapeInputs
+from service.metrics.sources import ClusterInputs
 from tests.service.metrics import builders as b
-
-RENDER_S = 2.0  # the fake render's duration: lead = 1.5 x 2 + 0.5 = 3.5 s
-KEY = ("text/plain", "gzip")
-
-
-@dataclass
-class FakeTimer:
-    delay: float
-    callback: Callable[[], None]
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-
-
-@dataclass
-class Rig:
-    clock: list[float] = field(default_factory=lambda: [0.0])
-    clusters: list[ClusterInputs] = field(
-        default_factory=lambda: [ClusterInputs("c1", metadata=b.metadata())]
-    )
-    renders: list[int] = field(default_factory=list)  # 1, 2, ... one per render
-    timers: list[FakeTimer] = field(default_factory=list)
-    gate: threading.Event | None = None  # set: renders wait for it
-    render_s: float = RENDER_S
-
-    def source(self) -> ScrapeInputs:
-        return ScrapeInputs(clusters=list(self.clusters))
-
-    def render(self, registry: Any, inputs: ScrapeInputs, **_: Any) -> Rendered:
-        if self.gate is not None:
-            assert self.gate.wait(10)
-        self.renders.append(len(self.renders) + 1)
-        self.clock[0] += self.render_s
-        kinds = sorted(kind for _, kind in coverage(inputs))
-        return Rendered(f"render {len(self.renders)} of {','.join(kinds)}".encode(), "text/plain", None)
-
-    def schedule(self, delay: float, callback: Callable[[], None]) -> FakeTimer:
-        timer = FakeTimer(delay, callback)
-        self.timers.append(timer)
-        return timer
-
-    def endpoint(self, **overrides: Any) -> MetricsEndpoint:
-        return MetricsEndpoint(
-            CollectorRegistry(),
-            self.source,
-            render=self.render,
-            worker=None,
-            monotonic=lambda: self.clock[0],
-            schedule=self.schedule,
-            **overrides,
-        )
-
-    async def learned(self) -> MetricsEndpoint:
-        """An endpoint scraped at 100 and 115 (renders 1 and 2 finished; the render ahead of 130 planned)."""
-        if self.gate is not None:
-            self.gate.set()
-        endpoint = self.endpoint()
-        await self.scrape_at(endpoint, 100.0)
-        await self.scrape_at(endpoint, 115.0)
-        return endpoint
-
-    async def scrape_at(self, endpoint: MetricsEndpoint, t: float) -> bytes:
-        self.clock[0] = t
-        return (await endpoint.scrape(*KEY)).body
-
-    async def fire(self, endpoint: MetricsEndpoint, timer: FakeTimer, at: float) -> None:
-        """The timer goes off at ``at``; returns when the render it started has finished."""
-        self.clock[0] = at
-        timer.callback()
-        pending = endpoint._pending.get(KEY)
-        if pending is not None and (self.gate is None or self.gate.is_set()):
-            await asyncio.shield(pending)
+from tests.service.metrics.endpoint_rig import KEY, Rig
 
 
 def test_endpoint_steady_scraper_next_body_rendered_ahead_scrape_answered_without_render() -> None:
@@ -246,5 +168,41 @@ def test_endpoint_render_of_fewer_observations_not_served_once_more_arrived() ->
         assert await rig.scrape_at(endpoint, 107.0) == b"render 2 of metadata,offsets"
         rig.clusters = [ClusterInputs("c1", offsets=b.offsets()), ClusterInputs("c2", groups=b.groups())]
         assert await rig.scrape_at(endpoint, 108.0) == b"render 3 of groups,offsets"
+
+    asyncio.run(go())
+
+
+def test_endpoint_headers_negotiating_the_same_body_share_it() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = rig.endpoint()
+        assert await rig.scrape_at(endpoint, 100.0) == b"render 1 of metadata"
+        # other spellings of text/plain 0.0.4 with gzip: the same body, within its TTL
+        for headers in ((None, "gzip"), ("text/plain;version=0.0.4", "deflate, gzip")):
+            assert await rig.scrape_at(endpoint, 101.0, headers) == b"render 1 of metadata"
+        assert await rig.scrape_at(endpoint, 101.0, (None, None)) == b"render 2 of metadata"  # not gzipped
+
+    asyncio.run(go())
+
+
+def test_endpoint_two_scrapers_same_headers_each_its_own_cadence() -> None:
+    """An HA pair of Prometheus replicas (same headers, 7 s apart, each every 15 s): each one's next
+    scrape is rendered ahead; interleaved in one cadence, the gaps (7, 8) would match neither."""
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = rig.endpoint()
+        for t in (100.0, 115.0):
+            await rig.scrape_at(endpoint, t, client="10.0.0.1")
+            await rig.scrape_at(endpoint, t + 7.0, client="10.0.0.2")
+        assert rig.renders == [1, 2]  # the second replica's scrapes shared them (TTL)
+        first, second = (t for t in rig.timers if not t.cancelled)
+        assert (first.delay, second.delay) == (130.0 - 3.5 - 117.0, 137.0 - 3.5 - 122.0)
+        await rig.fire(endpoint, first, 126.5)
+        assert await rig.scrape_at(endpoint, 130.0, client="10.0.0.1") == b"render 3 of metadata"
+        await rig.fire(endpoint, second, 133.5)
+        assert await rig.scrape_at(endpoint, 137.0, client="10.0.0.2") == b"render 4 of metadata"
+        assert rig.renders == [1, 2, 3, 4]  # both answered at once
 
     asyncio.run(go())

@@ -1,0 +1,205 @@
+"""Standing renders (:mod:`service.metrics.standing`): the first scrapes after a start, and those of a
+scraper whose cadence is not known yet, answered at once from a body rendered when the collectors
+brought new observations; no more of them once a render ahead answers its scraper."""
+
+from __future__ import annotations
+
+import asyncio
+
+from service.metrics import standing
+from service.metrics.endpoint import PROMETHEUS_HEADERS, MetricsEndpoint, negotiate
+from service.metrics.sources import ClusterInputs, ScrapeInputs
+from tests.service.metrics import builders as b
+from tests.service.metrics.endpoint_rig import KEY, Rig
+
+PROM = negotiate(*PROMETHEUS_HEADERS)
+
+
+def _watched(rig: Rig, at: float = 0.0) -> MetricsEndpoint:
+    endpoint = rig.endpoint()
+    rig.clock[0] = at
+    endpoint.warm_up()  # no worker here: only arms the watch
+    endpoint.watch()
+    return endpoint
+
+
+def _new_cycle(rig: Rig) -> None:
+    """The collectors replaced the observation (a new object, the same content)."""
+    rig.clusters = [ClusterInputs("c1", metadata=b.metadata())]
+
+
+def test_observations_same_by_identity_not_by_value() -> None:
+    first = ScrapeInputs(clusters=[ClusterInputs("c1", metadata=b.metadata())])
+    again = ScrapeInputs(clusters=[ClusterInputs("c1", metadata=first.clusters[0].metadata)])
+    replaced = ScrapeInputs(clusters=[ClusterInputs("c1", metadata=b.metadata())])
+    assert standing.same(standing.observations(first), standing.observations(again))
+    assert not standing.same(standing.observations(first), standing.observations(replaced))
+    assert not standing.same(None, standing.observations(first))
+    assert not standing.same(standing.observations(first), ())
+
+
+def test_standing_window_extended_settled_and_over() -> None:
+    s = standing.Standing()
+    assert not s.active(0.0)
+    s.extend(10.0)
+    assert s.active(10.0 + standing.WINDOW_S - 0.1) and not s.active(10.0 + standing.WINDOW_S)
+    s.extend(5.0)  # an earlier reason does not shorten it
+    assert s.active(10.0 + standing.WINDOW_S - 0.1)
+    s.settle()
+    assert not s.active(11.0)
+
+
+def test_endpoint_without_warm_up_watches_nothing() -> None:
+    rig = Rig()
+    endpoint = rig.endpoint()
+    endpoint.watch()
+    assert rig.timers == []
+
+
+def test_first_scrape_after_start_answered_by_the_standing_body_without_a_render() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        assert await rig.look(endpoint, 1.0)  # the observations there: rendered for Prometheus's headers
+        assert endpoint._cached[PROM].standing
+        assert not await rig.look(endpoint, 4.0)  # nothing new: nothing rendered
+        assert await rig.scrape_at(endpoint, 4.5, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+        assert rig.renders == [1]
+        endpoint.close()
+        assert all(t.cancelled for t in rig.timers)
+
+    asyncio.run(go())
+
+
+def test_standing_body_one_cycle_behind_only_while_the_next_renders() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        await rig.look(endpoint, 1.0)  # render 1
+        _new_cycle(rig)
+        rig.gate = __import__("threading").Event()
+        [timer] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
+        timer.cancelled = True
+        rig.clock[0] = 5.0
+        timer.callback()  # render 2 (of the new cycle) under way, held by the gate
+        assert PROM in endpoint._pending
+        # meanwhile a scrape gets render 1 at once: one cycle behind, the newer one on its way
+        assert await rig.scrape_at(endpoint, 5.5, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+        rig.gate.set()
+        await asyncio.shield(endpoint._pending[PROM])
+        assert await rig.scrape_at(endpoint, 8.0, PROMETHEUS_HEADERS) == b"render 2 of metadata"
+        assert rig.renders == [1, 2]
+
+    asyncio.run(go())
+
+
+def test_standing_body_of_older_observations_with_nothing_on_its_way_not_served() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        await rig.look(endpoint, 1.0)  # render 1
+        _new_cycle(rig)  # and no look went off since: render 1 is behind, nothing newer coming
+        assert await rig.scrape_at(endpoint, 3.5, PROMETHEUS_HEADERS) == b"render 2 of metadata"
+
+    asyncio.run(go())
+
+
+def test_standing_body_lacking_an_observation_present_now_not_served() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        await rig.look(endpoint, 1.0)  # render 1: metadata only
+        rig.clusters = [ClusterInputs("c1", metadata=rig.clusters[0].metadata, offsets=b.offsets())]
+        assert await rig.scrape_at(endpoint, 3.5, PROMETHEUS_HEADERS) == b"render 2 of metadata,offsets"
+
+    asyncio.run(go())
+
+
+def test_no_scraper_standing_renders_stop_after_the_window() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig, at=0.0)
+        assert await rig.look(endpoint, 1.0)
+        _new_cycle(rig)
+        assert await rig.look(endpoint, standing.WINDOW_S - 1.0)
+        _new_cycle(rig)
+        assert not await rig.look(endpoint, standing.WINDOW_S + 0.5)  # nobody scraped: over
+        assert rig.renders == [1, 2]
+
+    asyncio.run(go())
+
+
+def test_nothing_observed_yet_nothing_rendered() -> None:
+    rig = Rig(clusters=[ClusterInputs("c1")])
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        assert not await rig.look(endpoint, 1.0)
+        assert rig.renders == []
+
+    asyncio.run(go())
+
+
+def test_steady_scraper_standing_then_ahead_then_no_more_standing_renders() -> None:
+    """The bench's sequence: scraped every 15 s from 100 with new observations every 5 s. The first two
+    scrapes take standing bodies, the third the render ahead; from then on only renders ahead."""
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig, at=90.0)
+        await rig.look(endpoint, 96.0)  # render 1, ends at 98
+        assert (
+            await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+        )  # the standing body
+        _new_cycle(rig)
+        assert await rig.look(endpoint, 111.0)  # render 2
+        assert await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS) == b"render 2 of metadata"
+        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        _new_cycle(rig)
+        assert await rig.look(endpoint, 121.0)  # render 3: standing renders go on until an ahead answers
+        await rig.fire(endpoint, ahead, 126.5)  # render 4, ahead of 130
+        assert await rig.scrape_at(endpoint, 130.0, PROMETHEUS_HEADERS) == b"render 4 of metadata"
+        _new_cycle(rig)
+        assert not await rig.look(endpoint, 136.0)  # settled: no standing render
+        assert rig.renders == [1, 2, 3, 4]
+
+    asyncio.run(go())
+
+
+def test_standing_renders_prepare_the_body_of_the_last_scraper_they_serve() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        await rig.look(endpoint, 1.0)  # render 1, for Prometheus's headers
+        assert await rig.scrape_at(endpoint, 4.0) == b"render 2 of metadata"  # text/plain: not that body
+        assert endpoint._standing_key == negotiate(*KEY)
+        _new_cycle(rig)
+        assert await rig.look(endpoint, 6.0)  # render 3, of text/plain
+        assert await rig.scrape_at(endpoint, 20.0) == b"render 3 of metadata"
+        assert rig.renders == [1, 2, 3]
+
+    asyncio.run(go())
+
+
+def test_scrape_rendered_on_demand_restarts_standing_renders() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = rig.endpoint()
+        rig.clock[0] = 0.0
+        endpoint.warm_up()
+        endpoint.watch()
+        _new_cycle(rig)
+        assert not await rig.look(endpoint, standing.WINDOW_S + 1.0)  # the start's window is over
+        assert await rig.scrape_at(endpoint, 200.0) == b"render 1 of metadata"  # on demand
+        _new_cycle(rig)
+        assert await rig.look(endpoint, 205.0)  # a scrape it could not answer: standing renders again
+        assert rig.renders == [1, 2]
+
+    asyncio.run(go())
