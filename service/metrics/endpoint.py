@@ -253,15 +253,19 @@ class MetricsEndpoint:
         """Every :data:`standing.POLL_S` while watching: a standing render if new observations arrived."""
         self._watch = self.schedule(standing.POLL_S, self._look)
         key = self._standing_key or negotiate(*PROMETHEUS_HEADERS)
-        if not self._standing.active(self.monotonic()) or key in self._pending:
+        now = self.monotonic()
+        if not self._standing.active(now) or key in self._pending:
             return
         inputs = self.source()
-        seen = standing.observations(inputs)
-        body = self._cached.get(key)
         if not any(c.metadata or c.offsets or c.groups or c.committed for c in inputs.clusters):
             return  # nothing observed yet
-        if body is not None and standing.same(body.seen, seen) and body.covered >= coverage(inputs):
-            return  # the latest body already shows these
+        body = self._cached.get(key)
+        if (
+            body is not None
+            and now < body.until - self._durations.get(key, 0.0) - standing.POLL_S
+            and standing.same(body.seen, standing.observations(inputs))
+        ):
+            return  # the latest body shows these, and answers until the next look could replace it
         self._start(key, None, None, inputs, standing_render=True)
 
     def _render(self, inputs: ScrapeInputs, accept: str | None, accept_encoding: str | None) -> Rendered:

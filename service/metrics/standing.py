@@ -6,7 +6,7 @@ or two. Instead, while no scraper's render ahead has answered it, the endpoint r
 each time the collectors bring new observations (it looks every :data:`POLL_S`), and a scrape takes it
 at once. A standing body answers while its observations are still the latest, or while the one for the
 newer observations is being rendered (so it is at most one collector cycle behind, as a render ahead
-may be), and never when it lacks an observation present now.
+may be), for :data:`MAX_AGE_S` at most, and never when it lacks an observation present now.
 
 Standing renders go on for :data:`WINDOW_S` after the service started, after a scrape a standing body
 answered, and after a scrape that had to render on demand; they stop as soon as a render ahead answers
@@ -23,7 +23,10 @@ from service.metrics.sources import ScrapeInputs
 
 POLL_S = 1.0  # how often the endpoint looks for new observations while standing renders go on
 WINDOW_S = 75.0  # how long standing renders go on after the last reason for them
-MAX_AGE_S = 60.0  # a standing body never answers later than this after it was rendered
+# A standing body never answers later than this after it was rendered: the figures that move without
+# new observations (collector staleness, alert counts, lag seconds) are never older. While standing renders
+# go on, one is rendered again before this runs out, new observations or not.
+MAX_AGE_S = 10.0
 
 Seen = tuple[object, ...]  # the observation objects a render read (identity is their version)
 

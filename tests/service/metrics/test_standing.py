@@ -181,7 +181,7 @@ def test_standing_renders_prepare_the_body_of_the_last_scraper_they_serve() -> N
         assert endpoint._standing_key == negotiate(*KEY)
         _new_cycle(rig)
         assert await rig.look(endpoint, 6.0)  # render 3, of text/plain
-        assert await rig.scrape_at(endpoint, 20.0) == b"render 3 of metadata"
+        assert await rig.scrape_at(endpoint, 9.0) == b"render 3 of metadata"
         assert rig.renders == [1, 2, 3]
 
     asyncio.run(go())
@@ -201,5 +201,27 @@ def test_scrape_rendered_on_demand_restarts_standing_renders() -> None:
         _new_cycle(rig)
         assert await rig.look(endpoint, 205.0)  # a scrape it could not answer: standing renders again
         assert rig.renders == [1, 2]
+
+    asyncio.run(go())
+
+
+def test_standing_body_older_than_max_age_not_served_and_rendered_again_before() -> None:
+    """Nothing new from the collectors (an outage: staleness and alert counts move on): the standing body
+    answers for MAX_AGE_S at most, and a look renders it again before it runs out."""
+    rig = Rig(render_s=1.0)
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        assert await rig.look(endpoint, 1.0)  # render 1, ends at 2: answers until 12
+        assert not await rig.look(endpoint, 9.5)  # 12 - 1 s render - 1 s look: not yet
+        assert await rig.scrape_at(endpoint, 9.6, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+        assert await rig.look(endpoint, 10.5)  # the same observations, rendered again (2)
+        endpoint._cached.clear()
+        assert await rig.look(endpoint, 12.0)  # (3), ends at 13
+        assert await rig.scrape_at(endpoint, 13.0 + standing.MAX_AGE_S - 0.1, PROMETHEUS_HEADERS) == (
+            b"render 3 of metadata"
+        )
+        rig.clock[0] = 13.0 + standing.MAX_AGE_S  # and no look since
+        assert await rig.scrape_at(endpoint, rig.clock[0], PROMETHEUS_HEADERS) == b"render 4 of metadata"
 
     asyncio.run(go())
