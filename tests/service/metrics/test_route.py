@@ -15,6 +15,7 @@ from prometheus_client import REGISTRY
 
 from service.app import create_app
 from service.metrics import render
+from service.metrics.endpoint import PROMETHEUS_HEADERS, negotiate
 from service.runtime import Runtime
 from service.settings import Settings, load_settings
 from service.state import LatestObservations
@@ -134,3 +135,24 @@ def test_slices_cover_body_in_order_without_gaps() -> None:
     got = asyncio.run(collect())
     assert [len(s) for s in got] == [64, 64, 64, 58]
     assert b"".join(got) == bytes(range(250))
+
+
+def test_metrics_route_serve_first_scrape_gets_the_standing_body_cadence_per_client() -> None:
+    """As ``offsetguard serve`` runs it (warmed up): a body is rendered for Prometheus's headers as soon as
+    the observations are there, and Prometheus's first scrape gets it; the scraper's cadence is its own."""
+    app = _app()
+    endpoint = app.state.metrics
+    endpoint.worker = None  # in process: no worker interpreter for this test
+    endpoint.warm_up()
+    key = negotiate(*PROMETHEUS_HEADERS)
+    with TestClient(app) as client:
+        deadline = time.monotonic() + 10
+        while (body := endpoint._cached.get(key)) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert body is not None and body.standing
+        accept, encoding = PROMETHEUS_HEADERS
+        response = client.get("/metrics", headers={"Accept": accept, "Accept-Encoding": encoding})
+        assert endpoint._cached.get(key) is body  # answered by it: no render since
+        assert list(endpoint._cadences) == [("testclient", key)]  # TestClient's address
+    assert response.status_code == 200
+    assert response.content == gzip.decompress(body.rendered.body)
