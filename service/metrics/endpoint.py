@@ -84,7 +84,6 @@ class Body:
     rendered: Rendered
     covered: Coverage
     seen: standing.Seen
-    ahead_for: CadenceKey | None = None  # rendered ahead of this scraper's scrape
     standing: bool = False
 
 
@@ -162,8 +161,9 @@ class MetricsEndpoint:
         timer = self._timers.pop(ckey, None)
         if timer is not None:  # earlier than predicted: this scrape renders, the next one is planned anew
             timer.cancel()
+        predicted = cadence.ahead_unanswered  # a render ahead of this scrape started (its body or a newer)
         cadence.scraped(now, answered=hit is not None or pending is not None)
-        if hit is not None and hit.ahead_for == ckey:
+        if predicted and (hit is not None or pending is not None):
             self._standing.settle()  # this scraper's cadence works: a render per scrape is enough
         elif hit is None or hit.standing:
             self._standing.extend(now)  # a standing body used, or none: keep them rendered a while
@@ -237,10 +237,11 @@ class MetricsEndpoint:
         """The timer of a planned render: start it unless one for this body is under way."""
         self._timers.pop(ckey, None)
         cadence = self._cadences.get(ckey)
-        if ckey[1] in self._pending or cadence is None:
+        if cadence is None:
             return
         cadence.started_ahead()
-        self._start(ckey[1], ckey, ahead)
+        if ckey[1] not in self._pending:  # one under way (a standing render) answers the scrape as well
+            self._start(ckey[1], ckey, ahead)
 
     def watch(self) -> None:
         """On the event loop (the app's start): if :meth:`warm_up` was called, keep a standing body
@@ -332,7 +333,6 @@ class MetricsEndpoint:
             done,
             until=until,
             rendered=future.result(),
-            ahead_for=ckey if ahead is not None else None,
             standing=standing_render,
         )
         if ckey is not None and ahead is None:

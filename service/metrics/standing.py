@@ -9,8 +9,9 @@ newer observations is being rendered (so it is at most one collector cycle behin
 may be), for :data:`MAX_AGE_S` at most, and never when it lacks an observation present now.
 
 Standing renders go on for :data:`WINDOW_S` after the service started, after a scrape a standing body
-answered, and after a scrape that had to render on demand; they stop as soon as a render ahead answers
-its scrape (the scraper's cadence is known, a render per scrape is enough). A window covers one scrape
+answered, and after a scrape that had to render on demand; they stop as soon as a scrape comes when its
+render ahead said it would (started, and the scrape answered by that body or a newer one: the scraper's
+cadence is known, a render per scrape is enough). A window covers one scrape
 at Prometheus's default interval (1 minute). With no scraper at all, the service renders for one window
 after its start and then never again.
 """

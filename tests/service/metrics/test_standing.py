@@ -5,6 +5,7 @@ brought new observations; no more of them once a render ahead answers its scrape
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from service.metrics import standing
 from service.metrics.endpoint import PROMETHEUS_HEADERS, MetricsEndpoint, negotiate
@@ -79,7 +80,7 @@ def test_standing_body_one_cycle_behind_only_while_the_next_renders() -> None:
         endpoint = _watched(rig)
         await rig.look(endpoint, 1.0)  # render 1
         _new_cycle(rig)
-        rig.gate = __import__("threading").Event()
+        rig.gate = threading.Event()
         [timer] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
         timer.cancelled = True
         rig.clock[0] = 5.0
@@ -223,5 +224,61 @@ def test_standing_body_older_than_max_age_not_served_and_rendered_again_before()
         )
         rig.clock[0] = 13.0 + standing.MAX_AGE_S  # and no look since
         assert await rig.scrape_at(endpoint, rig.clock[0], PROMETHEUS_HEADERS) == b"render 4 of metadata"
+
+    asyncio.run(go())
+
+
+def test_scrape_predicted_settles_even_when_a_newer_standing_body_answers_it() -> None:
+    """New observations between the render ahead and its scrape: a standing render replaces the body
+    ahead, and the scrape takes that one. It was predicted all the same: no standing renders after it
+    (else they would go on for good, one every collector cycle)."""
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig, at=90.0)
+        await rig.look(endpoint, 96.0)  # render 1
+        await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS)
+        _new_cycle(rig)
+        await rig.look(endpoint, 111.0)  # render 2
+        await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS)
+        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        await rig.fire(endpoint, ahead, 126.5)  # render 3, ahead of 130, ends at 128.5
+        _new_cycle(rig)
+        assert await rig.look(endpoint, 128.6)  # render 4 (standing), ends at 130.6
+        assert await rig.scrape_at(endpoint, 131.0, PROMETHEUS_HEADERS) == b"render 4 of metadata"
+        _new_cycle(rig)
+        assert not await rig.look(endpoint, 136.0)  # settled
+        assert rig.renders == [1, 2, 3, 4]
+
+    asyncio.run(go())
+
+
+def test_timer_ahead_while_a_standing_render_runs_counts_as_the_render_ahead() -> None:
+    gate = threading.Event()
+    rig = Rig(gate=gate)
+
+    async def go() -> None:
+        gate.set()
+        endpoint = _watched(rig, at=90.0)
+        await rig.look(endpoint, 96.0)  # render 1
+        await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS)
+        _new_cycle(rig)
+        await rig.look(endpoint, 111.0)  # render 2
+        await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS)
+        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        _new_cycle(rig)
+        gate.clear()
+        [look] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
+        look.cancelled = True
+        rig.clock[0] = 126.0
+        look.callback()  # render 3 (standing) under way
+        ahead.callback()  # its moment: nothing more started, the standing one answers
+        assert len(endpoint._pending) == 1
+        gate.set()
+        await asyncio.shield(next(iter(endpoint._pending.values())))
+        assert await rig.scrape_at(endpoint, 130.0, PROMETHEUS_HEADERS) == b"render 3 of metadata"
+        _new_cycle(rig)
+        assert not await rig.look(endpoint, 136.0)  # settled
+        assert rig.renders == [1, 2, 3]
 
     asyncio.run(go())
