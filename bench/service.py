@@ -28,19 +28,17 @@ Writes bench/results/service.json (merged per size, so sizes can be run one at a
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
 import shutil
-import sqlite3
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench import proctree
-from bench.service_run import ServiceRun, kminion_run, offsetguard_run
+from bench.service_run import ServiceRun, copy_store, firing_alerts, kminion_run, offsetguard_run
 from bench.service_traffic import Churn, expected_committed, populate_size
 from service.sandbox.cluster import SandboxCluster, start_sandbox
 
@@ -94,15 +92,9 @@ def aged_run(
     """Steady state restarted on a copy of ``args.aged``: a store from a long run, with its firing alerts
     (abandoned groups' lag) and hours of history, which a fresh store never reaches in a benchmark run."""
     shutil.rmtree(store, ignore_errors=True)
-    store.mkdir(parents=True)
-    source = Path(args.aged)
-    for suffix in ("", "-wal"):  # the write-ahead log holds what was not checkpointed yet
-        if Path(f"{source}{suffix}").exists():
-            shutil.copy(f"{source}{suffix}", store / f"offsetguard.db{suffix}")
+    copy_store(Path(args.aged), store)
     out = offsetguard_run(cluster, store, expected, args, profile_s=0, label="aged").run(churn)
-    with contextlib.closing(sqlite3.connect(store / "offsetguard.db")) as db:
-        [(firing,)] = db.execute("SELECT count(*) FROM alerts WHERE status = 'firing'").fetchall()
-    return out | {"firing_alerts_at_stop": firing}
+    return out | {"firing_alerts_at_stop": firing_alerts(store)}
 
 
 def ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, float | None]:

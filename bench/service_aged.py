@@ -5,8 +5,9 @@ fleet with abandoned groups holds thousands of firing alerts, which cost every e
 ``offsetguard serve`` (default settings) from each ``--trees`` source tree in turn on a fresh copy of one
 aged store (``--store``: an ``offsetguard.db`` stopped minutes before, or its lag alerts resolve over
 the blind spell), on the populated sandbox it was aged on, with bench/service's churn and a ``/metrics``
-scrape every 15 s; after ``--warmup`` s it measures the process tree's CPU seconds per minute over
-``--steady`` s and its peak RSS, and counts the firing alerts at the end. Trees alternate for
+scrape every 15 s (bench/service's measured run: ready, complete ``/metrics``, ``--warmup`` s of
+settling), it measures the process tree's CPU seconds per minute over ``--steady`` s, its peak RSS and
+scrape latency, and counts the alerts firing at its stop. Trees alternate for
 ``--rounds`` rounds, so that a drift of the machine or the store shows as a difference between rounds.
 
     .venv/bin/python -m bench.service_aged --attach /tmp/ogpoll --store /tmp/aged/offsetguard.db \\
@@ -19,24 +20,17 @@ firing for a 4-minute run. Writes ``bench/results/service_ab.json`` under ``--na
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-import yaml
-
-from bench import proctree
-from bench.service_run import free_port, terminate
-from bench.service_traffic import Churn
+from bench.service_run import copy_store, firing_alerts, offsetguard_run
+from bench.service_traffic import Churn, expected_committed
 from service.sandbox.cluster import SandboxCluster
 
 RESULTS = Path(__file__).resolve().parent / "results" / "service_ab.json"
@@ -44,75 +38,20 @@ SCRAPE_S = 15.0
 
 
 def run_tree(
-    tree: Path, store: Path, cluster: SandboxCluster, size: int, args: argparse.Namespace
+    tree: Path, store: Path, cluster: SandboxCluster, expected: dict[str, int], args: argparse.Namespace
 ) -> dict[str, Any]:
-    """One restart of ``tree``'s service on a copy of ``store``."""
+    """One restart of ``tree``'s service on a copy of ``store`` (bench/service's measured run: ready,
+    complete, ``--warmup`` s of settling, ``--steady`` s measured), with the alerts firing at its stop."""
     work = Path(tempfile.mkdtemp(prefix="og-aged-"))
     try:
-        for suffix in ("", "-wal"):
-            if Path(f"{store}{suffix}").exists():
-                shutil.copy(f"{store}{suffix}", work / f"offsetguard.db{suffix}")
-        port = free_port()
-        config = {
-            "clusters": [cluster.cluster_config("bench")],
-            "store": {"path": str(work / "offsetguard.db")},
-        }
-        (work / "offsetguard.yaml").write_text(yaml.safe_dump(config))
-        command = [sys.executable, "-c", "import sys; from service.cli import main; sys.exit(main())"]
-        with (work / "serve.log").open("wb") as log:
-            proc = subprocess.Popen(
-                [*command, "serve", "--config", str(work / "offsetguard.yaml"), "--port", str(port)],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=dict(os.environ, PYTHONPATH=str(tree)),  # its metrics worker inherits it
-                cwd=tree,
-            )
-            try:
-                return _measure(proc, port, cluster, size, args)
-            finally:
-                terminate(proc)
+        copy_store(store, work)
+        run = offsetguard_run(
+            cluster, work, expected, args, profile_s=0, label=f"aged-{tree.name}", tree=tree
+        )
+        out = run.run(Churn(cluster, args.size, args.churn))
+        return out | {"firing_alerts_at_stop": firing_alerts(work)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _measure(
-    proc: subprocess.Popen[bytes], port: int, cluster: SandboxCluster, size: int, args: argparse.Namespace
-) -> dict[str, Any]:
-    url = f"http://127.0.0.1:{port}"
-    rss = proctree.RssPeak(proc.pid)
-    churn = Churn(cluster, size, args.churn)
-    stop = threading.Event()
-
-    def scrape() -> None:
-        with httpx.Client(timeout=60) as client:
-            while not stop.wait(SCRAPE_S):
-                with contextlib.suppress(httpx.HTTPError):  # not up yet: the next one
-                    client.get(f"{url}/metrics", headers={"Accept-Encoding": "gzip"})
-
-    scraper = threading.Thread(target=scrape, daemon=True)
-    churn.start()
-    scraper.start()
-    try:
-        time.sleep(args.warmup)
-        if proc.poll() is not None:
-            raise RuntimeError(f"offsetguard serve exited with {proc.returncode}")
-        c0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
-        time.sleep(args.steady)
-        c1, t1 = proctree.cpu_seconds(proc.pid), time.monotonic()
-        body = httpx.get(f"{url}/metrics", timeout=60).text
-    finally:
-        stop.set()
-        churn.stop()
-    firing = sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in body.splitlines()
-        if line.startswith("offsetguard_alerts_firing{")
-    )
-    return {
-        "cpu_s_per_min": round((c1 - c0) * 60.0 / (t1 - t0), 2),
-        "peak_rss_mb": round(rss.stop() / 1e6, 1),
-        "firing_at_end": int(firing),
-    }
 
 
 def label(tree: Path) -> str:
@@ -145,11 +84,13 @@ def main() -> None:
     for tree in trees:
         if not (tree / "service" / "cli.py").is_file():
             parser.error(f"--trees: {tree} is not an offsetguard source tree")
+    args.settle, args.scrape_interval, args.interval = args.warmup, SCRAPE_S, None  # as ServiceRun reads them
     cluster = SandboxCluster.load(Path(args.attach))
+    expected = expected_committed(cluster)
     runs: dict[str, list[dict[str, Any]]] = {label(t): [] for t in trees}
     for r in range(args.rounds):
         for tree, name in zip(trees, runs, strict=True):
-            figures = run_tree(tree, store, cluster, args.size, args)
+            figures = run_tree(tree, store, cluster, expected, args)
             runs[name].append(figures)
             print(f"[round {r + 1}] {name}: {json.dumps(figures)}", flush=True)
     result = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}

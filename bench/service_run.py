@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -23,13 +26,9 @@ import yaml
 
 from bench import proctree
 from bench.service_traffic import Churn
+from service.metrics.endpoint import PROMETHEUS_HEADERS
 from service.sandbox.cluster import SandboxCluster
 
-# What Prometheus 2.x/3.x sends: OpenMetrics preferred, gzip accepted.
-PROMETHEUS_ACCEPT = (
-    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
-    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
-)
 START_TIMEOUT_S = 600.0
 
 
@@ -82,6 +81,7 @@ class ServiceRun:
     complete: Callable[[bytes], bool]
     args: argparse.Namespace
     profile_s: float = 0.0
+    cwd: Path | None = None
     scrapes: list[float] = field(default_factory=list)
 
     @property
@@ -92,7 +92,9 @@ class ServiceRun:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = (self.workdir / f"{self.label}.log").open("wb")
         t0 = time.monotonic()
-        proc = subprocess.Popen(self.command, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            self.command, env=self.env, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd
+        )
         rss = proctree.RssPeak(proc.pid)
         out: dict[str, Any] = {"label": self.label}
         try:
@@ -127,7 +129,7 @@ class ServiceRun:
 
     def _scrape(self, client: httpx.Client) -> tuple[float, httpx.Response]:
         t = time.perf_counter()
-        headers = {"Accept": PROMETHEUS_ACCEPT, "Accept-Encoding": "gzip"}
+        headers = {"Accept": PROMETHEUS_HEADERS[0], "Accept-Encoding": "gzip"}
         r = client.get(f"{self.url}/metrics", headers=headers)
         return time.perf_counter() - t, r
 
@@ -213,6 +215,22 @@ def _lag_series_at_least(prefix: bytes, want: int) -> Callable[[bytes], bool]:
     return lambda body: body.count(b"\n" + prefix) >= want
 
 
+def copy_store(source: Path, into: Path) -> None:
+    """``source`` (an ``offsetguard.db``) and its write-ahead log, which holds what was not checkpointed
+    yet, as ``into/offsetguard.db``."""
+    into.mkdir(parents=True, exist_ok=True)
+    for suffix in ("", "-wal"):
+        if Path(f"{source}{suffix}").exists():
+            shutil.copy(f"{source}{suffix}", into / f"offsetguard.db{suffix}")
+
+
+def firing_alerts(store: Path) -> int:
+    """Alerts firing in ``store/offsetguard.db`` (after the service stopped)."""
+    with contextlib.closing(sqlite3.connect(store / "offsetguard.db")) as db:
+        [(firing,)] = db.execute("SELECT count(*) FROM alerts WHERE status = 'firing'").fetchall()
+    return int(firing)
+
+
 def offsetguard_run(
     cluster: SandboxCluster,
     store: Path,
@@ -221,9 +239,11 @@ def offsetguard_run(
     *,
     profile_s: float,
     label: str,
+    tree: Path | None = None,
 ) -> ServiceRun:
     """``offsetguard serve`` with default settings but for the cluster, the store path and the port (and
-    the offset collectors' interval with ``--interval``)."""
+    the offset collectors' interval with ``--interval``); with ``tree``, that source tree's code (its
+    metrics worker inherits the ``PYTHONPATH``) instead of the installed one."""
     store.mkdir(parents=True, exist_ok=True)
     port = free_port()
     settings = cluster.cluster_config("bench")
@@ -231,11 +251,16 @@ def offsetguard_run(
     if args.interval is not None:  # the offset collectors' rate changed (kminion's: once a scrape)
         config["intervals"] = {"offsets": args.interval, "committed": args.interval}
     (store / "offsetguard.yaml").write_text(yaml.safe_dump(config))
-    cli = Path(sys.executable).with_name("offsetguard")
+    serve = ["serve", "--config", str(store / "offsetguard.yaml"), "--port", str(port)]
+    if tree is None:
+        command, env = [str(Path(sys.executable).with_name("offsetguard")), *serve], dict(os.environ)
+    else:
+        main = "import sys; from service.cli import main; sys.exit(main())"
+        command, env = [sys.executable, "-c", main, *serve], dict(os.environ, PYTHONPATH=str(tree))
     return ServiceRun(
         label=f"offsetguard-{label}",
-        command=[str(cli), "serve", "--config", str(store / "offsetguard.yaml"), "--port", str(port)],
-        env=dict(os.environ),
+        command=command,
+        env=env,
         port=port,
         workdir=store,
         ready_path="/readyz",
@@ -244,6 +269,7 @@ def offsetguard_run(
         ),
         args=args,
         profile_s=profile_s,
+        cwd=tree,
     )
 
 
