@@ -89,7 +89,17 @@ class Body:
 
 def negotiate(accept: str | None, accept_encoding: str | None) -> CacheKey:
     """The body a client with these headers gets: its content type, and whether it is gzipped."""
-    return choose_encoder(accept or "")[1], accepts_gzip(accept_encoding)
+    return choose_encoder(usable_accept(accept) or "")[1], accepts_gzip(accept_encoding)
+
+
+def usable_accept(accept: str | None) -> str | None:
+    """``accept``, or None (the plain-text default) if prometheus_client cannot read it: a version it
+    cannot compare (``version=abc``) raises inside its negotiation."""
+    try:
+        choose_encoder(accept or "")
+    except (TypeError, ValueError):
+        return None
+    return accept
 
 
 @dataclass(slots=True)
@@ -144,6 +154,7 @@ class MetricsEndpoint:
     ) -> Rendered:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
         the metrics thread. ``client``: the scraper's address (each has its own cadence)."""
+        accept = usable_accept(accept)
         key = negotiate(accept, accept_encoding)
         self._remember(key, (accept, accept_encoding))
         if self.cache_ttl_s <= 0:

@@ -156,3 +156,15 @@ def test_metrics_route_serve_first_scrape_gets_the_standing_body_cadence_per_cli
         assert list(endpoint._cadences) == [("testclient", key)]  # TestClient's address
     assert response.status_code == 200
     assert response.content == gzip.decompress(body.rendered.body)
+
+
+def test_metrics_route_accept_prometheus_client_cannot_read_gets_plain_text() -> None:
+    """``version=abc`` makes prometheus_client's negotiation raise: served as if no Accept was sent."""
+    app = _app()
+    with TestClient(app) as client:
+        for accept in ("application/openmetrics-text;version=abc", "text/plain;version=x.y"):
+            response = client.get("/metrics", headers={"Accept": accept, "Accept-Encoding": "identity"})
+            assert response.status_code == 200
+            assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
+            assert LAG_LINE in response.text.splitlines()
+    assert app.state.metrics._worker_failures == 0
