@@ -11,7 +11,7 @@ from service.metrics import standing
 from service.metrics.endpoint import PROMETHEUS_HEADERS, MetricsEndpoint, negotiate
 from service.metrics.sources import ClusterInputs, ScrapeInputs
 from tests.service.metrics import builders as b
-from tests.service.metrics.endpoint_rig import KEY, Rig
+from tests.service.metrics.endpoint_rig import KEY, FakeTimer, Rig
 
 PROM = negotiate(*PROMETHEUS_HEADERS)
 
@@ -27,6 +27,27 @@ def _watched(rig: Rig, at: float = 0.0) -> MetricsEndpoint:
 def _new_cycle(rig: Rig) -> None:
     """The collectors replaced the observation (a new object, the same content)."""
     rig.clusters = [ClusterInputs("c1", metadata=b.metadata())]
+
+
+async def _scraped_twice(rig: Rig) -> tuple[MetricsEndpoint, FakeTimer]:
+    """Watched from 90, new observations at 96 and 111, scraped at 100 and 115 (each scrape answered by
+    the standing body of renders 1 and 2); the render ahead of 130 planned: the endpoint and its timer."""
+    endpoint = _watched(rig, at=90.0)
+    assert await rig.look(endpoint, 96.0)
+    assert await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+    _new_cycle(rig)
+    assert await rig.look(endpoint, 111.0)
+    assert await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS) == b"render 2 of metadata"
+    [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+    return endpoint, ahead
+
+
+def _look_starts(rig: Rig, endpoint: MetricsEndpoint, at: float) -> None:
+    """The standing watch's timer goes off at ``at``; its render is left running."""
+    [timer] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
+    timer.cancelled = True
+    rig.clock[0] = at
+    timer.callback()
 
 
 def test_observations_same_by_identity_not_by_value() -> None:
@@ -81,10 +102,7 @@ def test_standing_body_one_cycle_behind_only_while_the_next_renders() -> None:
         await rig.look(endpoint, 1.0)  # render 1
         _new_cycle(rig)
         rig.gate = threading.Event()
-        [timer] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
-        timer.cancelled = True
-        rig.clock[0] = 5.0
-        timer.callback()  # render 2 (of the new cycle) under way, held by the gate
+        _look_starts(rig, endpoint, 5.0)  # render 2 (of the new cycle) under way, held by the gate
         assert PROM in endpoint._pending
         # meanwhile a scrape gets render 1 at once: one cycle behind, the newer one on its way
         assert await rig.scrape_at(endpoint, 5.5, PROMETHEUS_HEADERS) == b"render 1 of metadata"
@@ -152,15 +170,7 @@ def test_steady_scraper_standing_then_ahead_then_no_more_standing_renders() -> N
     rig = Rig()
 
     async def go() -> None:
-        endpoint = _watched(rig, at=90.0)
-        await rig.look(endpoint, 96.0)  # render 1, ends at 98
-        assert (
-            await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS) == b"render 1 of metadata"
-        )  # the standing body
-        _new_cycle(rig)
-        assert await rig.look(endpoint, 111.0)  # render 2
-        assert await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS) == b"render 2 of metadata"
-        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        endpoint, ahead = await _scraped_twice(rig)  # both scrapes answered by standing bodies
         _new_cycle(rig)
         assert await rig.look(endpoint, 121.0)  # render 3: standing renders go on until an ahead answers
         await rig.fire(endpoint, ahead, 126.5)  # render 4, ahead of 130
@@ -235,13 +245,7 @@ def test_scrape_predicted_settles_even_when_a_newer_standing_body_answers_it() -
     rig = Rig()
 
     async def go() -> None:
-        endpoint = _watched(rig, at=90.0)
-        await rig.look(endpoint, 96.0)  # render 1
-        await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS)
-        _new_cycle(rig)
-        await rig.look(endpoint, 111.0)  # render 2
-        await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS)
-        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        endpoint, ahead = await _scraped_twice(rig)
         await rig.fire(endpoint, ahead, 126.5)  # render 3, ahead of 130, ends at 128.5
         _new_cycle(rig)
         assert await rig.look(endpoint, 128.6)  # render 4 (standing), ends at 130.6
@@ -259,19 +263,10 @@ def test_timer_ahead_while_a_standing_render_runs_counts_as_the_render_ahead() -
 
     async def go() -> None:
         gate.set()
-        endpoint = _watched(rig, at=90.0)
-        await rig.look(endpoint, 96.0)  # render 1
-        await rig.scrape_at(endpoint, 100.0, PROMETHEUS_HEADERS)
-        _new_cycle(rig)
-        await rig.look(endpoint, 111.0)  # render 2
-        await rig.scrape_at(endpoint, 115.0, PROMETHEUS_HEADERS)
-        [ahead] = [t for t in rig.timers if t.callback != endpoint._look]
+        endpoint, ahead = await _scraped_twice(rig)
         _new_cycle(rig)
         gate.clear()
-        [look] = [t for t in rig.timers if t.callback == endpoint._look and not t.cancelled]
-        look.cancelled = True
-        rig.clock[0] = 126.0
-        look.callback()  # render 3 (standing) under way
+        _look_starts(rig, endpoint, 126.0)  # render 3 (standing) under way
         ahead.callback()  # its moment: nothing more started, the standing one answers
         assert len(endpoint._pending) == 1
         gate.set()
