@@ -60,7 +60,8 @@ PROMETHEUS_HEADERS: Headers = (
 
 CACHE_TTL_S = 1.0  # how long a finished render answers later scrapes, at least; 0 renders every scrape
 RENDER_SHARE_DIVISOR = 4  # a render of d seconds is served for (4 - 1) * d: rendering <= 1/4 of the time
-_MAX_CACHED = 8  # distinct (Accept, Accept-Encoding) pairs kept; headers are client-controlled
+_MAX_CACHED = 8  # distinct bodies (and the headers sent for them) kept; headers are client-controlled
+_MAX_CADENCES = 64  # scrapers (address, body) whose cadence is kept; addresses are client-controlled
 MAX_WORKER_FAILURES = 3  # worker failures in a row after which rendering stays in process
 
 
@@ -228,7 +229,7 @@ class MetricsEndpoint:
     def _cadence(self, ckey: CadenceKey) -> Cadence:
         cadence = self._cadences.get(ckey)
         if cadence is None:
-            if len(self._cadences) >= _MAX_CACHED:  # headers and addresses are client-controlled
+            if len(self._cadences) >= _MAX_CADENCES:
                 self._cadences.clear()
             cadence = self._cadences[ckey] = Cadence()
         return cadence

@@ -206,3 +206,18 @@ def test_endpoint_two_scrapers_same_headers_each_its_own_cadence() -> None:
         assert rig.renders == [1, 2, 3, 4]  # both answered at once
 
     asyncio.run(go())
+
+
+def test_endpoint_ten_scrapers_each_keep_their_cadence() -> None:
+    """Ten scraping addresses (more than the bodies kept): every one's next scrape is planned."""
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = rig.endpoint()
+        clients = [f"10.0.0.{n}" for n in range(10)]
+        for t in (100.0, 115.0):
+            for n, client in enumerate(clients):
+                await rig.scrape_at(endpoint, t + n * 0.1, client=client)
+        assert len([t for t in rig.timers if not t.cancelled]) == len(clients)
+
+    asyncio.run(go())
