@@ -2,9 +2,9 @@
 
 A render at fleet scale takes a second or two, and a scrape that starts it waits for all of it. Prometheus
 scrapes a target at a fixed interval, so the next scrape's moment is known: the endpoint renders the
-body shortly before it and the scrape is answered at once. One :class:`Cadence` per scraper (per
-``Accept`` / ``Accept-Encoding`` pair) learns the gap between its last two scrapes and the last render's
-duration, and plans one render ahead after each scrape:
+body shortly before it and the scrape is answered at once. One :class:`Cadence` per scraper (per client
+address and body) learns the gap between its last two scrapes and, given the last render's duration,
+plans one render ahead after each scrape:
 
 - it starts ``lead`` = 1.5 x the last render's duration + 0.5 s (at most half the gap) before the
   predicted scrape, and its body answers until ``lead`` after it (so a late scrape still gets it);
@@ -42,7 +42,6 @@ class Cadence:
 
     last: float | None = None  # the last scrape's start
     gap: float | None = None  # between the last two scrapes
-    duration: float = 0.0  # of the last render finished for this scraper
     ahead_unanswered: bool = False  # a render ahead started and no scrape has been answered by it yet
     skip_next: bool = False  # the last render ahead went unused: plan none after the next scrape
 
@@ -59,13 +58,14 @@ class Cadence:
     def started_ahead(self) -> None:
         self.ahead_unanswered = True
 
-    def plan(self) -> Ahead | None:
-        """The render ahead of the next scrape, or None (see the module docstring)."""
+    def plan(self, duration: float) -> Ahead | None:
+        """The render ahead of the next scrape, or None (see the module docstring); ``duration``: the
+        last render's of this scraper's body."""
         if self.skip_next:
             self.skip_next = False
             return None
         if self.last is None or self.gap is None or not MIN_GAP_S <= self.gap <= MAX_GAP_S:
             return None
         due = self.last + self.gap
-        lead = min(LEAD_FACTOR * self.duration + LEAD_MARGIN_S, self.gap / 2)
+        lead = min(LEAD_FACTOR * duration + LEAD_MARGIN_S, self.gap / 2)
         return Ahead(due - lead, due + lead)

@@ -239,8 +239,7 @@ class MetricsEndpoint:
         cadence = self._cadences.get(ckey)
         if not self.render_ahead or cadence is None or ckey in self._timers:
             return
-        cadence.duration = self._durations.get(ckey[1], 0.0)
-        ahead = cadence.plan()
+        ahead = cadence.plan(self._durations.get(ckey[1], 0.0))
         if ahead is not None:
             delay = max(0.0, ahead.start - self.monotonic())
             self._timers[ckey] = self.schedule(delay, partial(self._ahead, ckey, ahead))
