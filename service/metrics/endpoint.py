@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Protocol
 
@@ -90,17 +90,17 @@ class Body:
 
 def negotiate(accept: str | None, accept_encoding: str | None) -> CacheKey:
     """The body a client with these headers gets: its content type, and whether it is gzipped."""
-    return choose_encoder(usable_accept(accept) or "")[1], accepts_gzip(accept_encoding)
+    return _negotiate(accept, accept_encoding)[1]
 
 
-def usable_accept(accept: str | None) -> str | None:
-    """``accept``, or None (the plain-text default) if prometheus_client cannot read it: a version it
-    cannot compare (``version=abc``) raises inside its negotiation."""
+def _negotiate(accept: str | None, accept_encoding: str | None) -> tuple[str | None, CacheKey]:
+    """(``accept``, its body), or (None, the plain-text body) if prometheus_client cannot read
+    ``accept``: a version it cannot compare (``version=abc``) raises inside its negotiation."""
+    gzip = accepts_gzip(accept_encoding)
     try:
-        choose_encoder(accept or "")
+        return accept, (choose_encoder(accept or "")[1], gzip)
     except (TypeError, ValueError):
-        return None
-    return accept
+        return None, (choose_encoder("")[1], gzip)
 
 
 @dataclass(slots=True)
@@ -155,8 +155,7 @@ class MetricsEndpoint:
     ) -> Rendered:
         """A fresh or just-rendered exposition: snapshot on the calling (event-loop) thread, render on
         the metrics thread. ``client``: the scraper's address (each has its own cadence)."""
-        accept = usable_accept(accept)
-        key = negotiate(accept, accept_encoding)
+        accept, key = _negotiate(accept, accept_encoding)
         self._remember(key, (accept, accept_encoding))
         if self.cache_ttl_s <= 0:
             job = partial(self._render, self.source(), accept, accept_encoding)
@@ -222,8 +221,8 @@ class MetricsEndpoint:
         self._pending[key] = future
         if standing_render:
             self._standing_pending = key
-        done = Body(0.0, Rendered(b"", "", None), coverage(inputs), standing.observations(inputs))
-        future.add_done_callback(partial(self._finished, key, ckey, started, ahead, done, standing_render))
+        seen = coverage(inputs), standing.observations(inputs)
+        future.add_done_callback(partial(self._finished, key, ckey, started, ahead, seen, standing_render))
         return future
 
     def _cadence(self, ckey: CadenceKey) -> Cadence:
@@ -269,7 +268,7 @@ class MetricsEndpoint:
         if not self._standing.active(now) or key in self._pending:
             return
         inputs = self.source()
-        if not any(c.metadata or c.offsets or c.groups or c.committed for c in inputs.clusters):
+        if not coverage(inputs):
             return  # nothing observed yet
         body = self._cached.get(key)
         if (
@@ -318,7 +317,7 @@ class MetricsEndpoint:
         ckey: CadenceKey | None,
         started: float,
         ahead: Ahead | None,
-        done: Body,
+        seen: tuple[Coverage, standing.Seen],
         standing_render: bool,
         future: asyncio.Future[Rendered],
     ) -> None:
@@ -340,12 +339,7 @@ class MetricsEndpoint:
         else:
             ttl = max(self.cache_ttl_s, (now - started) * (RENDER_SHARE_DIVISOR - 1))
             until = max(now + ttl, ahead.until if ahead else 0.0)
-        self._cached[key] = replace(
-            done,
-            until=until,
-            rendered=future.result(),
-            standing=standing_render,
-        )
+        self._cached[key] = Body(until, future.result(), *seen, standing=standing_render)
         if ckey is not None and ahead is None:
             self._plan(ckey)
 
