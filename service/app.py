@@ -33,8 +33,8 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = runtime_factory(settings)
         app.state.runtime = runtime
-        await runtime.start()
         app.state.metrics.watch()  # standing renders for the first scrapes (after serve's warm_up)
+        await runtime.start(before_detection=app.state.metrics.first_picture)
         log.info("offsetguard started: %d cluster(s)", len(settings.clusters))
         try:
             yield

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from collectors.compat import Fallbacks
@@ -63,7 +63,11 @@ class Runtime:
         self.notifier = notifier
         self._launching: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
+    async def start(self, *, before_detection: Callable[[], Awaitable[object]] | None = None) -> None:
+        """Start the collectors, the tails and the notifier now, detection once the first collections are
+        in and then ``before_detection`` has returned (the first complete ``/metrics`` render: reading a
+        fleet's detection state beside it would slow the first picture), at most
+        :data:`DETECTION_LAUNCH_WAIT_S` after now either way."""
         if self.notifier is not None:
             await self.notifier.start()
         self.scheduler.start()
@@ -74,11 +78,17 @@ class Runtime:
         # Detection reads its saved state (about a second of CPU for a fleet's) once the first collections
         # are in, so that neither they nor the server wait for it: readiness and /metrics need none of it.
         # Observations and tail events arriving before then are kept and evaluated once it is read.
-        self._launching = asyncio.get_running_loop().create_task(self._launch_detection())
+        self._launching = asyncio.get_running_loop().create_task(self._launch_detection(before_detection))
 
-    async def _launch_detection(self) -> None:
+    async def _launch_detection(self, before: Callable[[], Awaitable[object]] | None) -> None:
+        deadline = time.monotonic() + DETECTION_LAUNCH_WAIT_S
         if not await self.scheduler.first_round(DETECTION_LAUNCH_WAIT_S):
             log.info("detection starts before every first collection is in (%.0f s)", DETECTION_LAUNCH_WAIT_S)
+        elif before is not None:
+            try:
+                await asyncio.wait_for(before(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                log.info("detection starts before a complete /metrics (%.0f s)", DETECTION_LAUNCH_WAIT_S)
         for detection in self.detections:
             detection.launch()
 

@@ -136,6 +136,7 @@ class MetricsEndpoint:
     _standing_pending: CacheKey | None = None  # the body a standing render under way is for
     _watch: Timer | None = None
     _warmed: bool = False
+    _rendered: asyncio.Event | None = None  # set when a render ends (first_picture waits on it)
 
     @classmethod
     def build(
@@ -260,6 +261,18 @@ class MetricsEndpoint:
             self._standing.extend(self.monotonic())
             self._watch = self.schedule(standing.POLL_S, self._look)
 
+    async def first_picture(self) -> None:
+        """Until a render that covers every observation present now has finished: at once unless
+        standing renders are on (:meth:`watch`) and something is observed, or if one has. The runtime starts
+        detection after it."""
+        if self._watch is None:
+            return
+        wanted = coverage(self.source())
+        while wanted and not any(body.covered >= wanted for body in self._cached.values()):
+            if self._rendered is None:
+                self._rendered = asyncio.Event()
+            await self._rendered.wait()
+
     def _look(self) -> None:
         """Every :data:`standing.POLL_S` while watching: a standing render if new observations arrived."""
         self._watch = self.schedule(standing.POLL_S, self._look)
@@ -328,6 +341,9 @@ class MetricsEndpoint:
             del self._pending[key]
         if standing_render:
             self._standing_pending = None
+        if self._rendered is not None:
+            self._rendered.set()
+            self._rendered = None
         if future.cancelled() or future.exception() is not None:
             return
         if len(self._cached) >= _MAX_CACHED:

@@ -53,3 +53,36 @@ async def test_runtime_stopped_before_detection_launched_keeps_its_saved_state(a
     assert detection._task is None
     saved = alerts.load_state("c1")
     assert saved is not None and (saved.body, saved.saved_at) == ("{}", 1.0)
+
+
+async def _launched(detection: DetectionLoop, within: float) -> bool:
+    deadline = asyncio.get_running_loop().time() + within
+    while detection._task is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+async def test_runtime_detection_launched_after_before_detection_returned(alerts: AlertStore) -> None:
+    runtime, detection = _runtime(alerts, delay=0.1)
+    pictured = asyncio.Event()
+    await runtime.start(before_detection=pictured.wait)
+    try:
+        assert not await _launched(detection, 0.5)  # first collections in, the first picture not yet
+        pictured.set()
+        assert await _launched(detection, 5.0)
+    finally:
+        await runtime.stop()
+
+
+async def test_runtime_detection_launched_at_the_wait_limit_if_before_detection_never_returns(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("service.runtime.DETECTION_LAUNCH_WAIT_S", 0.5)
+    runtime, detection = _runtime(alerts, delay=0.1)
+    await runtime.start(before_detection=asyncio.Event().wait)
+    try:
+        assert await _launched(detection, 5.0)
+    finally:
+        await runtime.stop()

@@ -277,3 +277,34 @@ def test_timer_ahead_while_a_standing_render_runs_counts_as_the_render_ahead() -
         assert rig.renders == [1, 2, 3]
 
     asyncio.run(go())
+
+
+def test_first_picture_at_once_without_the_watch_or_observations() -> None:
+    async def go() -> None:
+        await asyncio.wait_for(Rig().endpoint().first_picture(), 1.0)  # not watched
+        nothing = Rig(clusters=[ClusterInputs("c1")])
+        await asyncio.wait_for(_watched(nothing).first_picture(), 1.0)  # watched, nothing observed
+        assert nothing.renders == []
+
+    asyncio.run(go())
+
+
+def test_first_picture_waits_for_a_render_of_every_observation_present_when_asked() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        rig.gate = threading.Event()
+        _look_starts(rig, endpoint, 1.0)  # render 1, of the metadata alone, under way
+        rig.clusters = [ClusterInputs("c1", metadata=b.metadata(), offsets=b.offsets())]
+        waiter = asyncio.create_task(endpoint.first_picture())
+        rig.gate.set()
+        await asyncio.shield(endpoint._pending[PROM])
+        await asyncio.sleep(0.05)
+        assert not waiter.done()  # render 1 lacks the offsets
+        await rig.look(endpoint, 2.0)  # render 2: metadata and offsets
+        await asyncio.wait_for(waiter, 1.0)
+        assert rig.renders == [1, 2]
+        await asyncio.wait_for(endpoint.first_picture(), 1.0)  # and at once from then on
+
+    asyncio.run(go())
