@@ -267,6 +267,7 @@ class MetricsEndpoint:
         detection after it."""
         if self._watch is None:
             return
+        self._stand()  # the first round is in (the runtime asks then): no need to wait for a look
         wanted = coverage(self.source())
         while wanted and not any(body.covered >= wanted for body in self._cached.values()):
             if self._rendered is None:
@@ -276,13 +277,18 @@ class MetricsEndpoint:
     def _look(self) -> None:
         """Every :data:`standing.POLL_S` while watching: a standing render if new observations arrived."""
         self._watch = self.schedule(standing.POLL_S, self._look)
+        self._stand()
+
+    def _stand(self) -> None:
+        """A standing render of the latest observations, unless the latest body shows them, standing
+        renders are over, or the collectors' first round is not in yet."""
         key = self._standing_key or negotiate(*PROMETHEUS_HEADERS)
         now = self.monotonic()
         if not self._standing.active(now) or key in self._pending:
             return
         inputs = self.source()
-        if not coverage(inputs):
-            return  # nothing observed yet
+        if not coverage(inputs) or not standing.first_round_in(inputs):
+            return  # nothing observed yet, or a picture about to grow
         body = self._cached.get(key)
         if (
             body is not None

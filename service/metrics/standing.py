@@ -3,10 +3,11 @@
 Rendering ahead (:mod:`service.metrics.ahead`) needs a scraper's gap, so without more the first two
 scrapes after a start, and the first after a scraper changed its rhythm, wait for a render of a second
 or two. Instead, while no scraper's render ahead has answered it, the endpoint renders a *standing* body
-each time the collectors bring new observations (it looks every :data:`POLL_S`), and a scrape takes it
-at once. A standing body answers while its observations are still the latest, or while the one for the
-newer observations is being rendered (so it is at most one collector cycle behind, as a render ahead
-may be), for :data:`MAX_AGE_S` at most, and never when it lacks an observation present now.
+each time the collectors bring new observations (it looks every :data:`POLL_S`, once every collector
+has run once), and a scrape takes it at once. A standing body answers while its observations are still
+the latest, or while the one for the newer observations is being rendered (so it is at most one
+collector cycle behind, as a render ahead may be), for :data:`MAX_AGE_S` at most, and never when it
+lacks an observation present now.
 
 Standing renders go on for :data:`WINDOW_S` after the service started, after a scrape a standing body
 answered, and after a scrape that had to render on demand; they stop as soon as a scrape comes when its
@@ -37,6 +38,12 @@ def observations(inputs: ScrapeInputs) -> Seen:
     return tuple(
         part for c in inputs.clusters for part in (c.cluster, c.metadata, c.offsets, c.groups, c.committed)
     )
+
+
+def first_round_in(inputs: ScrapeInputs) -> bool:
+    """Whether every collector has finished a run (succeeded or failed). Before that a standing render
+    would show a picture about to grow, and compete with the first collections for the CPU."""
+    return all(s.last_success_at is not None or s.failures for s in inputs.statuses)
 
 
 def same(a: Seen | None, b: Seen) -> bool:

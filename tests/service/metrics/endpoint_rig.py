@@ -15,6 +15,7 @@ from prometheus_client.registry import CollectorRegistry
 from service.metrics.endpoint import MetricsEndpoint, coverage, negotiate
 from service.metrics.exposition import Rendered
 from service.metrics.sources import ClusterInputs, ScrapeInputs
+from service.scheduler import CollectorStatus
 from tests.service.metrics import builders as b
 
 RENDER_S = 2.0  # the fake render's duration: lead = 1.5 x 2 + 0.5 = 3.5 s
@@ -42,9 +43,10 @@ class Rig:
     timers: list[FakeTimer] = field(default_factory=list)
     gate: threading.Event | None = None  # set: renders wait for it
     render_s: float = RENDER_S
+    statuses: list[CollectorStatus] = field(default_factory=list)  # none: every collector has run
 
     def source(self) -> ScrapeInputs:
-        return ScrapeInputs(clusters=list(self.clusters))
+        return ScrapeInputs(clusters=list(self.clusters), statuses=list(self.statuses))
 
     def render(self, registry: Any, inputs: ScrapeInputs, **_: Any) -> Rendered:
         if self.gate is not None:

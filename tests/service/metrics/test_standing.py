@@ -10,6 +10,7 @@ import threading
 from service.metrics import standing
 from service.metrics.endpoint import PROMETHEUS_HEADERS, MetricsEndpoint, negotiate
 from service.metrics.sources import ClusterInputs, ScrapeInputs
+from service.scheduler import CollectorStatus
 from tests.service.metrics import builders as b
 from tests.service.metrics.endpoint_rig import KEY, FakeTimer, Rig
 
@@ -306,5 +307,31 @@ def test_first_picture_waits_for_a_render_of_every_observation_present_when_aske
         await asyncio.wait_for(waiter, 1.0)
         assert rig.renders == [1, 2]
         await asyncio.wait_for(endpoint.first_picture(), 1.0)  # and at once from then on
+
+    asyncio.run(go())
+
+
+def test_standing_render_waits_until_every_collector_has_run_once() -> None:
+    running = CollectorStatus("offsets", "c1", 5.0, runs=1)
+    rig = Rig(statuses=[CollectorStatus("metadata", "c1", 5.0, runs=1, last_success_at=1.0), running])
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        assert not await rig.look(endpoint, 1.0)  # the offsets' first run is under way: the picture grows
+        running.failures = 1  # its first run failed: the round is in all the same
+        assert await rig.look(endpoint, 2.0)
+        assert await rig.scrape_at(endpoint, 5.0, PROMETHEUS_HEADERS) == b"render 1 of metadata"
+
+    asyncio.run(go())
+
+
+def test_first_picture_starts_a_standing_render_without_waiting_for_a_look() -> None:
+    rig = Rig()
+
+    async def go() -> None:
+        endpoint = _watched(rig)
+        await asyncio.wait_for(endpoint.first_picture(), 1.0)
+        assert rig.renders == [1]
+        assert all(t.callback == endpoint._look and not t.cancelled for t in rig.timers)  # none went off
 
     asyncio.run(go())
