@@ -80,12 +80,18 @@ class CommittedWriter:
         self._load()
 
     def _load(self) -> None:
+        """The latest committed offsets, read once at the start (on its path: one pass, no per-row max)."""
         rows = self._conn.execute(
             "SELECT id, cluster, grp, topic, partition, committed_offset, leader_epoch FROM latest_committed"
         )
+        latest = self._latest
         for key_id, cluster, group, topic, partition, offset, epoch in rows:
-            self._latest.setdefault((cluster, group), {})[(topic, partition)] = (key_id, offset, epoch)
-            self._next_id = max(self._next_id, key_id + 1)
+            parts = latest.get((cluster, group))
+            if parts is None:
+                parts = latest[(cluster, group)] = {}
+            parts[(topic, partition)] = (key_id, offset, epoch)
+        [(top,)] = self._conn.execute("SELECT max(id) FROM latest_committed").fetchall()
+        self._next_id = (top or 0) + 1
 
     def plan(self, obs: CommittedObservation) -> CommittedPlan:
         """Work out what ``obs`` changes against the cached latest values (no I/O)."""

@@ -62,17 +62,18 @@ class PartitionWriter:
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._latest: dict[Key, tuple[int, State]] = {}
-        self._next_id = 1
         # (cluster, source) -> (observed_at, partitions listed) of the source's latest observation
         self._seen: dict[tuple[str, str], tuple[float, set[Key]]] = {}
         rows = conn.execute(
             "SELECT id, cluster, topic, partition, log_start, log_end, leader, leader_epoch"
             " FROM latest_partition_offsets"
         )
-        for key_id, cluster, topic, partition, *state in rows:
-            self._latest[(cluster, topic, partition)] = (key_id, (state[0], state[1], state[2], state[3]))
-            self._next_id = max(self._next_id, key_id + 1)
+        self._latest: dict[Key, tuple[int, State]] = {
+            (cluster, topic, partition): (key_id, (log_start, log_end, leader, epoch))
+            for key_id, cluster, topic, partition, log_start, log_end, leader, epoch in rows
+        }
+        [(top,)] = conn.execute("SELECT max(id) FROM latest_partition_offsets").fetchall()
+        self._next_id = (top or 0) + 1
 
     def plan_offsets(self, obs: OffsetsObservation) -> PartitionPlan:
         """Plan ``obs``; its leader/epoch replace the stored ones only when set."""

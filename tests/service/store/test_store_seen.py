@@ -101,3 +101,14 @@ def test_committed_rows_of_a_topic_the_poll_cannot_see_stop_being_confirmed(sett
     with Store.open(settings) as reopened:
         seen = {r.topic: r.last_seen_at for r in reopened.latest_committed("c1", "g")}
         assert seen == {"t": T0 + 15, "secret": T0 + 15}
+
+
+def test_partitions_after_reopen_compared_with_stored_rows_and_new_ones_keyed_after_them(
+    settings: StoreSettings,
+) -> None:
+    with Store.open(settings) as store:
+        store.record_offsets(offsets(T0, 0, 1))
+    with Store.open(settings) as store:
+        store.record_offsets(offsets(T0 + 5, 0, 1, 2))  # 0 and 1 unchanged: not rewritten; 2 is new
+    rows = stored(settings, "SELECT id, partition, last_seen_at FROM latest_partition_offsets ORDER BY 1")
+    assert rows == [(1, 0, T0 + 5), (2, 1, T0 + 5), (3, 2, T0 + 5)]
