@@ -1,4 +1,2 @@
-"""A real KRaft Kafka on loopback for tests and ``make run`` (see :mod:`service.sandbox.cluster`)."""
-
-from service.sandbox.cluster import SandboxCluster as SandboxCluster
-from service.sandbox.cluster import start_sandbox as start_sandbox
+"""A real KRaft Kafka on loopback for tests and ``make run`` (see :mod:`service.sandbox.cluster`; not
+imported here: every ``offsetguard`` command registers the sandbox commands, and only they need it)."""

@@ -20,13 +20,15 @@ import argparse
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from service.sandbox.config import SECURITY_MODES as MODES
 from service.sandbox.config import sandbox_home
-from service.sandbox.security import MODES
 from service.sandbox.versions import DEFAULT_VERSION, RELEASES, ensure_jars, release
 from service.sandbox.versions import MODES as MODES_KAFKA
+
+if TYPE_CHECKING:  # imported when a command runs: every offsetguard command registers these
+    from service.sandbox.cluster import SandboxCluster
 
 DEFAULT_DIR = ".sandbox/default"
 
@@ -35,7 +37,15 @@ def _print(data: dict[str, Any]) -> None:
     print(json.dumps(data, indent=2))
 
 
+def _load(directory: Path) -> SandboxCluster:
+    from service.sandbox.cluster import SandboxCluster
+
+    return SandboxCluster.load(directory)
+
+
 def _up(args: argparse.Namespace) -> int:
+    from service.sandbox.cluster import start_sandbox
+
     cluster = start_sandbox(
         args.dir,
         args.brokers,
@@ -52,34 +62,34 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    status = SandboxCluster.load(args.dir).status()
+    status = _load(args.dir).status()
     _print(status)
     return 0
 
 
 def _stop_broker(args: argparse.Namespace) -> int:
-    cluster = SandboxCluster.load(args.dir)
+    cluster = _load(args.dir)
     cluster.stop_broker(args.id)
     _print(cluster.status())
     return 0
 
 
 def _start_broker(args: argparse.Namespace) -> int:
-    cluster = SandboxCluster.load(args.dir)
+    cluster = _load(args.dir)
     cluster.start_broker(args.id, timeout=args.timeout)
     _print(cluster.status())
     return 0
 
 
 def _kill_broker(args: argparse.Namespace) -> int:
-    cluster = SandboxCluster.load(args.dir)
+    cluster = _load(args.dir)
     cluster.kill_broker(args.id)
     _print(cluster.status())
     return 0
 
 
 def _down(args: argparse.Namespace) -> int:
-    cluster = SandboxCluster.load(args.dir)
+    cluster = _load(args.dir)
     cluster.down()
     status = cluster.status()
     if args.purge:

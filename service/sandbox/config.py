@@ -22,10 +22,15 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from collectors.errors import OffsetguardError
 
 HOST = "127.0.0.1"
+# The client listener's security (service.sandbox.security builds it; here so that the command line can
+# offer the choices without importing the certificate code)
+SecurityMode = Literal["plaintext", "sasl_ssl", "mtls"]
+SECURITY_MODES: tuple[SecurityMode, ...] = ("plaintext", "sasl_ssl", "mtls")
 CONTROLLER_ID = 100
 JMX_AGENT_GLOB = "jmx_prometheus_javaagent-*.jar"
 RULES_FILE = "jmx-rules.yaml"

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from kafka import KafkaAdminClient
 from kafka.admin import (
@@ -35,10 +35,10 @@ from kafka.admin import (
 
 from collectors import acls
 from service.sandbox import pki
-from service.sandbox.config import HOST
+from service.sandbox.config import HOST, SECURITY_MODES, SecurityMode
 
-Mode = Literal["plaintext", "sasl_ssl", "mtls"]
-MODES: tuple[Mode, ...] = ("plaintext", "sasl_ssl", "mtls")
+Mode = SecurityMode
+MODES = SECURITY_MODES
 ADMIN = "admin"  # the super user the sandbox and the tests set up with
 MONITOR = "offsetguard"  # the principal offsetguard connects as: only the ACLs it is granted
 PRINCIPALS = (ADMIN, MONITOR)
