@@ -89,6 +89,8 @@ class Runtime:
                 await asyncio.wait_for(before(), max(0.0, deadline - time.monotonic()))
             except TimeoutError:
                 log.info("detection starts before a complete /metrics (%.0f s)", DETECTION_LAUNCH_WAIT_S)
+            except Exception:  # detection must start whatever happened to the first render
+                log.exception("detection starts: waiting for the first complete /metrics failed")
         for detection in self.detections:
             detection.launch()
 

@@ -86,3 +86,15 @@ async def test_runtime_detection_launched_at_the_wait_limit_if_before_detection_
         assert await _launched(detection, 5.0)
     finally:
         await runtime.stop()
+
+
+async def test_runtime_detection_launched_when_before_detection_fails(alerts: AlertStore) -> None:
+    async def broken() -> None:
+        raise RuntimeError("the render worker is gone")
+
+    runtime, detection = _runtime(alerts, delay=0.1)
+    await runtime.start(before_detection=broken)
+    try:
+        assert await _launched(detection, 5.0)
+    finally:
+        await runtime.stop()
