@@ -20,6 +20,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from collectors.base import Collector
 from collectors.errors import OffsetguardError
 from collectors.model import Failure
+from service.runs import has_run
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +200,7 @@ class Scheduler:
         """Wait until every collector has finished its first run (succeeded or failed), at most
         ``timeout`` seconds; True if they all have."""
         deadline = time.monotonic() + timeout
-        while not all(_ran(job.status) for job in self.jobs):
+        while not all(has_run(job.status) for job in self.jobs):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(FIRST_ROUND_POLL_S)
@@ -207,10 +208,6 @@ class Scheduler:
 
     def stale(self, now: float) -> list[CollectorStatus]:
         return [s for s in self.statuses() if s.stale(now, self.stale_after_intervals)]
-
-
-def _ran(status: CollectorStatus) -> bool:
-    return status.last_success_at is not None or status.last_failure_at is not None
 
 
 def _logged(name: str, task: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:

@@ -262,13 +262,14 @@ class MetricsEndpoint:
             self._watch = self.schedule(standing.POLL_S, self._look)
 
     async def first_picture(self) -> None:
-        """Until a render that covers every observation present now has finished: at once unless
-        standing renders are on (:meth:`watch`) and something is observed, or if one has. The runtime starts
-        detection after it."""
+        """Wait until a finished render covers every observation present now. Returns at once when
+        standing renders are off (:meth:`watch`), when nothing is observed yet, or when such a render
+        exists already. The runtime starts detection after it."""
         if self._watch is None:
             return
-        self._stand()  # the first round is in (the runtime asks then): no need to wait for a look
-        wanted = coverage(self.source())
+        inputs = self.source()
+        self._stand(inputs)  # the first round is in (the runtime asks then): no need to wait for a look
+        wanted = coverage(inputs)
         while wanted and not any(body.covered >= wanted for body in self._cached.values()):
             if self._rendered is None:
                 self._rendered = asyncio.Event()
@@ -279,14 +280,14 @@ class MetricsEndpoint:
         self._watch = self.schedule(standing.POLL_S, self._look)
         self._stand()
 
-    def _stand(self) -> None:
-        """A standing render of the latest observations, unless the latest body shows them, standing
-        renders are over, or the collectors' first round is not in yet."""
+    def _stand(self, inputs: ScrapeInputs | None = None) -> None:
+        """A standing render of the latest observations (``inputs``, if just read), unless the latest
+        body shows them, standing renders are over, or the collectors' first round is not in yet."""
         key = self._standing_key or negotiate(*PROMETHEUS_HEADERS)
         now = self.monotonic()
         if not self._standing.active(now) or key in self._pending:
             return
-        inputs = self.source()
+        inputs = self.source() if inputs is None else inputs
         if not coverage(inputs) or not standing.first_round_in(inputs):
             return  # nothing observed yet, or a picture about to grow
         body = self._cached.get(key)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.metrics.sources import ScrapeInputs
+from service.runs import has_run
 
 POLL_S = 1.0  # how often the endpoint looks for new observations while standing renders go on
 WINDOW_S = 75.0  # how long standing renders go on after the last reason for them
@@ -43,7 +44,7 @@ def observations(inputs: ScrapeInputs) -> Seen:
 def first_round_in(inputs: ScrapeInputs) -> bool:
     """Whether every collector has finished a run (succeeded or failed). Before that a standing render
     would show a picture about to grow, and compete with the first collections for the CPU."""
-    return all(s.last_success_at is not None or s.failures for s in inputs.statuses)
+    return all(has_run(s) for s in inputs.statuses)
 
 
 def same(a: Seen | None, b: Seen) -> bool:
