@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import attrgetter
 
 from alerts.blind import seen
 from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
-from alerts.current import current_partitions, observed_retention_seconds
+from alerts.current import observed_retention_seconds, ranged_partitions, unranged_partitions
 from alerts.history import OffsetHistory, RangeHistory
 from alerts.lost import loss_outcomes
 from alerts.rewind import rewind_outcomes
@@ -24,9 +26,22 @@ def advance(
     keep = thresholds.history_samples
     partitions = dict(previous.partitions)
     ranges = dict(previous.ranges)
-    for key, cur in current_partitions(inputs).items():
+    ranged = ranged_partitions(inputs)
+    partitions.update(ranged)
+    if inputs.offsets is not None:
+        # Every partition of the offsets observation has its log range, observed now: its range
+        # history takes the sample (each built in C, as the named tuple it is).
+        at = inputs.offsets.observed_at
+        points = ranged.values()
+        fresh = map(
+            tuple.__new__, repeat(RangeSample), zip(repeat(at), map(_START, points), map(_END, points))
+        )
+        get = ranges.get
+        for key, sample in zip(ranged.keys(), fresh, strict=True):
+            ranges[key] = _ranged(get(key, ()), sample, keep)
+    for key, cur in unranged_partitions(inputs).items():
         old = partitions.get(key)
-        if cur.log_end is None and old is not None and (old.log_end is not None or cur.leader is None):
+        if old is not None and (old.log_end is not None or cur.leader is None):
             # Metadata only (or the partition offline): keep the leader and ISR observed with the last log
             # range, so a leader change is judged together with the log end it brings (the next offsets
             # observation), and an offline spell (no in-sync replica left: what precedes an unclean
@@ -80,6 +95,10 @@ def advance(
         offsets_seen_at=sighting.offsets_seen_at,
         blind_spans=sighting.blind_spans,
     )
+
+
+_START = attrgetter("log_start")
+_END = attrgetter("log_end")
 
 
 def _sampled(

@@ -174,9 +174,11 @@ def _apply_poll(
     # A CommitKey hashes and compares as its plain tuple: most polled offsets have not moved, and are
     # looked up (and marked seen) without building a key object for each of them.
     lookup: Mapping[tuple[str, str, int], CommitPoint] = commits  # type: ignore[assignment]
+    track = not inputs.tail_live  # only a poll without the tail judges deletions by what it saw
     for c in obs.offsets:
         plain = (c.group, c.topic, c.partition)
-        seen.add(plain)
+        if track:
+            seen.add(plain)
         old = lookup.get(plain)
         if old is not None and (inputs.tail_live or old.offset == c.offset):
             continue

@@ -23,7 +23,15 @@ RETENTION_KEY = "offsets.retention.minutes"
 
 @per_cycle
 def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
-    """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata."""
+    """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata; then the
+    partitions only metadata has (no log range)."""
+    ranged, unranged = ranged_partitions(inputs), unranged_partitions(inputs)
+    return {**ranged, **unranged} if unranged else ranged
+
+
+@per_cycle
+def ranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
+    """The partitions of the offsets observation (each with its log range), joined with metadata."""
     index, topic_ids = metadata_index(inputs.metadata) if inputs.metadata is not None else ({}, {})
     out: dict[PartitionKey, PartitionPoint] = {}
     if inputs.offsets is not None:
@@ -39,12 +47,24 @@ def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPo
                 key, m, topic_id = found
                 point = PartitionPoint(at, o.log_start, o.log_end, m.leader, m.leader_epoch, m.isr, topic_id)
             out[key] = point
-    if inputs.metadata is not None:
-        at = inputs.metadata.observed_at
-        for key, m, topic_id in index.values():
-            if key not in out:
-                out[key] = PartitionPoint(at, None, None, m.leader, m.leader_epoch, m.isr, topic_id)
     return out
+
+
+@per_cycle
+def unranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
+    """The partitions metadata lists and the offsets observation does not (leader, epoch, ISR only)."""
+    if inputs.metadata is None:
+        return {}
+    index, _ = metadata_index(inputs.metadata)
+    if not metadata_keys(inputs.metadata).difference(ranged_partitions(inputs)):
+        return {}  # the common case: offsets observed every partition metadata lists (a set difference)
+    ranged = ranged_partitions(inputs)
+    at = inputs.metadata.observed_at
+    return {
+        key: PartitionPoint(at, None, None, m.leader, m.leader_epoch, m.isr, topic_id)
+        for key, m, topic_id in index.values()
+        if key not in ranged
+    }
 
 
 @per_object(slot=lambda metadata: metadata.cluster)
@@ -62,6 +82,12 @@ def metadata_index(
         for p in t.partitions
     }
     return index, topic_ids
+
+
+@per_object(slot=lambda metadata: metadata.cluster)
+def metadata_keys(metadata: ClusterMetadata) -> frozenset[PartitionKey]:
+    """Every partition ``metadata`` lists (built once per metadata observation, as :func:`metadata_index`)."""
+    return frozenset(key for key, _, _ in metadata_index(metadata)[0].values())
 
 
 def committed_of(

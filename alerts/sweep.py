@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TypeVar
 
 from alerts.blind import seen
@@ -141,9 +142,8 @@ def _changed(
     if inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
         now_ranges = _ranges(current_partitions(inputs))
         keys = set(unjudged)
-        for pk in [pk for pk, r in now_ranges.items() if ranges.get(pk) != r] + [
-            pk for pk in ranges if pk not in now_ranges
-        ]:
+        # the partitions whose range changed or that are gone: set differences, in C
+        for pk in {pk for pk, _ in now_ranges.items() - ranges.items()} | (ranges.keys() - now_ranges.keys()):
             keys.update(by_partition.get(pk, ()))
         lag = _merged(last.lag, keys, lag_findings(previous, inputs, now, thresholds, keys), commits)
         retention = _merged(
@@ -216,7 +216,10 @@ def _changed_keys(
 def _ranges(
     partitions: Mapping[PartitionKey, PartitionPoint],
 ) -> dict[PartitionKey, tuple[int | None, int | None]]:
-    return {pk: (r.log_start, r.log_end) for pk, r in partitions.items()}
+    return dict(zip(partitions.keys(), map(_RANGE, partitions.values()), strict=True))
+
+
+_RANGE = attrgetter("log_start", "log_end")
 
 
 def _emit(swept: Swept, inputs: CycleInputs, *, keep: bool) -> SlowFindings:
