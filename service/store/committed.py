@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from itertools import chain, groupby
+from operator import attrgetter
 
-from collectors.model import CommittedObservation
+from collectors.model import CommittedObservation, CommittedOffset
 from service.store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
@@ -26,6 +28,8 @@ GroupKey = tuple[str, str]  # (cluster, group)
 PartKey = tuple[str, int]  # (topic, partition)
 # A poll: when, the groups it fetched, the topics it could not see (their offsets were not confirmed)
 Fetched = tuple[float, frozenset[str], tuple[str, ...]]
+
+_GROUP = attrgetter("group")
 
 _INSERT_LATEST = """
     INSERT INTO latest_committed (
@@ -63,6 +67,8 @@ class CommittedPlan:
     cache: list[tuple[GroupKey, PartKey, Entry]] = field(default_factory=list)
     deletions: int = 0
     fetched: tuple[str, Fetched] | None = None  # the cluster's latest poll, once written
+    # (cluster, unseen topics, each fetched group's offsets): what the cache holds once this is written
+    slices: tuple[str, frozenset[str], dict[str, tuple[CommittedOffset, ...]]] | None = None
 
 
 class CommittedWriter:
@@ -77,6 +83,8 @@ class CommittedWriter:
         self._latest: dict[GroupKey, dict[PartKey, Entry]] = {}
         self._next_id = 1
         self._fetched: dict[str, Fetched] = {}  # cluster -> its latest poll
+        # cluster -> (unseen topics, each fetched group's offsets) of the last poll written
+        self._slices: dict[str, tuple[frozenset[str], dict[str, tuple[CommittedOffset, ...]]]] = {}
         self._load()
 
     def _load(self) -> None:
@@ -97,11 +105,19 @@ class CommittedWriter:
         """Work out what ``obs`` changes against the cached latest values (no I/O)."""
         plan = CommittedPlan()
         at = obs.observed_at
-        observed: dict[GroupKey, set[PartKey]] = {(obs.cluster, g): set() for g in obs.groups}
-        next_id = self._next_id
         cluster = obs.cluster
+        hidden = obs.unseen_topics()
+        runs = [(g, tuple(run)) for g, run in groupby(obs.offsets, _GROUP)]
+        slices = dict(runs)
+        fetched = frozenset(obs.groups).union(slices)
+        same = self._unchanged(cluster, obs.groups, slices, hidden) if len(slices) == len(runs) else set()
+        if len(slices) == len(runs):
+            plan.slices = (cluster, hidden, {g: slices.get(g, ()) for g in obs.groups})
+        offsets = obs.offsets if not same else chain.from_iterable(run for g, run in runs if g not in same)
+        observed: dict[GroupKey, set[PartKey]] = {(cluster, g): set() for g in obs.groups if g not in same}
+        next_id = self._next_id
         group, seen, latest = None, set[PartKey](), {}  # the offsets come grouped: look each group up once
-        for c in obs.offsets:
+        for c in offsets:
             if c.group != group:
                 group = c.group
                 gkey = (cluster, group)
@@ -137,9 +153,8 @@ class CommittedWriter:
             plan.cache.append((gkey, pkey, (key_id, c.offset, c.leader_epoch)))
         # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions, and
         # neither does a topic the poll could not see (an ACL hides it: a ``topic`` failure).
-        hidden = obs.unseen_topics()
         unseen = tuple(sorted(hidden))
-        self._plan_seen(plan, cluster, (at, frozenset(g for _, g in observed), unseen))
+        self._plan_seen(plan, cluster, (at, fetched, unseen))
         for gkey, seen in observed.items():
             for pkey, (key_id, offset, _epoch) in self._latest.get(gkey, {}).items():
                 if offset is not None and pkey not in seen and pkey[0] not in hidden:
@@ -148,6 +163,23 @@ class CommittedWriter:
                     plan.cache.append((gkey, pkey, (key_id, None, None)))
                     plan.deletions += 1
         return plan
+
+    def _unchanged(
+        self,
+        cluster: str,
+        groups: tuple[str, ...],
+        slices: dict[str, tuple[CommittedOffset, ...]],
+        hidden: frozenset[str],
+    ) -> set[str]:
+        """The fetched groups whose offsets are what the last written poll of ``cluster`` fetched for them
+        (equal tuples: the collector hands an idle group's decoded offsets on again, so most compare by
+        identity, in C), with the same topics unseen. Planning them would change nothing: that write made
+        the cache hold exactly those offsets for them, and deleted (or left unseen) every other one."""
+        last = self._slices.get(cluster)
+        if last is None or last[0] != hidden:
+            return set()
+        written = last[1]
+        return {g for g in groups if g in written and slices.get(g, ()) == written[g]}
 
     def _plan_seen(self, plan: CommittedPlan, cluster: str, now: Fetched) -> None:
         """Write the last-seen time of the groups the previous poll fetched and this one does not (all of
@@ -196,6 +228,9 @@ class CommittedWriter:
         for gkey, pkey, entry in plan.cache:
             self._latest.setdefault(gkey, {})[pkey] = entry
             self._next_id = max(self._next_id, entry[0] + 1)
+        if plan.slices is not None:
+            cluster, hidden, slices = plan.slices
+            self._slices[cluster] = (hidden, slices)
         if plan.fetched is not None:
             cluster, fetched = plan.fetched
             self._fetched = {**self._fetched, cluster: fetched}  # readers look it up unlocked

@@ -112,6 +112,36 @@ def test_record_committed_deleted_offset_reappearing_writes_row(store: Store) ->
     assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 5, None), (0, T0 + 15, 3)]
 
 
+def test_record_committed_repeated_group_changes_nothing_beside_a_changed_one(store: Store) -> None:
+    a = (off(10, 0, group="a"), off(11, 1, group="a"))
+    b = (off(20, 0, group="b"), off(21, 1, group="b"))
+    store.record_committed(obs(T0, *a, *b, groups=("a", "b")))
+    # "a" is handed on unchanged (the collector's decoded objects, as for an idle group); "b" moved and
+    # lost a partition
+    counts = store.record_committed(obs(T0 + 5, *a, off(22, 0, group="b"), groups=("a", "b")))
+    assert (counts.history_rows, counts.deletions) == (2, 1)
+    assert (
+        store.record_committed(obs(T0 + 10, *a, off(22, 0, group="b"), groups=("a", "b"))).history_rows == 0
+    )
+    # "a" not fetched (a failed fetch), then fetched again without its partition 1: deleted then
+    assert store.record_committed(obs(T0 + 15, off(22, 0, group="b"), groups=("b",))).deletions == 0
+    assert store.record_committed(obs(T0 + 20, a[0], off(22, 0, group="b"), groups=("a", "b"))).deletions == 1
+    assert [(p.partition, p.offset) for p in store.latest_committed("c1", "a")] == [(0, 10)]
+    assert [(p.partition, p.offset) for p in store.latest_committed("c1", "b")] == [(0, 22)]
+    assert offsets_of(store.committed_history("c1", "a", partition=1)) == [(1, T0, 11), (1, T0 + 20, None)]
+
+
+def test_record_committed_groups_out_of_order_are_planned_whole(store: Store) -> None:
+    first = (off(10, 0, group="a"), off(20, 0, group="b"), off(11, 1, group="a"))
+    store.record_committed(obs(T0, *first, groups=("a", "b")))
+    assert store.record_committed(obs(T0 + 5, *first, groups=("a", "b"))).history_rows == 0
+    counts = store.record_committed(
+        obs(T0 + 10, first[0], first[1], off(12, 1, group="a"), groups=("a", "b"))
+    )
+    assert (counts.history_rows, counts.deletions) == (1, 0)
+    assert offsets_of(store.committed_history("c1", "a", partition=1)) == [(1, T0, 11), (1, T0 + 10, 12)]
+
+
 def test_record_committed_other_cluster_same_group_kept_apart(store: Store) -> None:
     store.record_committed(obs(T0, off(10), cluster="c1"))
     store.record_committed(obs(T0, cluster="c2"))  # c2's "g" has no offsets: nothing of c1 deleted
