@@ -12,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from kafka import KafkaAdminClient, TopicPartition
 
+from collectors import tail_kafka
 from collectors.codec import GroupTombstone, OffsetCommitTombstone, partition_for
 from collectors.tail_kafka import AiokafkaTailConsumer
 from service.app import create_app
@@ -63,6 +64,27 @@ async def test_tail_kafka1_commits_and_tombstones_exact(kafka1: SandboxCluster) 
     assert commits == [(topic, 0, 5), (topic, 1, 7), (topic, 2, 9)]
     source = {p for p, _, _ in sink.commits(group)}
     assert len(source) == 1  # a group lives in one __consumer_offsets partition
+
+
+async def test_tail_kafka1_held_fetch_is_answered_by_the_next_commit(
+    kafka1: SandboxCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The broker holds a caught-up tail's fetch for up to ``FETCH_MAX_WAIT_MS``; a commit meanwhile
+    answers it at once. Held 8 s here, a commit made 1 s into the hold arrives within 5 s, not after 7."""
+    monkeypatch.setattr(tail_kafka, "FETCH_MAX_WAIT_MS", 8_000)
+    admin = KafkaAdminClient(bootstrap_servers=kafka1.bootstrap_servers)
+    topic, first, second = _name("tail-h"), _name("tail-h-g"), _name("tail-h-g")
+    ensure_topic(admin, topic, 1)
+    sink = ListSink()
+    try:
+        async with running_tail(kafka1, None, sink) as tail:
+            await asyncio.to_thread(commit, admin, first, {(topic, 0): 1})
+            await until(lambda: len(sink.commits(first)) == 1 and tail.caught_up, what="first commit")
+            await asyncio.sleep(1.0)  # the tail's next fetch is now held by the broker
+            await asyncio.to_thread(commit, admin, second, {(topic, 0): 2})
+            await until(lambda: len(sink.commits(second)) == 1, 5.0, what="the commit during a held fetch")
+    finally:
+        admin.close()
 
 
 def _tombstones(sink: ListSink, group: str) -> set[int]:
