@@ -62,6 +62,7 @@ def evaluate(
             detect_retention_risk: slow.retention,
             detect_offsets_expiry_risk: slow.expiry,
             detect_lag: slow.lag,
+            detect_committed_outside_log: slow.outside,
         }
         findings = tuple(
             f

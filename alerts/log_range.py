@@ -8,27 +8,42 @@ since (re-commits of the same offset do not make it newer).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from alerts.commits import EMPTY, replay
-from alerts.current import current_partitions
+from alerts.current import committed_of, current_partitions
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
-from alerts.state import CycleInputs, DetectionState, partition_key
+from alerts.state import CommitKey, CycleInputs, DetectionState, partition_key
 from alerts.thresholds import Thresholds
 
 
 def detect_committed_outside_log(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
+    found, _ = outside_findings(previous, inputs)
+    return tuple(found[key] for key in sorted(found))
+
+
+def outside_findings(
+    previous: DetectionState, inputs: CycleInputs, keys: Iterable[CommitKey] | None = None
+) -> tuple[dict[CommitKey, Finding], set[CommitKey]]:
+    """The finding of each group-partition of ``keys`` (every committed one if None) outside its log, and
+    every one of them outside its log by value, flagged or not (a commit beyond the log end is flagged
+    only once a range observed after it shows it: until then it must be judged again each evaluation).
+    Empty when the cycle has no log range."""
     if inputs.offsets is None:
-        return ()
+        return {}, set()
     partitions = current_partitions(inputs)
     rp = replay(previous, inputs)
-    findings = []
-    for key, point in rp.commits.items():  # findings are sorted at the end: they are few
+    findings: dict[CommitKey, Finding] = {}
+    outside: set[CommitKey] = set()
+    for key, point in committed_of(rp.commits, keys):
         r = partitions.get(partition_key(key))
         if r is None or r.log_start is None or r.log_end is None:
             continue
         if r.log_start <= point.offset <= r.log_end:
             continue  # inside the log: the common case, nothing to build
+        outside.add(key)
         g = rp.groups.get(key.group)
         evidence = {
             "committed": point.offset,
@@ -44,35 +59,31 @@ def detect_committed_outside_log(
         if point.offset < r.log_start:
             lost = r.log_start - point.offset
             severity: Severity = "warning" if g is not None and g.state == EMPTY else "critical"
-            findings.append(
-                Finding(
-                    kind=COMMITTED_BELOW_LOG_START,
-                    severity=severity,
-                    cluster=inputs.cluster,
-                    group=key.group,
-                    topic=key.topic,
-                    partition=key.partition,
-                    summary=f"log start {r.log_start} of {key.topic}[{key.partition}] passed group "
-                    f"{key.group}'s committed {point.offset}: {lost} unread messages deleted",
-                    cause="retention",
-                    magnitude={"messages_lost": lost},
-                    evidence=evidence,
-                )
+            findings[key] = Finding(
+                kind=COMMITTED_BELOW_LOG_START,
+                severity=severity,
+                cluster=inputs.cluster,
+                group=key.group,
+                topic=key.topic,
+                partition=key.partition,
+                summary=f"log start {r.log_start} of {key.topic}[{key.partition}] passed group "
+                f"{key.group}'s committed {point.offset}: {lost} unread messages deleted",
+                cause="retention",
+                magnitude={"messages_lost": lost},
+                evidence=evidence,
             )
         elif point.offset > r.log_end and point.moved_at <= r.observed_at:
             beyond = point.offset - r.log_end
-            findings.append(
-                Finding(
-                    kind=COMMITTED_BEYOND_LOG_END,
-                    severity="critical",
-                    cluster=inputs.cluster,
-                    group=key.group,
-                    topic=key.topic,
-                    partition=key.partition,
-                    summary=f"group {key.group}'s committed {point.offset} is {beyond} past the log end "
-                    f"{r.log_end} of {key.topic}[{key.partition}] (truncated or re-created)",
-                    magnitude={"beyond": beyond},
-                    evidence=evidence,
-                )
+            findings[key] = Finding(
+                kind=COMMITTED_BEYOND_LOG_END,
+                severity="critical",
+                cluster=inputs.cluster,
+                group=key.group,
+                topic=key.topic,
+                partition=key.partition,
+                summary=f"group {key.group}'s committed {point.offset} is {beyond} past the log end "
+                f"{r.log_end} of {key.topic}[{key.partition}] (truncated or re-created)",
+                magnitude={"beyond": beyond},
+                evidence=evidence,
             )
-    return tuple(sorted(findings, key=lambda f: (f.group, f.topic, f.partition)))
+    return findings, outside

@@ -15,6 +15,13 @@ seconds growing past their limit, a stall, a forecast's sliding window, an expir
 at the next sweep, at most ``sweep_seconds`` late; a change of what every rule measures by (a blind
 spell, the broker's ``offsets.retention.minutes``) sweeps at once. ``sweep_seconds`` = 0 judges everything
 every evaluation.
+
+Committed offsets outside their log (``alerts.log_range``) are no slow rule, but judged the same way they
+cost a walk of every group-partition at every evaluation with log ranges. So between sweeps they judge
+the group-partitions whose commit or range changed, plus every one that was outside its log by value at
+its last judgement (flagged or not): its evidence and its group's state move on, and a commit beyond the
+log end is flagged once a range observed after it shows it. Every other one was inside its log and still
+is; what they find is the full judgement's, with no delay.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from alerts.commits import replay
 from alerts.current import current_partitions, offsets_retention_seconds
 from alerts.expiry import expiry_findings
 from alerts.lag_alerts import lag_findings
+from alerts.log_range import outside_findings
 from alerts.model import Finding
 from alerts.retention import retention_findings
 from alerts.state import (
@@ -64,9 +72,14 @@ class Swept:
     groups: Mapping[str, GroupPoint]
     by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]]  # as of the last sweep
     by_group: Mapping[str, tuple[CommitKey, ...]]
+    indexed: int  # the group-partitions in the indexes (gone ones included)
     lag: Mapping[CommitKey, tuple[Finding, ...]]
     retention: Mapping[CommitKey, Finding]
     expiry: Mapping[str, Finding]
+    # committed offsets outside their log: the findings, and every group-partition outside by value
+    # (flagged or not), judged again at every evaluation with log ranges
+    outside: Mapping[CommitKey, Finding]
+    outside_keys: frozenset[CommitKey]
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,7 @@ class SlowFindings:
     lag: tuple[Finding, ...]
     retention: tuple[Finding, ...]
     expiry: tuple[Finding, ...]
+    outside: tuple[Finding, ...]
     swept: Swept | None
 
 
@@ -103,12 +117,9 @@ def sweeping(previous: DetectionState, inputs: CycleInputs, now: float, threshol
 
 def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> Swept:
     rp = replay(previous, inputs)
-    by_partition: dict[PartitionKey, list[CommitKey]] = {}
-    by_group: dict[str, list[CommitKey]] = {}
-    for key in rp.commits:
-        by_partition.setdefault(partition_key(key), []).append(key)
-        by_group.setdefault(key.group, []).append(key)
+    by_partition, by_group = _index(previous.swept, rp.commits)
     offsets_seen = inputs.offsets is not None
+    outside, outside_keys = outside_findings(previous, inputs)
     return Swept(
         at=now,
         blind_spans=seen(previous, inputs, thresholds).blind_spans,
@@ -117,11 +128,14 @@ def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds
         unjudged=frozenset(),
         ranges=_ranges(current_partitions(inputs)) if offsets_seen else {},
         groups=rp.groups,
-        by_partition={pk: tuple(keys) for pk, keys in by_partition.items()},
-        by_group={g: tuple(keys) for g, keys in by_group.items()},
+        by_partition=by_partition,
+        by_group=by_group,
+        indexed=len(rp.commits),
         lag=lag_findings(previous, inputs, now, thresholds) if offsets_seen else {},
         retention=retention_findings(previous, inputs, now, thresholds) if offsets_seen else {},
         expiry=expiry_findings(previous, inputs, now, thresholds),
+        outside=outside,
+        outside_keys=frozenset(outside_keys),
     )
 
 
@@ -136,8 +150,11 @@ def _changed(
     else:  # a state from elsewhere: compare
         moved = _changed_keys(last.commits, commits)
         moved.update(k for k in last.commits if k not in commits)
-    by_partition, by_group = _indexed(last, [k for k in moved if k in commits and k not in last.commits])
+    by_partition, by_group, added = _indexed(
+        last, [k for k in moved if k in commits and k not in last.commits]
+    )
     lag, retention, ranges = last.lag, last.retention, last.ranges
+    outside, outside_keys = last.outside, last.outside_keys
     unjudged = last.unjudged | moved
     if inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
         now_ranges = _ranges(current_partitions(inputs))
@@ -149,6 +166,12 @@ def _changed(
         retention = _merged(
             last.retention, keys, retention_findings(previous, inputs, now, thresholds, keys), commits
         )
+        # Outside its log: what changed, and whatever was outside by value last time (its evidence and
+        # the group's state move on; a commit beyond the log end is flagged once a newer range shows it).
+        keys.update(outside_keys)
+        found, now_outside = outside_findings(previous, inputs, keys)
+        outside = _merged(last.outside, keys, found, commits)
+        outside_keys = frozenset(now_outside)
         ranges, unjudged = now_ranges, frozenset()
     groups = {k.group for k in moved}
     groups.update(g for g, point in rp.groups.items() if last.groups.get(g) != point)
@@ -167,9 +190,12 @@ def _changed(
         groups=rp.groups,
         by_partition=by_partition,
         by_group=by_group,
+        indexed=last.indexed + added,
         lag=lag,
         retention=retention,
         expiry=expiry,
+        outside=outside,
+        outside_keys=outside_keys,
     )
 
 
@@ -188,22 +214,43 @@ def _merged(
     return out
 
 
+def _index(
+    last: Swept | None, commits: Mapping[CommitKey, CommitPoint]
+) -> tuple[Mapping[PartitionKey, tuple[CommitKey, ...]], Mapping[str, tuple[CommitKey, ...]]]:
+    """The group-partitions of ``commits`` by partition and by group: ``last``'s indexes when they hold
+    exactly these (no key gone since they were built, none added since the last evaluation: a set
+    comparison, where rebuilding them was half a sweep's CPU), else built afresh."""
+    if last is not None and last.indexed == len(last.commits) and last.commits.keys() == commits.keys():
+        return last.by_partition, last.by_group
+    by_partition: dict[PartitionKey, list[CommitKey]] = {}
+    by_group: dict[str, list[CommitKey]] = {}
+    for key in commits:
+        by_partition.setdefault(partition_key(key), []).append(key)
+        by_group.setdefault(key.group, []).append(key)
+    return (
+        {pk: tuple(keys) for pk, keys in by_partition.items()},
+        {g: tuple(keys) for g, keys in by_group.items()},
+    )
+
+
 def _indexed(
     last: Swept, added: list[CommitKey]
-) -> tuple[Mapping[PartitionKey, tuple[CommitKey, ...]], Mapping[str, tuple[CommitKey, ...]]]:
-    """``last``'s indexes with the group-partitions ``added`` since (gone ones stay: readers skip
-    keys no longer committed; the next sweep rebuilds them)."""
+) -> tuple[Mapping[PartitionKey, tuple[CommitKey, ...]], Mapping[str, tuple[CommitKey, ...]], int]:
+    """``last``'s indexes with the group-partitions ``added`` since, and how many were new to them (gone
+    ones stay: readers skip keys no longer committed; the next sweep rebuilds them)."""
     if not added:
-        return last.by_partition, last.by_group
+        return last.by_partition, last.by_group, 0
     by_partition = dict(last.by_partition)
     by_group = dict(last.by_group)
+    new = 0
     for k in added:
         pk = partition_key(k)
         if k not in by_partition.get(pk, ()):
             by_partition[pk] = (*by_partition.get(pk, ()), k)
+            new += 1
         if k not in by_group.get(k.group, ()):
             by_group[k.group] = (*by_group.get(k.group, ()), k)
-    return by_partition, by_group
+    return by_partition, by_group, new
 
 
 def _changed_keys(
@@ -228,5 +275,6 @@ def _emit(swept: Swept, inputs: CycleInputs, *, keep: bool) -> SlowFindings:
         lag=tuple(f for k in sorted(swept.lag) for f in swept.lag[k]) if offsets_seen else (),
         retention=tuple(swept.retention[k] for k in sorted(swept.retention)) if offsets_seen else (),
         expiry=tuple(swept.expiry[g] for g in sorted(swept.expiry)),
+        outside=tuple(swept.outside[k] for k in sorted(swept.outside)) if offsets_seen else (),
         swept=swept if keep else None,
     )

@@ -203,3 +203,57 @@ def test_between_sweeps_only_moved_offsets_are_sampled() -> None:
         if not swept_now and step > 1:
             assert state.commit_history[CommitKey(*idle)] is before.commit_history[CommitKey(*idle)]
     assert state.commit_history[CommitKey(*idle)][-1].at > now - 60.0  # refreshed by the sweeps
+
+
+def test_a_commit_beyond_the_log_end_is_flagged_once_a_newer_range_shows_it() -> None:
+    """Between sweeps a committed offset beyond the log end is judged again at each evaluation with log
+    ranges, though neither it nor its range changes: the range older than the commit did not count, the
+    next one does (as a full judgement says)."""
+    th = Thresholds(default=LIMITS, sweep_seconds=3600.0)
+    t0 = 1_000_000.0
+
+    def offsets(at: float) -> OffsetsObservation:
+        return OffsetsObservation(CLUSTER, at, (PartitionOffsets("t", 0, 0, 100),))
+
+    def committed(at: float, offset: int) -> CommittedObservation:
+        return CommittedObservation(CLUSTER, at, (CommittedOffset("g", "t", 0, offset, None),), ("g",))
+
+    steps = [
+        (t0, CycleInputs(CLUSTER, offsets=offsets(t0), committed=committed(t0, 50))),
+        # the poll that sees 150 is newer than the range beside it: not judged beyond that range
+        (t0 + 5, CycleInputs(CLUSTER, offsets=offsets(t0 + 5), committed=committed(t0 + 6, 150))),
+        (t0 + 10, CycleInputs(CLUSTER, offsets=offsets(t0 + 10))),
+    ]
+    state, beyond = DetectionState(), []
+    for now, inputs in steps:
+        expected = _full(state, inputs, now)
+        found, state = evaluate(state, inputs, now, th)
+        assert found == expected
+        beyond.append([f.evidence["observed_at"] for f in found if f.kind == "committed_beyond_log_end"])
+    assert isinstance(state.swept, Swept) and state.swept.at == t0  # judged by change after the first
+    assert beyond == [[], [], [t0 + 10]]
+
+
+def test_a_sweep_keeps_the_indexes_while_the_group_partitions_stay_the_same() -> None:
+    """Rebuilt only when a group-partition came or went since they were built; the findings are a full
+    judgement's either way."""
+    world = World(random.Random(4))
+    th = Thresholds(default=LIMITS, sweep_seconds=10.0)  # every evaluation below is a sweep
+    state, now = DetectionState(), 1_000_000.0
+    _, state = evaluate(state, world.inputs(now, ranges=True, partial=False), now, th)
+    gone = sorted(world.committed)[0]
+    for step in range(4):
+        now += 10.0
+        world.steady()
+        if step == 2:
+            world._commit(gone, None)
+        inputs = world.inputs(now, ranges=True, partial=False)
+        before = state.swept
+        expected = _full(state, inputs, now)
+        found, state = evaluate(state, inputs, now, th)
+        assert found == expected
+        assert before is not None and state.swept is not None and state.swept.at == now
+        kept = state.swept.by_partition is before.by_partition and state.swept.by_group is before.by_group
+        assert kept == (step != 2)
+        assert state.swept.indexed == len(state.commits)
+    assert CommitKey(*gone) not in {k for keys in state.swept.by_group.values() for k in keys}
