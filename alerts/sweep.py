@@ -219,7 +219,7 @@ def _index(
 ) -> tuple[Mapping[PartitionKey, tuple[CommitKey, ...]], Mapping[str, tuple[CommitKey, ...]]]:
     """The group-partitions of ``commits`` by partition and by group: ``last``'s indexes when they hold
     exactly these (no key gone since they were built, none added since the last evaluation: a set
-    comparison, where rebuilding them was half a sweep's CPU), else built afresh."""
+    comparison in C, where the rebuild walked every group-partition twice), else built afresh."""
     if last is not None and last.indexed == len(last.commits) and last.commits.keys() == commits.keys():
         return last.by_partition, last.by_group
     by_partition: dict[PartitionKey, list[CommitKey]] = {}
