@@ -55,10 +55,10 @@ def unranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionP
     """The partitions metadata lists and the offsets observation does not (leader, epoch, ISR only)."""
     if inputs.metadata is None:
         return {}
-    index, _ = metadata_index(inputs.metadata)
-    if not metadata_keys(inputs.metadata).difference(ranged_partitions(inputs)):
-        return {}  # the common case: offsets observed every partition metadata lists (a set difference)
     ranged = ranged_partitions(inputs)
+    if not metadata_keys(inputs.metadata).difference(ranged):
+        return {}  # the common case: offsets observed every partition metadata lists (a set difference)
+    index, _ = metadata_index(inputs.metadata)
     at = inputs.metadata.observed_at
     return {
         key: PartitionPoint(at, None, None, m.leader, m.leader_epoch, m.isr, topic_id)

@@ -110,9 +110,11 @@ class CommittedWriter:
         runs = [(g, tuple(run)) for g, run in groupby(obs.offsets, _GROUP)]
         slices = dict(runs)
         fetched = frozenset(obs.groups).union(slices)
-        same = self._unchanged(cluster, obs.groups, slices, hidden) if len(slices) == len(runs) else set()
-        if len(slices) == len(runs):
-            plan.slices = (cluster, hidden, {g: slices.get(g, ()) for g in obs.groups})
+        same: set[str] = set()
+        if len(slices) == len(runs):  # each group in one run (else planned whole, and not remembered)
+            polled = {g: slices.get(g, ()) for g in obs.groups}
+            same = self._unchanged(cluster, polled, hidden)
+            plan.slices = (cluster, hidden, polled)
         offsets = obs.offsets if not same else chain.from_iterable(run for g, run in runs if g not in same)
         observed: dict[GroupKey, set[PartKey]] = {(cluster, g): set() for g in obs.groups if g not in same}
         next_id = self._next_id
@@ -165,11 +167,7 @@ class CommittedWriter:
         return plan
 
     def _unchanged(
-        self,
-        cluster: str,
-        groups: tuple[str, ...],
-        slices: dict[str, tuple[CommittedOffset, ...]],
-        hidden: frozenset[str],
+        self, cluster: str, polled: dict[str, tuple[CommittedOffset, ...]], hidden: frozenset[str]
     ) -> set[str]:
         """The fetched groups whose offsets are what the last written poll of ``cluster`` fetched for them
         (equal tuples: the collector hands an idle group's decoded offsets on again, so most compare by
@@ -179,7 +177,7 @@ class CommittedWriter:
         if last is None or last[0] != hidden:
             return set()
         written = last[1]
-        return {g for g in groups if g in written and slices.get(g, ()) == written[g]}
+        return {g for g, offsets in polled.items() if g in written and offsets == written[g]}
 
     def _plan_seen(self, plan: CommittedPlan, cluster: str, now: Fetched) -> None:
         """Write the last-seen time of the groups the previous poll fetched and this one does not (all of
