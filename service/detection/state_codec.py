@@ -13,7 +13,7 @@ state is never held a second time as JSON-ready lists beside its text. Formats 1
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, fields
 from itertools import islice
 from operator import attrgetter
@@ -90,6 +90,8 @@ def _chunks(rows: Iterator[list[Any]]) -> Iterator[list[list[Any]]]:
 def loads(text: str, format: int = FORMAT) -> DetectionState:
     """The state of a body written in ``format`` (one of ``READS``). Raises ``ValueError`` (or
     ``KeyError``/``TypeError``) on a malformed body."""
+    if format >= 3:
+        return _streamed(text)
     b: dict[str, Any] = json.loads(text)
     if format == 1:
         ranges = {PartitionKey(t, p): RangeHistory.of(map(RangeSample._make, v)) for t, p, v in b["ranges"]}
@@ -98,12 +100,22 @@ def loads(text: str, format: int = FORMAT) -> DetectionState:
             for g, t, p, v in b["commit_history"]
         }
     else:
-        ranges = {PartitionKey(t, p): RangeHistory.decoded(v) for t, p, *v in b["ranges"]}
-        history = {CommitKey(g, t, p): OffsetHistory.decoded(v) for g, t, p, *v in b["commit_history"]}
+        ranges = _range_rows(b, iter(b["ranges"]))
+        history = _history_rows(b, iter(b["commit_history"]))
+    return _state(b, _partitions(b, format), ranges, _commits(b, format), history)
+
+
+def _state(
+    b: dict[str, Any],
+    partitions: dict[PartitionKey, PartitionPoint],
+    ranges: dict[PartitionKey, RangeHistory],
+    commits: dict[CommitKey, CommitPoint],
+    history: dict[CommitKey, OffsetHistory],
+) -> DetectionState:
     return DetectionState(
-        partitions=_partitions(b, format),
+        partitions=partitions,
         ranges=ranges,
-        commits=_commits(b, format),
+        commits=commits,
         commit_history=history,
         groups={k: _group(v) for k, v in b["groups"].items()},
         counters={
@@ -128,6 +140,97 @@ def loads(text: str, format: int = FORMAT) -> DetectionState:
     )
 
 
+def _streamed(text: str) -> DetectionState:
+    """A format-3 body read a member at a time: each large section's rows become state as they are read.
+
+    The sections need the field names saved before them (:func:`dumps` writes them first); a body with
+    them after is still read, its rows then kept until the names arrive."""
+    small: dict[str, Any] = {}
+    built: dict[str, Any] = {}
+    held: dict[str, list[list[Any]]] = {}
+    for key, value in _members(text):
+        if key not in _BUILDERS:
+            small[key] = value
+        elif _BUILDERS[key][0] is None or _BUILDERS[key][0] in small:
+            built[key] = _BUILDERS[key][1](small, value)
+        else:
+            held[key] = list(value)
+    for key, rows in held.items():
+        built[key] = _BUILDERS[key][1](small, iter(rows))
+    return _state(
+        small,
+        built["partitions"],
+        built["ranges"],
+        built["commits"],
+        built["commit_history"],
+    )
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\n\r"
+
+
+def _members(text: str) -> Iterator[tuple[str, Any]]:
+    """The top-level object's members in order; a large section's value is an iterator over its rows,
+    to be read before the next member. Raises ``ValueError`` where the body is not JSON."""
+    pos = _skip(text, 0)
+    if text[pos : pos + 1] != "{":
+        raise ValueError("a saved state is a JSON object")
+    pos = _skip(text, pos + 1)
+    if text[pos : pos + 1] == "}":
+        return
+    while True:
+        key, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if not isinstance(key, str) or text[pos : pos + 1] != ":":
+            raise ValueError(f"a member name and ':' expected at {pos}")
+        pos = _skip(text, pos + 1)
+        if key in _BUILDERS and text[pos : pos + 1] == "[":
+            end: list[int] = []
+            rows = _rows(text, pos + 1, end)
+            yield key, rows
+            for _ in rows:  # whatever the caller did not read
+                pass
+            pos = end[0]
+        else:
+            value, pos = _DECODER.raw_decode(text, pos)
+            yield key, value
+        pos = _skip(text, pos)
+        sep = text[pos : pos + 1]
+        if sep == "}":
+            if _skip(text, pos + 1) != len(text):
+                raise ValueError("text after the saved state")
+            return
+        if sep != ",":
+            raise ValueError(f"',' or '}}' expected at {pos}")
+        pos = _skip(text, pos + 1)
+
+
+def _rows(text: str, pos: int, end: list[int]) -> Iterator[Any]:
+    """The elements of the JSON array whose ``[`` is just before ``pos``, decoded one at a time; once
+    they are all read, ``end[0]`` is the position after its ``]``."""
+    decode = _DECODER.raw_decode
+    pos = _skip(text, pos)
+    if text[pos : pos + 1] != "]":
+        while True:
+            row, pos = decode(text, pos)
+            yield row
+            pos = _skip(text, pos)
+            sep = text[pos : pos + 1]
+            if sep == "]":
+                break
+            if sep != ",":
+                raise ValueError(f"',' or ']' expected at {pos}")
+            pos = _skip(text, pos + 1)
+    end.append(pos + 1)
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    return pos
+
+
 _COMMIT_FIELDS = tuple(f.name for f in fields(CommitPoint))
 _PARTITION_FIELDS = tuple(f.name for f in fields(PartitionPoint))
 # a point's field values in that order, as a tuple (``astuple`` deep-copies every value)
@@ -138,32 +241,54 @@ _PARTITION_VALUES = attrgetter(*_PARTITION_FIELDS)
 def _commits(b: dict[str, Any], format: int) -> dict[CommitKey, CommitPoint]:
     if format < 3:
         return {CommitKey(g, t, p): CommitPoint(**v) for g, t, p, v in b["commits"]}
+    return _commit_rows(b, iter(b["commits"]))
+
+
+def _commit_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKey, CommitPoint]:
     names = tuple(b["commit_fields"])
     if names == _COMMIT_FIELDS:  # saved by this release: positional, no dict per point
-        width = len(names) + 3
-        return {CommitKey(g, t, p): CommitPoint(*v) for g, t, p, *v in _exactly(b["commits"], width)}
-    return {
-        CommitKey(g, t, p): CommitPoint(**dict(zip(names, v, strict=True))) for g, t, p, *v in b["commits"]
-    }
-
-
-def _exactly(rows: list[list[Any]], width: int) -> list[list[Any]]:
-    """``rows``, each ``width`` long; else a ``ValueError`` (a point short of a field is not misread)."""
-    if any(len(r) != width for r in rows):
-        raise ValueError(f"a saved point is not {width} values long")
-    return rows
+        width = len(names)
+        out = {}
+        for g, t, p, *v in rows:
+            if len(v) != width:
+                raise ValueError(f"a saved point is not {width + 3} values long")
+            out[CommitKey(g, t, p)] = CommitPoint(*v)
+        return out
+    return {CommitKey(g, t, p): CommitPoint(**dict(zip(names, v, strict=True))) for g, t, p, *v in rows}
 
 
 def _partitions(b: dict[str, Any], format: int) -> dict[PartitionKey, PartitionPoint]:
     if format < 3:
         return {PartitionKey(t, p): _partition(v) for t, p, v in b["partitions"]}
+    return _partition_rows(b, iter(b["partitions"]))
+
+
+def _partition_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, PartitionPoint]:
     names = b["partition_fields"]
-    return {PartitionKey(t, p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in b["partitions"]}
+    return {PartitionKey(t, p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in rows}
+
+
+def _range_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, RangeHistory]:
+    return {PartitionKey(t, p): RangeHistory.decoded(v) for t, p, *v in rows}
+
+
+def _history_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKey, OffsetHistory]:
+    return {CommitKey(g, t, p): OffsetHistory.decoded(v) for g, t, p, *v in rows}
 
 
 def _partition(d: dict[str, Any]) -> PartitionPoint:
     isr = d.pop("isr")
     return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)
+
+
+Builder = Callable[[dict[str, Any], Iterator[list[Any]]], dict[Any, Any]]
+# a large section's builder, and the member of the small part it reads (None: none)
+_BUILDERS: dict[str, tuple[str | None, Builder]] = {
+    "partitions": ("partition_fields", _partition_rows),
+    "ranges": (None, _range_rows),
+    "commits": ("commit_fields", _commit_rows),
+    "commit_history": (None, _history_rows),
+}
 
 
 def _group(d: dict[str, Any]) -> GroupPoint:

@@ -1,4 +1,5 @@
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -160,3 +161,33 @@ def test_state_codec_malformed_history_raises_value_error(broken: list[str]) -> 
     body["ranges"][0][2:] = [body["ranges"][0][2], *broken]  # the times, then a broken or missing array
     with pytest.raises(ValueError):
         state_codec.loads(json.dumps(body))
+
+
+def test_state_codec_reads_a_body_a_row_at_a_time_in_any_member_order() -> None:
+    """The rows of a format-3 body go into the state as they are read; whitespace, empty sections and
+    field names saved after the sections that need them are read the same."""
+    s = _with_commits(_saved_state())
+    body = json.loads(state_codec.dumps(s))
+    spaced = json.dumps(body, indent=2)
+    assert "\n" in spaced and state_codec.loads(spaced) == s
+    names_last = {k: body[k] for k in sorted(body, key=lambda k: k.endswith("_fields"))}
+    assert list(names_last)[-1].endswith("_fields")
+    assert state_codec.loads(json.dumps(names_last)) == s
+    empty = state_codec.dumps(DetectionState())
+    assert '"commits":[]' in empty and state_codec.loads(empty) == DetectionState()
+
+
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda t: t + "x",  # text after the object
+        lambda t: t[:-1],  # no closing brace
+        lambda t: t.replace('"commits":[', '"commits":[1,', 1),  # a row that is not a row
+        lambda t: t.replace('],["h"', '] ["h"', 1),  # rows without a comma
+        lambda t: "[" + t + "]",  # not an object
+    ],
+)
+def test_state_codec_malformed_streamed_body_raises_value_error(mangle: Callable[[str], str]) -> None:
+    text = mangle(state_codec.dumps(_with_commits(_saved_state())))
+    with pytest.raises((ValueError, TypeError)):
+        state_codec.loads(text)
