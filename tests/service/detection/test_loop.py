@@ -417,3 +417,31 @@ async def test_detection_loop_replays_a_cycle_once_with_epoch_ends(
     await latest.put(committed(1, {("g", T, 0): 50}))
     await loop.evaluate_now()
     assert len(replays) == 1
+
+
+async def test_detection_loop_full_queue_evaluated_at_once_tail_held_until_then(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At ``MAX_PENDING_EVENTS`` queued the tail waits, and the queue is evaluated without waiting for
+    the minimum interval (a catch-up's memory stays bounded, and it is not slowed to one batch per
+    interval)."""
+    monkeypatch.setattr("service.detection.loop.MAX_PENDING_EVENTS", 3)
+    slow = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
+    )
+    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    await loop.start()
+    sink = DetectionTailSink(loop)
+    try:
+        t = _now_ms()
+        await sink.on_events([commit_event(10, 1, t)])
+        while loop.evaluations < 1:
+            await asyncio.sleep(0.01)
+        await sink.on_events([commit_event(20 + i, 2 + i, t + 1 + i) for i in range(3)])  # now full
+        assert loop.evaluations == 1
+        # the tail is held until the full queue is taken, within 3 s: not for the 30 s interval
+        await asyncio.wait_for(sink.on_events([commit_event(30, 9, t + 9)]), 3)
+        while loop.evaluations < 2:
+            await asyncio.sleep(0.01)
+    finally:
+        await loop.stop()
