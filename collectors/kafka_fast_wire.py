@@ -15,6 +15,7 @@ like :class:`collectors.codec.wire.Reader` (which the ``__consumer_offsets`` dec
 from __future__ import annotations
 
 import struct
+import sys
 import uuid
 
 INT16 = struct.Struct(">h")
@@ -54,11 +55,12 @@ def array_len(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def string(data: bytes, pos: int) -> tuple[str, int]:
-    """A compact string that may not be null."""
+    """A compact string that may not be null, interned: these are names (topics, groups, hosts), each
+    read again in every response, and kept by the observations, the store's caches and detection."""
     value, pos = nullable_string(data, pos)
     if value is None:
         raise Malformed(f"null string at {pos}")
-    return value, pos
+    return sys.intern(value), pos
 
 
 def nullable_string(data: bytes, pos: int) -> tuple[str | None, int]:

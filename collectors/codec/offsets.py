@@ -13,6 +13,7 @@ precise error message when the bytes are corrupt.
 from __future__ import annotations
 
 import struct
+import sys
 
 from collectors.codec.records import OffsetCommit, OffsetCommitTombstone
 from collectors.codec.wire import MAX_STRING, Reader, topic_id_str
@@ -85,12 +86,12 @@ def decode_commit(key: bytes, value: bytes) -> OffsetCommit | None:
     if glen < 0 or glen > MAX_STRING:
         return None
     pos = 4 + glen
-    group = key[4:pos].decode()
+    group = sys.intern(key[4:pos].decode())  # names repeat in every commit: one copy each
     (tlen,) = _I16.unpack_from(key, pos)
     if tlen < 0:
         return None
     pos += 2
-    topic = key[pos : pos + tlen].decode()
+    topic = sys.intern(key[pos : pos + tlen].decode())
     (partition,) = _I32.unpack_from(key, pos + tlen)
 
     version = value[1] if value[0] == 0 else -1

@@ -13,6 +13,7 @@ state is never held a second time as JSON-ready lists beside its text. Formats 1
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, fields
 from itertools import islice
@@ -252,9 +253,12 @@ def _commit_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKey
         for g, t, p, *v in rows:
             if len(v) != width:
                 raise ValueError(f"a saved point is not {width + 3} values long")
-            out[CommitKey(g, t, p)] = CommitPoint(*v)
+            out[CommitKey(_name(g), _name(t), p)] = CommitPoint(*v)
         return out
-    return {CommitKey(g, t, p): CommitPoint(**dict(zip(names, v, strict=True))) for g, t, p, *v in rows}
+    return {
+        CommitKey(_name(g), _name(t), p): CommitPoint(**dict(zip(names, v, strict=True)))
+        for g, t, p, *v in rows
+    }
 
 
 def _partitions(b: dict[str, Any], format: int) -> dict[PartitionKey, PartitionPoint]:
@@ -265,20 +269,26 @@ def _partitions(b: dict[str, Any], format: int) -> dict[PartitionKey, PartitionP
 
 def _partition_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, PartitionPoint]:
     names = b["partition_fields"]
-    return {PartitionKey(t, p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in rows}
+    return {PartitionKey(_name(t), p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in rows}
 
 
 def _range_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, RangeHistory]:
-    return {PartitionKey(t, p): RangeHistory.decoded(v) for t, p, *v in rows}
+    return {PartitionKey(_name(t), p): RangeHistory.decoded(v) for t, p, *v in rows}
 
 
 def _history_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKey, OffsetHistory]:
-    return {CommitKey(g, t, p): OffsetHistory.decoded(v) for g, t, p, *v in rows}
+    return {CommitKey(_name(g), _name(t), p): OffsetHistory.decoded(v) for g, t, p, *v in rows}
 
 
 def _partition(d: dict[str, Any]) -> PartitionPoint:
     isr = d.pop("isr")
     return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)
+
+
+def _name(value: Any) -> Any:
+    """A group or topic name interned (one copy however many keys hold it, as the collectors do); a
+    value that is not a string is left for the key's readers to refuse."""
+    return sys.intern(value) if type(value) is str else value
 
 
 Builder = Callable[[dict[str, Any], Iterator[list[Any]]], dict[Any, Any]]

@@ -15,6 +15,7 @@ the unseen topics change (the time of the last poll that did), and for every gro
 from __future__ import annotations
 
 import sqlite3
+import sys
 from dataclasses import dataclass, field
 from itertools import chain, groupby
 from operator import attrgetter
@@ -93,11 +94,12 @@ class CommittedWriter:
             "SELECT id, cluster, grp, topic, partition, committed_offset, leader_epoch FROM latest_committed"
         )
         latest = self._latest
+        intern = sys.intern  # SQLite hands out a copy of each name per row; the collectors intern theirs
         for key_id, cluster, group, topic, partition, offset, epoch in rows:
             parts = latest.get((cluster, group))
             if parts is None:
-                parts = latest[(cluster, group)] = {}
-            parts[(topic, partition)] = (key_id, offset, epoch)
+                parts = latest[(intern(cluster), intern(group))] = {}
+            parts[(intern(topic), partition)] = (key_id, offset, epoch)
         [(top,)] = self._conn.execute("SELECT max(id) FROM latest_committed").fetchall()
         self._next_id = (top or 0) + 1
 

@@ -15,6 +15,7 @@ close).
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -68,8 +69,9 @@ class PartitionWriter:
             "SELECT id, cluster, topic, partition, log_start, log_end, leader, leader_epoch"
             " FROM latest_partition_offsets"
         )
+        intern = sys.intern  # SQLite hands out a copy of each name per row; the collectors intern theirs
         self._latest: dict[Key, tuple[int, State]] = {
-            (cluster, topic, partition): (key_id, (log_start, log_end, leader, epoch))
+            (intern(cluster), intern(topic), partition): (key_id, (log_start, log_end, leader, epoch))
             for key_id, cluster, topic, partition, log_start, log_end, leader, epoch in rows
         }
         [(top,)] = conn.execute("SELECT max(id) FROM latest_partition_offsets").fetchall()

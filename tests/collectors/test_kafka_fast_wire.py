@@ -75,3 +75,11 @@ def test_topic_id_zero_uuid_is_none_other_canonical_text() -> None:
     assert topic_id(bytes(range(16)), 0) == ("00010203-0405-0607-0809-0a0b0c0d0e0f", 16)
     with pytest.raises(Malformed):
         topic_id(bytes(15), 0)
+
+
+def test_string_names_are_one_copy_per_name() -> None:
+    """Names (topics, groups) come back in every response: each is kept once (interned)."""
+    raw = compact_string_bytes("orders-" + "7") * 2
+    first, pos = string(raw, 0)
+    second, _ = string(raw, pos)
+    assert first == "orders-7" and first is second

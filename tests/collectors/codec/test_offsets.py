@@ -196,3 +196,13 @@ def test_decode_encoded_commit_round_trips(
     # The general path must agree with whatever the fast path produced.
     general = decode_value(1, group, topic, partition, version, value)
     assert general == record
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_decode_commit_names_are_one_copy_per_name(version: int) -> None:
+    """The tail reads the same group and topic names in every commit: each is kept once (interned)."""
+    group, topic = "".join(["bill", "ing"]), "".join(["ord", "ers"])  # built at run time, not constants
+    first = decode_commit(e.offset_key(group, topic, 1), _value(version))
+    second = decode_commit(e.offset_key(group, topic, 2), _value(version))
+    assert first is not None and second is not None
+    assert first.group is second.group and first.topic is second.topic

@@ -191,3 +191,11 @@ def test_state_codec_malformed_streamed_body_raises_value_error(mangle: Callable
     text = mangle(state_codec.dumps(_with_commits(_saved_state())))
     with pytest.raises((ValueError, TypeError)):
         state_codec.loads(text)
+
+
+def test_state_codec_read_names_are_one_copy_per_name() -> None:
+    """Every key of a group or topic holds one copy of its name (interned), as the collectors' do."""
+    s = state_codec.loads(state_codec.dumps(_with_commits(_saved_state())))
+    h1, h2 = (k for k in s.commits if k.group == "h")
+    assert h1.group is h2.group and h1.topic is h2.topic
+    assert next(iter(s.ranges)).topic is next(iter(s.partitions)).topic is h1.topic

@@ -201,3 +201,16 @@ def test_record_committed_failed_write_is_retried_by_next_observation(
         # The failed write must not have reached the cache, or this change would be skipped.
         assert store.record_committed(obs(T0 + 10, off(11))).history_rows == 1
         assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 10, 11)]
+
+
+def test_reopened_cache_keeps_one_copy_of_each_name(settings: StoreSettings) -> None:
+    """SQLite hands out a copy of a name per row; the latest-values cache read at open keeps one (a fleet's
+    50,000 group-partitions name a few thousand groups and topics)."""
+    with Store.open(settings) as store:
+        store.record_committed(obs(T0, off(10, 0), off(20, 1), off(5, 0, group="h"), groups=("g", "h")))
+    with Store.open(settings) as store:
+        latest = store._committed._latest
+        (c1, g), (c2, h) = sorted(latest)
+        (t0, _), (t1, _) = sorted(latest[c1, g])
+        [(t2, _)] = latest[c2, h]
+        assert (c1, g, h) == ("c1", "g", "h") and c1 is c2 and t0 is t1 is t2

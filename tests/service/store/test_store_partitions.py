@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionInfo, PartitionOffsets, TopicInfo
+from service.settings import StoreSettings
 from service.store import Store
 
 T0 = 1_700_000_000.0
@@ -133,3 +134,12 @@ def test_range_samples_both_ends_known_ms_by_partition_then_time(store: Store) -
     assert [r[0] for r in store.range_samples()] == ["c1", "c1", "c1", "c2"]
     within = store.range_samples("c1", since=T0 + 1, until=T0 + 9)
     assert within == [("c1", "t", 1, int((T0 + 5) * 1000), 10, 150)]
+
+
+def test_reopened_cache_keeps_one_copy_of_each_name(settings: StoreSettings) -> None:
+    """SQLite hands out a copy of a name per row; the latest-values cache read at open keeps one."""
+    with Store.open(settings) as store:
+        store.record_offsets(offsets(T0, po(100, 0), po(50, 1)))
+    with Store.open(settings) as store:
+        (c1, t1, _), (c2, t2, _) = sorted(store._partitions._latest)
+        assert (c1, t1) == ("c1", "t") and c1 is c2 and t1 is t2
