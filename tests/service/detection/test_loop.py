@@ -337,6 +337,28 @@ async def test_detection_loop_partial_observation_before_status_updated_still_he
     assert not alerts.list(kind="collector_failure").alerts
 
 
+async def _slow_loop_after_one(
+    alerts: AlertStore, offset: int
+) -> tuple[DetectionLoop, DetectionTailSink, int]:
+    """A started loop with a 30 s minimum interval, fed through a tail sink, that has evaluated one
+    commit at ``offset`` (at ``t`` ms, returned); the caller stops it."""
+    slow = DetectionSettings(
+        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
+    )
+    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    await loop.start()
+    sink = DetectionTailSink(loop)
+    t = _now_ms()
+    try:
+        await sink.on_events([commit_event(offset, 1, t)])
+        while loop.evaluations < 1:
+            await asyncio.sleep(0.01)
+    except BaseException:
+        await loop.stop()
+        raise
+    return loop, sink, t
+
+
 @pytest.mark.parametrize(
     "evaluated, queued",
     [(500, 600), (100, 500)],  # 300 below the evaluated offset / below only the one still queued
@@ -344,17 +366,8 @@ async def test_detection_loop_partial_observation_before_status_updated_still_he
 async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(
     alerts: AlertStore, evaluated: int, queued: int
 ) -> None:
-    slow = DetectionSettings(
-        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
-    )
-    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
-    await loop.start()
-    sink = DetectionTailSink(loop)
+    loop, sink, t = await _slow_loop_after_one(alerts, evaluated)
     try:
-        t = _now_ms()
-        await sink.on_events([commit_event(evaluated, 1, t)])
-        while loop.evaluations < 1:
-            await asyncio.sleep(0.01)
         await sink.on_events([commit_event(queued, 2, t + 1)])  # progress: waits for the interval
         await asyncio.sleep(0.3)
         assert loop.evaluations == 1
@@ -426,17 +439,8 @@ async def test_detection_loop_full_queue_evaluated_at_once_tail_held_until_then(
     the minimum interval (a catch-up's memory stays bounded, and it is not slowed to one batch per
     interval)."""
     monkeypatch.setattr("service.detection.loop.MAX_PENDING_EVENTS", 3)
-    slow = DetectionSettings(
-        debounce_seconds=0.1, state_save_seconds=3600, min_evaluation_interval_seconds=30
-    )
-    loop = DetectionLoop(C, slow, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
-    await loop.start()
-    sink = DetectionTailSink(loop)
+    loop, sink, t = await _slow_loop_after_one(alerts, 10)
     try:
-        t = _now_ms()
-        await sink.on_events([commit_event(10, 1, t)])
-        while loop.evaluations < 1:
-            await asyncio.sleep(0.01)
         await sink.on_events([commit_event(20 + i, 2 + i, t + 1 + i) for i in range(3)])  # now full
         assert loop.evaluations == 1
         # the tail is held until the full queue is taken, within 3 s: not for the 30 s interval
