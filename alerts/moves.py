@@ -56,8 +56,16 @@ def landing(move: CommitMove, history: Sequence[RangeSample]) -> str | None:
     """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it."""
     before, after = bracket(history, move.new.at)
     if after is None and before is not None:
-        # Evaluated before the range was observed again (a tail-seen reset, at once): while retention or
-        # producers move the range, the reset landed past the last sample. Project it to the commit.
+        # Evaluated before the range was observed again (a tail-seen reset, at once). On the last range
+        # observed exactly, it landed there: the projection below is generous (a log start grown by a
+        # whole deletion's step can pass an idle log end) and would read a reset to the log end as one
+        # to the log start.
+        if move.new.offset == before.log_start:
+            return "log_start"
+        if move.new.offset == before.log_end:
+            return "log_end"
+        # While retention or producers move the range, the reset landed past the last sample. Project
+        # it to the commit.
         after = _projected(history, move.new.at)
     starts = (before.log_start if before else None, after.log_start if after else None)
     ends = (before.log_end if before else None, after.log_end if after else None)

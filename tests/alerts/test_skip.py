@@ -251,6 +251,34 @@ def test_detect_offset_skips_forward_skip_over_delete_records_next_sample_seen_s
     }
 
 
+def test_evaluate_tail_seen_reset_to_idle_log_end_before_next_sample_auto_reset_latest() -> None:
+    # Found by `offsetguard drill skip`: a stopped group at 300, delete-records to 1000, and no records
+    # after it (the log end stays 1500). The restarted group resets to the log end and commits 1500, seen
+    # on the tail before the next range sample. The projected range grew the log start by its last step
+    # (1000) past the idle log end, and the reset read as one to the log start: auto_reset_earliest with
+    # 500 "read past". It landed exactly on the log end last observed.
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            commit_events=(group_event("Empty", 5, 1), commit(300, 5, 2)),
+            tail_live=True,
+        ),
+        10,
+    )
+    _, s = evaluate(s, inputs(offsets=offsets(20, {(T, 0): (1000, 1500)}), tail_live=True), 20, TH)
+    restart = inputs(
+        group_events=(group_event("Stable", 24, 3),), commit_events=(commit(1500, 25, 4),), tail_live=True
+    )
+    [skip] = [f for f in evaluate(s, restart, 25, TH)[0] if f.kind == OFFSET_SKIP]
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_latest")
+    assert skip.magnitude == {
+        "messages_skipped": 1200,
+        "messages_deleted_unread": 700,
+        "messages_read_past": 0,
+    }
+
+
 def test_detect_offset_skips_restart_after_retention_to_latest_skips_deleted_and_retained() -> None:
     s, _ = _stopped_at_300_then_delete_records()
     restart = inputs(
