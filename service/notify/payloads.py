@@ -65,6 +65,7 @@ def webhook_payload(
             "resolved_reason": alert.resolved_reason if resolved else None,
             "runbook_url": runbook_url(runbook_base, alert.kind),
             "snapshot_id": alert.snapshot_id,
+            "drill": alert.drill,
             "url": alert_url(external_url, alert.id),
         },
     }
@@ -79,12 +80,13 @@ def am_labels(alert: Alert) -> dict[str, str]:
         "group": alert.group,
         "topic": alert.topic,
         "partition": None if alert.partition is None else str(alert.partition),
+        "drill": "true" if alert.drill else None,  # route or inhibit drills in Alertmanager
     }
     return {k: v for k, v in labels.items() if v}
 
 
 def description(alert: Alert) -> str:
-    parts = [alert.summary]
+    parts = [f"[drill] {alert.summary}" if alert.drill else alert.summary]
     if alert.cause:
         parts.append(f"cause: {alert.cause}")
     numbers = ", ".join(f"{k}={v}" for k, v in sorted(alert.magnitude.items()) if v is not None)

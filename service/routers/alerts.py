@@ -6,11 +6,18 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from service.api.deps import AlertsDep, NowDep, ReadAccess, SettingsDep, WriteAccess
+from service.api.deps import AlertsDep, NowDep, ReadAccess, RuntimeDep, SettingsDep, WriteAccess
 from service.api.errors import READ_ERRORS, WRITE_ERRORS, NotFound
 from service.api.paths import unescape
 from service.api.responses import json_response
-from service.api.schemas.alerts import AckRequest, AlertDetail, AlertOut, AlertPageOut, TransitionOut
+from service.api.schemas.alerts import (
+    AckRequest,
+    AlertDetail,
+    AlertOut,
+    AlertPageOut,
+    NotificationOut,
+    TransitionOut,
+)
 from service.api.times import TIME_HELP, parse_time
 from service.store.alerts import MAX_PAGE
 
@@ -62,15 +69,20 @@ async def list_alerts(
 
 
 @router.get("/{alert_id}", response_model=AlertDetail, responses=READ_ERRORS)
-def get_alert(_: ReadAccess, alerts: AlertsDep, settings: SettingsDep, alert_id: str) -> AlertDetail:
-    """One alert with its history (fired, repeated, acked, resolved, ...), oldest first."""
+def get_alert(
+    _: ReadAccess, alerts: AlertsDep, settings: SettingsDep, runtime: RuntimeDep, alert_id: str
+) -> AlertDetail:
+    """One alert with its history (fired, repeated, acked, resolved, ...) and the notifications sent of it
+    (to each receiver: pending, delivered, ...), oldest first."""
     alert_id = unescape(alert_id)
     alert = alerts.get(alert_id)
     if alert is None:
         raise NotFound(f"no alert {alert_id!r}", code="alert_not_found")
     out = AlertOut.of(alert, settings.api.runbook_base_url)
     transitions = [TransitionOut.of(t) for t in alerts.transitions(alert_id)]
-    return AlertDetail(**out.model_dump(), transitions=transitions)
+    queue = getattr(runtime, "notifications", None)
+    sent = [] if queue is None else [NotificationOut.of(n) for n in queue.notifications(alert_id=alert_id)]
+    return AlertDetail(**out.model_dump(), transitions=transitions, notifications=sent)
 
 
 @router.post("/{alert_id}/ack", response_model=AlertOut, responses=WRITE_ERRORS)

@@ -29,7 +29,15 @@ EVENT_LIKE_KINDS = frozenset(
 )
 
 Fingerprint = tuple[str, str, str | None, str | None, int | None]
+# Topics and groups an ``offsetguard drill`` creates (and only those) carry this prefix: their alerts are
+# drills, told apart in the API, the notifications and the metrics.
+DRILL_PREFIX = "offsetguard-drill-"
 Numbers = Mapping[str, int | float | None]
+
+
+def is_drill(group: str | None, topic: str | None) -> bool:
+    """An alert about a drill's own group or topic (see :data:`DRILL_PREFIX`)."""
+    return any(name is not None and name.startswith(DRILL_PREFIX) for name in (group, topic))
 
 
 def is_event_like(kind: str) -> bool:
@@ -79,6 +87,11 @@ class Alert:
     def firing(self) -> bool:
         return self.status == FIRING
 
+    @property
+    def drill(self) -> bool:
+        """Caused by ``offsetguard drill`` (on the drill's own topic or group)."""
+        return is_drill(self.group, self.topic)
+
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready form for the HTTP layer."""
         return {
@@ -101,6 +114,7 @@ class Alert:
             "evidence": dict(self.evidence),
             "occurrences": self.occurrences,
             "snapshot_id": self.snapshot_id,
+            "drill": self.drill,
             "ack": None
             if self.acked_at is None
             else {"by": self.ack_by, "comment": self.ack_comment, "at": self.acked_at},

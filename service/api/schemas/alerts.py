@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from service.store.alert_records import Alert, Transition
+from service.store.notification_records import Notification
 
 
 class AlertAck(BaseModel):
@@ -37,6 +38,7 @@ class AlertOut(BaseModel):
     evidence: dict[str, Any]
     occurrences: int
     snapshot_id: str | None
+    drill: bool  # caused by ``offsetguard drill`` (its own offsetguard-drill-* topic or group)
     ack: AlertAck | None
     runbook_url: str
 
@@ -66,10 +68,36 @@ class TransitionOut(BaseModel):
         )
 
 
+class NotificationOut(BaseModel):
+    """One notification of the alert to one receiver (the queue row)."""
+
+    receiver: str
+    event: str  # firing, resolved, ...
+    state: str  # pending, delivered, silenced, abandoned
+    created_at: float
+    attempts: int
+    delivered_at: float | None
+    last_error: str | None
+
+    @classmethod
+    def of(cls, n: Notification) -> NotificationOut:
+        return cls(
+            receiver=n.receiver,
+            event=n.event,
+            state=n.state,
+            created_at=n.created_at,
+            attempts=n.attempts,
+            delivered_at=n.delivered_at,
+            last_error=n.last_error,
+        )
+
+
 class AlertDetail(AlertOut):
-    """One alert with its history, oldest first."""
+    """One alert with its history and its notifications, oldest first (no notifications when notify is
+    off)."""
 
     transitions: list[TransitionOut]
+    notifications: list[NotificationOut] = []
 
 
 class AckRequest(BaseModel):

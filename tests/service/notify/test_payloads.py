@@ -36,6 +36,7 @@ def test_webhook_payload_firing_carries_every_alert_field() -> None:
             "resolved_reason": None,
             "runbook_url": "https://wiki/runbooks/offset_rewind.md",
             "snapshot_id": "snap-7",
+            "drill": False,
             "url": "http://og:8080/api/v1/alerts/al-1",
         },
     }
@@ -111,3 +112,17 @@ def test_am_labels_cluster_wide_alert_leaves_absent_labels_out() -> None:
 
 def test_am_labels_partition_zero_kept() -> None:
     assert am_labels(alert(partition=0))["partition"] == "0"
+
+
+def test_drill_alert_is_marked_in_webhook_label_and_description_others_are_not() -> None:
+    drill = replace(alert(), group="offsetguard-drill-rewind-ab12", topic="offsetguard-drill-rewind-ab12")
+    body = webhook_payload(drill, "firing", transition="fired", runbook_base=None)
+    assert body["alert"]["drill"] is True
+    assert am_labels(drill)["drill"] == "true"
+    assert alertmanager_alert(drill, "firing", runbook_base=None)["annotations"]["description"].startswith(
+        "[drill] "
+    )
+    # a name that merely contains the prefix is no drill
+    other = replace(alert(), group="team-offsetguard-drill-x", topic="orders")
+    assert webhook_payload(other, "firing", transition="fired", runbook_base=None)["alert"]["drill"] is False
+    assert "drill" not in am_labels(other)
