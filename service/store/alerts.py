@@ -19,6 +19,7 @@ from collectors.errors import StoreError
 from service.settings import StoreSettings
 from service.store import alert_rows
 from service.store.alert_records import (
+    DRILL_PREFIX,
     RESOLVED,
     Alert,
     AlertPage,
@@ -33,6 +34,8 @@ from service.store.writer import WriterConnection
 
 T = TypeVar("T")
 MAX_PAGE = 1000
+# Alerts of offsetguard drills (alert_records.is_drill, in SQL: GLOB is case-sensitive, as the prefix test)
+_NOT_DRILL = f"NOT (COALESCE(grp, '') GLOB '{DRILL_PREFIX}*' OR COALESCE(topic, '') GLOB '{DRILL_PREFIX}*')"
 _CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the next commit)
 
 # (firing alerts by fingerprint, (fingerprint, occurrence) of alerts resolved lately) -> changes
@@ -254,13 +257,16 @@ class AlertStore(WriterConnection):
     # ---------------------------------------------------------------- counters for /metrics
 
     def firing_counts(self) -> dict[tuple[str, str, str], int]:
-        """Firing alerts by (kind, severity, cluster)."""
-        sql = "SELECT kind, severity, cluster, COUNT(*) FROM alerts WHERE status = 'firing' GROUP BY 1, 2, 3"
+        """Firing alerts by (kind, severity, cluster); drills left out (as in every figure below)."""
+        sql = (
+            "SELECT kind, severity, cluster, COUNT(*) FROM alerts"
+            f" WHERE status = 'firing' AND {_NOT_DRILL} GROUP BY 1, 2, 3"
+        )
         return self._run("count firing alerts", lambda c: {(k, s, cl): n for k, s, cl, n in c.execute(sql)})
 
     def incident_totals(self) -> dict[tuple[str, str], int]:
         """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter."""
-        sql = "SELECT kind, cluster, SUM(occurrences) FROM alerts GROUP BY 1, 2"
+        sql = f"SELECT kind, cluster, SUM(occurrences) FROM alerts WHERE {_NOT_DRILL} GROUP BY 1, 2"
         return self._run("count incidents", lambda c: {(k, cl): int(n) for k, cl, n in c.execute(sql)})
 
     def magnitude_totals(self) -> dict[tuple[str, str], int]:
@@ -270,7 +276,7 @@ class AlertStore(WriterConnection):
             " COALESCE(SUM(json_extract(magnitude_total, '$.messages_replayed')), 0),"
             " COALESCE(SUM(json_extract(magnitude_total, '$.messages_skipped')), 0),"
             " COALESCE(SUM(json_extract(magnitude_total, '$.messages_lost')), 0)"
-            " FROM alerts GROUP BY cluster"
+            f" FROM alerts WHERE {_NOT_DRILL} GROUP BY cluster"
         )
 
         def work(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:

@@ -321,3 +321,16 @@ def test_resolved_occurrences_event_like_since_read_by_their_index(
     assert [s[-1] for s in steps] == [
         "SEARCH alerts USING INDEX alerts_resolved_by_cluster (cluster=? AND status=? AND resolved_at>?)"
     ]
+
+
+def test_metric_counters_leave_drills_out_the_alert_itself_says_drill(alerts: AlertStore) -> None:
+    drill = replace(
+        rewind(at=1.0), group="offsetguard-drill-rewind-1a2b", topic="offsetguard-drill-rewind-1a2b"
+    )
+    by_topic = replace(lag(), group="orders", topic="offsetguard-drill-lag-9")
+    look_alike = replace(lag(group="OFFSETGUARD-DRILL-x"), topic="orders")  # the prefix is case-sensitive
+    _cycle(alerts, [drill, by_topic, look_alike], 10.0)
+    assert sorted(a.drill for a in alerts.firing(C)) == [False, True, True]
+    assert alerts.firing_counts() == {("lag_high", "warning", C): 1}
+    assert alerts.incident_totals() == {("lag_high", C): 1}
+    assert alerts.magnitude_totals()[("replayed", C)] == 0
