@@ -12,7 +12,18 @@ from fastapi import FastAPI
 from service.api.errors import install_error_handlers
 from service.api.paths import SegmentPreserving
 from service.metrics import MetricsEndpoint, inputs_from_runtime
-from service.routers import alerts, clusters, groups, health, metrics, reset_plan, silences, snapshots, topics
+from service.routers import (
+    alerts,
+    clusters,
+    drills,
+    groups,
+    health,
+    metrics,
+    reset_plan,
+    silences,
+    snapshots,
+    topics,
+)
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings
 
@@ -59,7 +70,7 @@ def create_app(
     app.include_router(silences.router)
     # The on-call API: JSON errors everywhere, names with '/' or '%' routed as one path segment.
     install_error_handlers(app)
-    for router in (alerts, clusters, groups, reset_plan, topics, snapshots):
+    for router in (alerts, clusters, groups, reset_plan, topics, snapshots, drills):
         app.include_router(router.router)
     app.add_middleware(SegmentPreserving)
     return app

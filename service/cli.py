@@ -11,7 +11,7 @@ from collectors.errors import OffsetguardError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from service.commands import alerts, collect, dump, group, pipeline, reset_plan, serve
+    from service.commands import alerts, collect, drill, dump, group, pipeline, reset_plan, serve
     from service.sandbox import cli as sandbox_cli
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.register(sub)
     reset_plan.register(sub)
     pipeline.register(sub)
+    drill.register(sub)
     return parser
 
 

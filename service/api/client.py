@@ -18,7 +18,8 @@ from collectors.errors import OffsetguardError
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 TOKEN_ENV = "OFFSETGUARD_TOKEN"
-Send = Callable[[str, str, Mapping[str, str]], tuple[int, Mapping[str, str], bytes]]
+# (method, url, headers) for a GET; a POST passes its body as a fourth argument
+Send = Callable[..., tuple[int, Mapping[str, str], bytes]]
 
 
 class ApiClientError(OffsetguardError):
@@ -31,8 +32,10 @@ class ApiClientError(OffsetguardError):
 
 
 def urllib_send(timeout: float = 30.0) -> Send:
-    def send(method: str, url: str, headers: Mapping[str, str]) -> tuple[int, Mapping[str, str], bytes]:
-        request = urllib.request.Request(url, method=method, headers=dict(headers))
+    def send(
+        method: str, url: str, headers: Mapping[str, str], body: bytes | None = None
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        request = urllib.request.Request(url, data=body, method=method, headers=dict(headers))
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.status, dict(response.headers), response.read()
@@ -75,6 +78,17 @@ class ApiClient:
     def get_json(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
         body, _ = self.get(path, params)
         return json.loads(body)
+
+    def post_json(self, path: str, document: Any) -> Any:
+        """POST ``document`` as JSON; the JSON answer (None for an empty one)."""
+        headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        body = json.dumps(document).encode()
+        status, _, answer = self._send("POST", self.url + path, headers, body)
+        if status >= 400:
+            raise _refusal(status, answer)
+        return json.loads(answer) if answer else None
 
 
 def _refusal(status: int, body: bytes) -> ApiClientError:

@@ -48,6 +48,12 @@ def run(args: argparse.Namespace) -> int:
 
         sandbox = start_sandbox(Path(args.sandbox), brokers=1)
         print(f"sandbox Kafka at {sandbox.bootstrap_servers}", flush=True)
+        url = f"http://{settings.http_host}:{settings.http_port}"
+        print(
+            f"rehearse an incident once ready: offsetguard drill rewind --sandbox {args.sandbox} --url {url}"
+            " (kinds: offsetguard drill --help)",
+            flush=True,
+        )
         settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")

@@ -1,0 +1,213 @@
+"""Every drill kind, for real: ``offsetguard serve`` (a separate process) on the 3-broker sandbox with a
+webhook receiver, ``offsetguard drill`` run against it as a user runs it, and ``POST /api/v1/drills``.
+
+The service's limits are lowered so the slow kinds finish in seconds (lag above 500 messages, a stall
+after 5 s); the drills' actions, the detection and the notification path are the real ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.commands.drill import render
+from service.drills.kinds import SPECS
+from service.drills.model import DrillResult
+from service.sandbox.cluster import SandboxCluster
+from tests.service.metrics.serving import free_port
+
+pytestmark = pytest.mark.integration
+WRITE_TOKEN = "drill-write-token-0123456789"
+
+
+class Receiver:
+    """A webhook receiver on loopback: keeps every document POSTed to it."""
+
+    def __init__(self) -> None:
+        received = self.received = list[dict[str, Any]]()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                received.append(json.loads(body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def service(
+    kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, Path, Receiver]]:
+    tmp = tmp_path_factory.mktemp("drills")
+    receiver = Receiver()
+    port = free_port()
+    config = tmp / "offsetguard.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "clusters": [kafka3.cluster_config("sandbox")],
+                "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 5},
+                "store": {"path": str(tmp / "og.db")},
+                "snapshots": {"directory": str(tmp / "snapshots")},
+                "api": {"tokens": [{"name": "drills", "token": WRITE_TOKEN, "scopes": ["write"]}]},
+                "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}},
+                "notify": {
+                    "receivers": [{"name": "hook", "type": "webhook", "url": receiver.url}],
+                    "poll_seconds": 0.5,
+                },
+            }
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETGUARD_")}
+    log = (tmp / "serve.log").open("ab")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service.cli", "serve", "--config", str(config), "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait(lambda: _status(f"{url}/readyz") == 200, 90, "the service ready")
+        yield url, config, receiver
+    finally:
+        proc.send_signal(2)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        log.close()
+        receiver.close()
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
+
+
+def _wait(check: Any, timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.3)
+
+
+def _api(url: str, method: str = "GET", body: Any = None) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": f"Bearer {WRITE_TOKEN}", "Content-Type": "application/json"}
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def test_drill_command_every_kind_passes_alerted_notified_acked_and_cleaned_up(
+    service: tuple[str, Path, Receiver], kafka3: SandboxCluster
+) -> None:
+    url, config, receiver = service
+    kinds = list(SPECS)  # stall included: 5 s here
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "drill",
+            *kinds,
+            "--config",
+            str(config),
+            "--url",
+            url,
+            "--token",
+            WRITE_TOKEN,
+            "--json",
+            "--timeout",
+            "60",
+            "--notify-timeout",
+            "30",
+            "--lag-messages",
+            "600",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    results = json.loads(done.stdout)
+    print(render([DrillResult(**{k: v for k, v in r.items() if k != "result"}) for r in results]))  # for -s
+    assert [r["drill"] for r in results] == kinds
+    failed = {r["drill"]: r["detail"] for r in results if r["result"] != "PASS"}
+    assert failed == {} and done.returncode == 0, (failed, done.stderr[-3000:])
+    for r in results:
+        assert r["seen_kind"] == SPECS[r["drill"]].alert_kind
+        assert r["notification"] == "delivered", r
+        assert r["detection_latency_s"] < 30 and r["notification_latency_s"] >= r["detection_latency_s"]
+        assert (r["acknowledged"], r["cleanup"]) == ("yes", "done")
+    by_kind = {r["drill"]: r["magnitude"] for r in results}
+    assert by_kind["rewind"]["messages_replayed"] == 100
+    assert (by_kind["skip"]["messages_skipped"], by_kind["skip"]["messages_deleted_unread"]) == (150, 70)
+    assert by_kind["retention-loss"]["messages_lost"] == 70
+    assert by_kind["lag"]["lag"] == 600
+    # the receiver got each drill alert, marked as a drill; an acked event-like one resolved
+    hooked = {d["alert"]["id"]: d["alert"] for d in receiver.received}
+    for r in results:
+        assert hooked[r["alert_id"]]["drill"] is True
+    _, rewind = _api(f"{url}/api/v1/alerts/{results[0]['alert_id']}")
+    assert (rewind["status"], rewind["resolved_reason"], rewind["ack"]["by"]) == (
+        "resolved",
+        "acknowledged",
+        "drill",
+    )
+    # nothing of the drills is left on the cluster
+    topics = set(
+        kafka3.run_tool(
+            "kafka.admin.TopicCommand", "--bootstrap-server", kafka3.bootstrap_servers, "--list", timeout=60
+        ).stdout.split()
+    )
+    assert not any(t.startswith("offsetguard-drill-") for t in topics)
+
+
+def test_post_drills_runs_in_the_service_and_reports_through_get(service: tuple[str, Path, Receiver]) -> None:
+    url, _, _ = service
+    status, run = _api(f"{url}/api/v1/drills", "POST", {"kinds": ["rewind"], "timeout_seconds": 60})
+    assert (status, run["status"], run["kinds"]) == (202, "running", ["rewind"])
+    busy, refused = _api(f"{url}/api/v1/drills", "POST", {"kinds": ["lag"]})
+    assert (busy, refused["error"]) == (409, "drill_running")
+    final = _wait(
+        lambda: (r := _api(f"{url}/api/v1/drills/{run['id']}")[1])["status"] == "done" and r, 180, "done"
+    )
+    assert final["passed"] is True, final
+    [result] = final["results"]
+    assert (result["result"], result["seen_kind"], result["acknowledged"]) == ("PASS", "offset_rewind", "yes")
+    assert _api(f"{url}/api/v1/drills")[1]["drills"][0]["id"] == run["id"]
