@@ -172,7 +172,8 @@ def test_drill_command_every_kind_passes_alerted_notified_acked_and_cleaned_up(
     for r in results:
         assert r["seen_kind"] == SPECS[r["drill"]].alert_kind
         assert r["notification"] == "delivered", r
-        assert r["detection_latency_s"] < 30 and r["notification_latency_s"] >= r["detection_latency_s"]
+        # within the drill's timeout (a stall is judged at the service's next sweep of the slow rules)
+        assert 0 <= r["detection_latency_s"] <= r["notification_latency_s"] < 60
         assert (r["acknowledged"], r["cleanup"]) == ("yes", "done")
     by_kind = {r["drill"]: r["magnitude"] for r in results}
     assert by_kind["rewind"]["messages_replayed"] == 100
