@@ -27,15 +27,8 @@ class ApiWatch:
 
     def committed(self, group: str, topic: str, partition: int) -> int | None:
         """The group's committed offset of the partition as the service last polled it (None: not seen)."""
-        try:
-            detail = self._client.get_json(
-                f"/api/v1/clusters/{segment(self.cluster)}/groups/{segment(group)}"
-            )
-        except ApiClientError as exc:
-            if exc.status == 404:
-                return None
-            raise
-        for p in detail["partitions"]:
+        detail = self._found(f"/api/v1/clusters/{segment(self.cluster)}/groups/{segment(group)}")
+        for p in detail["partitions"] if detail else ():
             if (p["topic"], p["partition"]) == (topic, partition):
                 return int(p["committed_offset"])
         return None
@@ -43,15 +36,19 @@ class ApiWatch:
     def partition(self, topic: str, partition: int) -> dict[str, Any] | None:
         """The partition as the service last observed it: ``log_start``, ``log_end``, ``changed_at`` (when
         the range last changed), ... (None: not seen)."""
+        body = self._found(f"/api/v1/clusters/{segment(self.cluster)}/topics/{segment(topic)}/partitions")
+        return (
+            next((dict(p) for p in body["partitions"] if p["partition"] == partition), None) if body else None
+        )
+
+    def _found(self, path: str) -> Any:
+        """The JSON at ``path``, or None if the service does not know it (404)."""
         try:
-            body = self._client.get_json(
-                f"/api/v1/clusters/{segment(self.cluster)}/topics/{segment(topic)}/partitions"
-            )
+            return self._client.get_json(path)
         except ApiClientError as exc:
             if exc.status == 404:
                 return None
             raise
-        return next((dict(p) for p in body["partitions"] if p["partition"] == partition), None)
 
     def ack(self, alert_id: str, comment: str) -> None:
         self._client.post_json(

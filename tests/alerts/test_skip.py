@@ -198,9 +198,9 @@ def test_detect_offset_skips_reset_past_the_last_observed_log_start_deleted_unre
     assert f.magnitude == {"messages_skipped": 100, "messages_deleted_unread": 100, "messages_read_past": 100}
 
 
-def _stopped_at_300_then_delete_records() -> tuple[DetectionState, tuple[Finding, ...]]:
-    """A stopped (Empty) group committed 300; delete-records moves the log start to 700. The findings of the
-    cycle that observes it."""
+def _stopped_at_300_then_delete_records(to: int = 700) -> tuple[DetectionState, tuple[Finding, ...]]:
+    """A stopped (Empty) group committed 300; delete-records moves the log start to ``to``. The findings of
+    the cycle that observes it."""
     s = run(
         DetectionState(),
         inputs(
@@ -210,7 +210,7 @@ def _stopped_at_300_then_delete_records() -> tuple[DetectionState, tuple[Finding
         ),
         10,
     )
-    findings, s = evaluate(s, inputs(offsets=offsets(20, {(T, 0): (700, 1500)}), tail_live=True), 20, TH)
+    findings, s = evaluate(s, inputs(offsets=offsets(20, {(T, 0): (to, 1500)}), tail_live=True), 20, TH)
     return s, findings
 
 
@@ -257,16 +257,7 @@ def test_evaluate_tail_seen_reset_to_idle_log_end_before_next_sample_auto_reset_
     # on the tail before the next range sample. The projected range grew the log start by its last step
     # (1000) past the idle log end, and the reset read as one to the log start: auto_reset_earliest with
     # 500 "read past". It landed exactly on the log end last observed.
-    s = run(
-        DetectionState(),
-        inputs(
-            offsets=offsets(10, {(T, 0): (0, 1500)}),
-            commit_events=(group_event("Empty", 5, 1), commit(300, 5, 2)),
-            tail_live=True,
-        ),
-        10,
-    )
-    _, s = evaluate(s, inputs(offsets=offsets(20, {(T, 0): (1000, 1500)}), tail_live=True), 20, TH)
+    s, _ = _stopped_at_300_then_delete_records(to=1000)
     restart = inputs(
         group_events=(group_event("Stable", 24, 3),), commit_events=(commit(1500, 25, 4),), tail_live=True
     )
