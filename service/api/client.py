@@ -67,10 +67,7 @@ class ApiClient:
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> tuple[bytes, Mapping[str, str]]:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         url = self.url + path + (f"?{urlencode(query)}" if query else "")
-        headers = {"Accept": "application/json, text/csv"}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        status, response_headers, body = self._send("GET", url, headers)
+        status, response_headers, body = self._send("GET", url, self._headers("application/json, text/csv"))
         if status >= 400:
             raise _refusal(status, body)
         return body, response_headers
@@ -81,14 +78,18 @@ class ApiClient:
 
     def post_json(self, path: str, document: Any) -> Any:
         """POST ``document`` as JSON; the JSON answer (None for an empty one)."""
-        headers = {"Accept": "application/json", "Content-Type": "application/json"}
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
+        headers = {**self._headers("application/json"), "Content-Type": "application/json"}
         body = json.dumps(document).encode()
         status, _, answer = self._send("POST", self.url + path, headers, body)
         if status >= 400:
             raise _refusal(status, answer)
         return json.loads(answer) if answer else None
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept}
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        return headers
 
 
 def _refusal(status: int, body: bytes) -> ApiClientError:

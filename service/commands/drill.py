@@ -16,15 +16,13 @@ from typing import Any
 from collectors.errors import ConfigError
 from service.api.client import add_connection_arguments, client_from, table
 from service.drills.kafka_io import DrillKafka
-from service.drills.kinds import SPECS
+from service.drills.kinds import ALL, SPECS, chosen
 from service.drills.model import DrillResult
 from service.drills.runner import Options, run_drill
 from service.drills.watch import ApiWatch
 from service.settings import ClusterSettings, load_settings
 
-ALL = "all"
-# ``all``: every kind but stall, which waits the service's stall_seconds (15 minutes by default)
-EVERY = [name for name in SPECS if name != "stall"]
+DEFAULTS = Options()
 
 
 def register(sub: Any) -> None:
@@ -42,14 +40,22 @@ def register(sub: Any) -> None:
     where.add_argument("--config", type=Path, help="the service's YAML settings (the cluster to drill on)")
     where.add_argument("--sandbox", metavar="DIR", help="a running sandbox (make run's: .sandbox/run)")
     parser.add_argument("--cluster", help="with --config: the cluster's name there (default: the first)")
-    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each alert (120)")
     parser.add_argument(
-        "--notify-timeout", type=float, default=60.0, help="seconds to wait for notifications (60)"
+        "--timeout",
+        type=float,
+        default=DEFAULTS.timeout_s,
+        help="seconds to wait for each alert (%(default)s)",
+    )
+    parser.add_argument(
+        "--notify-timeout",
+        type=float,
+        default=DEFAULTS.notify_timeout_s,
+        help="seconds to wait for notifications (%(default)s)",
     )
     parser.add_argument(
         "--lag-messages",
         type=int,
-        default=10_500,
+        default=DEFAULTS.lag_messages,
         help="records the lag drill produces (above the lag limit)",
     )
     parser.set_defaults(func=run)
@@ -75,7 +81,7 @@ def cluster_of(args: argparse.Namespace) -> ClusterSettings:
 def run(args: argparse.Namespace, send: Any = None) -> int:
     if args.timeout <= 0 or args.notify_timeout < 0 or args.lag_messages < 1:
         raise ConfigError("--timeout must be > 0, --notify-timeout >= 0 and --lag-messages >= 1")
-    names = EVERY if ALL in args.kinds else list(dict.fromkeys(args.kinds))
+    names = chosen(args.kinds)
     cluster = cluster_of(args)
     watch = ApiWatch(client_from(args, send), cluster.name)
     options = Options(

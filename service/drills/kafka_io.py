@@ -95,6 +95,8 @@ class DrillKafka:
     def produce(self, topic: str, count: int) -> None:
         """``count`` small records to partition 0, each acknowledged by every in-sync replica."""
         config = {k: v for k, v in client_kwargs(self.cluster, CLIENT_ID).items() if k in _PRODUCER_KEYS}
+        # the collectors' in-flight limit is an admin client's: with it kafka-python drops idempotence
+        config.pop("max_in_flight_requests_per_connection", None)
         producer = retried("producer", lambda: KafkaProducer(**config, acks="all", retries=10, linger_ms=5))
         try:
             futures = [producer.send(topic, b"drill-%d" % i, partition=0) for i in range(count)]

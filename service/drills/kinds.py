@@ -153,3 +153,12 @@ SPECS: dict[str, Spec] = {
         Spec("stall", CONSUMER_STALLED, _ANY, "a committed offset stuck with records waiting", stall),
     )
 }
+
+ALL = "all"
+# ``all``: every kind but stall, which waits the service's stall_seconds (15 minutes by default)
+EVERY = [name for name in SPECS if name != "stall"]
+
+
+def chosen(kinds: list[str]) -> list[str]:
+    """The kinds to run for ``kinds`` as asked (``all`` expanded, repeats dropped, order kept)."""
+    return list(EVERY) if ALL in kinds else list(dict.fromkeys(kinds))

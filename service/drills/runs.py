@@ -5,11 +5,12 @@ caller's). Runs are kept in memory, the latest :data:`KEEP`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,14 +90,16 @@ class DrillRuns:
             self._runs[run.id] = run
             while len(self._runs) > KEEP:
                 self._runs.popitem(last=False)
-        send = in_process_send(app, loop, headers)
+        send, close = in_process_send(app, loop, headers)
         thread = threading.Thread(
-            target=self._run, args=(run, cluster, options, send), name=f"drill-{run.id}", daemon=True
+            target=self._run, args=(run, cluster, options, send, close), name=f"drill-{run.id}", daemon=True
         )
         thread.start()
         return run
 
-    def _run(self, run: DrillRun, cluster: ClusterSettings, options: Options, send: Send) -> None:
+    def _run(
+        self, run: DrillRun, cluster: ClusterSettings, options: Options, send: Send, close: Callable[[], None]
+    ) -> None:
         kafka = DrillKafka(cluster)
         watch = ApiWatch(ApiClient(BASE_URL, None, send), cluster.name)
         try:
@@ -106,12 +109,15 @@ class DrillRuns:
             run.error = repr(exc)
         finally:
             kafka.close()
+            close()
             run.finished_at = time.time()
 
 
-def in_process_send(app: Any, loop: asyncio.AbstractEventLoop, headers: Mapping[str, str]) -> Send:
+def in_process_send(
+    app: Any, loop: asyncio.AbstractEventLoop, headers: Mapping[str, str]
+) -> tuple[Send, Callable[[], None]]:
     """A :data:`Send` that calls ``app`` on its own event loop (from another thread) with ``headers``
-    (the drill's caller's ``Authorization``) added to each request."""
+    (the drill's caller's ``Authorization``) added to each request, and what closes its client."""
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL, timeout=60)
 
     def send(
@@ -122,4 +128,8 @@ def in_process_send(app: Any, loop: asyncio.AbstractEventLoop, headers: Mapping[
         response = asyncio.run_coroutine_threadsafe(work, loop).result(90)
         return response.status_code, dict(response.headers), response.content
 
-    return send
+    def close() -> None:
+        with contextlib.suppress(RuntimeError, TimeoutError):  # the app's loop may have stopped
+            asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(10)
+
+    return send, close

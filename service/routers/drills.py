@@ -12,12 +12,12 @@ from pydantic import BaseModel, Field
 
 from service.api.deps import ReadAccess, SettingsDep, WriteAccess
 from service.api.errors import READ_ERRORS, WRITE_ERRORS, Conflict, InvalidParameter, NotFound
-from service.drills.kinds import SPECS
+from service.drills.kinds import ALL, SPECS, chosen
 from service.drills.runner import Options
 from service.drills.runs import Busy, DrillRuns
 
 router = APIRouter(prefix="/api/v1/drills", tags=["drills"])
-ALL = "all"
+DEFAULTS = Options()
 
 
 class DrillsIn(BaseModel):
@@ -25,9 +25,9 @@ class DrillsIn(BaseModel):
 
     kinds: Annotated[list[str], Field(min_length=1, max_length=10)]
     cluster: str | None = Field(default=None, max_length=100)  # default: the first configured
-    timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
-    notify_timeout_seconds: float = Field(default=60.0, ge=0, le=3600)
-    lag_messages: int = Field(default=10_500, ge=1, le=1_000_000)
+    timeout_seconds: float = Field(default=DEFAULTS.timeout_s, gt=0, le=3600)
+    notify_timeout_seconds: float = Field(default=DEFAULTS.notify_timeout_s, ge=0, le=3600)
+    lag_messages: int = Field(default=DEFAULTS.lag_messages, ge=1, le=1_000_000)
 
 
 def _runs(request: Request) -> DrillRuns:
@@ -45,7 +45,7 @@ async def start_drills(
     unknown = [k for k in body.kinds if k not in SPECS and k != ALL]
     if unknown:
         raise InvalidParameter(f"unknown drill kind(s) {unknown}: one of {[*SPECS, ALL]}", parameter="kinds")
-    kinds = [k for k in SPECS if k != "stall"] if ALL in body.kinds else list(dict.fromkeys(body.kinds))
+    kinds = chosen(body.kinds)
     if body.cluster:
         cluster = settings.cluster(body.cluster)
     else:
