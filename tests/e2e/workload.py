@@ -8,7 +8,7 @@ import uuid
 from contextlib import suppress
 
 import kafka.errors as kerr
-from kafka import KafkaProducer
+from kafka import KafkaConsumer, KafkaProducer
 
 from service.sandbox.cluster import SandboxCluster
 from tests.e2e.consumers import group_consumer, join
@@ -39,31 +39,48 @@ class Traffic(threading.Thread):
 
 
 class Member(threading.Thread):
-    """One group member: polls and commits what it read, until :meth:`leave` (a clean LeaveGroup)."""
+    """One group member: polls and commits what it read, until :meth:`leave` (a clean LeaveGroup).
+
+    A retriable error out of ``poll()`` is counted in :attr:`retried` and the member polls on, as an
+    application does: kafka-python re-raises there the error its heartbeat loop died of (the coordinator
+    unreachable while brokers restart) and starts a new loop on the next ``poll()``. Any other error ends
+    the member and is kept in :attr:`error`."""
 
     def __init__(self, kafka: SandboxCluster, group: str, topic: str) -> None:
         super().__init__(daemon=True, name=f"e2e-member-{uuid.uuid4().hex[:4]}")
         self.kafka, self.group, self.topic = kafka, group, topic
         self.read = 0
+        self.retried: list[kerr.KafkaError] = []
         self.error: BaseException | None = None
         self._halt = threading.Event()
 
     def run(self) -> None:
-        consumer = group_consumer(self.kafka, self.group)
+        consumer = self.consumer()
         try:
             join(consumer, self.topic)
             while not self._halt.is_set():
-                batches = consumer.poll(timeout_ms=200)
-                n = sum(len(b) for b in batches.values())
-                if n:
-                    self.read += n
-                    # a rebalance or a coordinator move may refuse it: the next commit covers it
-                    with suppress(kerr.KafkaError):
-                        consumer.commit()
+                try:
+                    n = sum(len(b) for b in consumer.poll(timeout_ms=200).values())
+                except kerr.KafkaError as exc:
+                    if not exc.retriable:
+                        raise
+                    self.retried.append(exc)
+                    continue
+                self.read += n
+                self.after_poll(consumer, n)
         except BaseException as exc:
             self.error = exc
         finally:
             consumer.close(autocommit=False)
+
+    def consumer(self) -> KafkaConsumer:
+        return group_consumer(self.kafka, self.group)
+
+    def after_poll(self, consumer: KafkaConsumer, n: int) -> None:
+        """Commit what it read; a rebalance or a coordinator move may refuse it: the next commit covers it."""
+        if n:
+            with suppress(kerr.KafkaError):
+                consumer.commit()
 
     def leave(self) -> None:
         self._halt.set()
