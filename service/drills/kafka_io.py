@@ -25,6 +25,7 @@ from kafka.structs import OffsetAndMetadata
 from collectors.errors import OffsetguardError
 from collectors.kafka_seam import client_kwargs
 from collectors.tail_kafka import consumer_kwargs
+from service.drills.brokers import Brokers
 from service.settings import ClusterSettings
 
 T = TypeVar("T")
@@ -51,9 +52,23 @@ def retried(what: str, call: Callable[[], T], timeout: float = 60.0) -> T:
 class DrillKafka:
     """One cluster, as the drills act on it. Close with :meth:`close`."""
 
-    def __init__(self, cluster: ClusterSettings) -> None:
+    def __init__(self, cluster: ClusterSettings, brokers: Brokers | None = None) -> None:
         self.cluster = cluster
+        self._brokers = brokers
         self._admin: KafkaAdminClient | None = None
+
+    def brokers(self, needed: int) -> Brokers:
+        """Broker control, for the drills that stop brokers: a sandbox's with at least ``needed`` brokers."""
+        if self._brokers is None:
+            raise DrillError(
+                "this drill stops brokers: it runs only on a sandbox (offsetguard drill KIND --sandbox DIR)"
+            )
+        if len(self._brokers.ids()) < needed:
+            raise DrillError(
+                f"this drill needs {needed} brokers, the sandbox has {len(self._brokers.ids())}"
+                " (offsetguard sandbox up --brokers 3)"
+            )
+        return self._brokers
 
     def admin(self) -> KafkaAdminClient:
         if self._admin is None:
@@ -64,33 +79,52 @@ class DrillKafka:
 
     def close(self) -> None:
         if self._admin is not None:
-            self._admin.close()
+            with contextlib.suppress(kerr.KafkaError, OSError):
+                self._admin.close()
             self._admin = None
+
+    def with_admin(self, what: str, call: Callable[[KafkaAdminClient], T], timeout: float = 60.0) -> T:
+        """``call(admin)`` retried on Kafka errors, each retry with a new admin client: kafka-python's
+        keeps the controller it found first, and after that broker restarted it may answer every request
+        with UnknownBrokerIdError."""
+
+        def attempt() -> T:
+            try:
+                return call(self.admin())
+            except _RETRIABLE:
+                self.close()
+                raise
+
+        return retried(what, attempt, timeout)
 
     # ---------------------------------------------------------------- topics and records
 
-    def create_topic(self, topic: str, replicas: int = 3) -> None:
-        """One partition, replicated up to ``replicas`` times (fewer on a smaller cluster); returns once
-        the partition has a leader."""
-        admin = self.admin()
-        brokers = len(retried("describe cluster", admin.describe_cluster)["brokers"])
-        factor = max(1, min(replicas, brokers))
-        configs = {"min.insync.replicas": str(min(2, factor))}
+    def create_topic(self, topic: str, replicas: int = 3, on: list[int] | None = None) -> None:
+        """One partition, replicated up to ``replicas`` times (fewer on a smaller cluster), or exactly on
+        the brokers ``on`` (the first one leads, ``min.insync.replicas`` 1); returns once the partition
+        has a leader."""
+        if on is None:
+            brokers = len(self.with_admin("describe cluster", lambda a: a.describe_cluster())["brokers"])
+            factor = max(1, min(replicas, brokers))
+            new_topic = NewTopic(topic, 1, factor, topic_configs={"min.insync.replicas": str(min(2, factor))})
+        else:
+            pinned = {"min.insync.replicas": "1"}
+            new_topic = NewTopic(topic, replica_assignments={0: on}, topic_configs=pinned)
 
-        def create() -> None:
+        def create(admin: KafkaAdminClient) -> None:
             with contextlib.suppress(kerr.TopicAlreadyExistsError):
-                admin.create_topics([NewTopic(topic, 1, factor, topic_configs=configs)])
+                admin.create_topics([new_topic])
 
-        retried(f"create {topic}", create)
+        self.with_admin(f"create {topic}", create)
 
-        def led() -> bool:
+        def led(admin: KafkaAdminClient) -> bool:
             [t] = admin.describe_topics([topic])
             parts = t.get("partitions") or []
             if not parts or parts[0]["leader_id"] < 0:
                 raise kerr.LeaderNotAvailableError(f"{topic} has no leader yet")
             return True
 
-        retried(f"leader of {topic}", led, timeout=60)
+        self.with_admin(f"leader of {topic}", led)
 
     def produce(self, topic: str, count: int) -> None:
         """``count`` small records to partition 0, each acknowledged by every in-sync replica."""
@@ -113,24 +147,29 @@ class DrillKafka:
         checked: kafka-python reports a partition's error in it rather than raising."""
         tp = TopicPartition(topic, 0)
 
-        def delete() -> None:
-            answer = self.admin().delete_records({tp: before}).get(tp) or {}
+        def delete(admin: KafkaAdminClient) -> None:
+            answer = admin.delete_records({tp: before}).get(tp) or {}
             if answer.get("error_code") or (answer.get("low_watermark") or -1) < before:
                 raise kerr.KafkaError(f"DeleteRecords answered {answer}")
 
-        retried(f"delete records of {topic}", delete)
+        self.with_admin(f"delete records of {topic}", delete)
+
+    def elect_unclean(self, topic: str) -> None:
+        """An unclean leader election of partition 0 (an out-of-sync replica may lead: the log it lacks
+        is lost)."""
+        self.with_admin(f"unclean election of {topic}", lambda a: a.elect_leaders(1, {topic: [0]}))
 
     # ---------------------------------------------------------------- committed offsets
 
     def commit(self, group: str, topic: str, offset: int) -> None:
         """Commit ``offset`` for partition 0 as a group with no member (a stopped consumer's last commit)."""
         offsets = {TopicPartition(topic, 0): OffsetAndMetadata(offset, "", -1)}
-        retried(f"commit for {group}", lambda: self.admin().alter_group_offsets(group, offsets))
+        self.with_admin(f"commit for {group}", lambda a: a.alter_group_offsets(group, offsets))
 
     def delete_offsets(self, group: str, topic: str) -> None:
         """OffsetDelete of partition 0 (refused by the broker while a member subscribes to the topic)."""
         tp = TopicPartition(topic, 0)
-        answer = retried(f"delete offsets of {group}", lambda: self.admin().delete_group_offsets(group, [tp]))
+        answer = self.with_admin(f"delete offsets of {group}", lambda a: a.delete_group_offsets(group, [tp]))
         refused = [getattr(e, "__name__", str(e)) for e in answer.values() if e is not kerr.NoError]
         if len(answer) != 1 or refused:
             raise DrillError(f"delete offsets of {group}: the broker answered {refused or answer}")
@@ -144,11 +183,11 @@ class DrillKafka:
         """Delete the drill's group and topic; what could not be deleted (never raises)."""
         problems = []
         for what, call in (
-            (f"group {group}", lambda: self.admin().delete_groups([group])),
-            (f"topic {topic}", lambda: self.admin().delete_topics([topic])),
+            (f"group {group}", lambda a: a.delete_groups([group])),
+            (f"topic {topic}", lambda a: a.delete_topics([topic])),
         ):
             try:
-                retried(f"delete {what}", call, timeout=30)
+                self.with_admin(f"delete {what}", call, timeout=30)
             except DrillError as exc:
                 if "GroupIdNotFound" not in str(exc) and "UnknownTopicOrPartition" not in str(exc):
                     problems.append(str(exc))
