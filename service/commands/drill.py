@@ -15,6 +15,7 @@ from typing import Any
 
 from collectors.errors import ConfigError
 from service.api.client import add_connection_arguments, client_from, table
+from service.drills.brokers import Brokers
 from service.drills.kafka_io import DrillKafka
 from service.drills.kinds import ALL, SPECS, chosen
 from service.drills.model import DrillResult
@@ -30,7 +31,7 @@ def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "drill",
         help="cause an incident on a drill topic and check that the service alerts",
-        description=f"Drill kinds: {kinds}. '{ALL}': every kind but stall.",
+        description=f"Drill kinds: {kinds}. '{ALL}': every kind safe on a live cluster but stall.",
     )
     parser.add_argument(
         "kinds", nargs="+", metavar="KIND", choices=[*SPECS, ALL], help=f"{', '.join(SPECS)} or {ALL}"
@@ -78,6 +79,16 @@ def cluster_of(args: argparse.Namespace) -> ClusterSettings:
     raise ConfigError(f"no cluster {args.cluster!r} in {args.config}", field="clusters")
 
 
+def brokers_of(args: argparse.Namespace) -> Brokers | None:
+    """Broker control for the drills that stop brokers: a sandbox's, never a configured cluster's."""
+    if not args.sandbox:
+        return None
+    from service.drills.brokers import SandboxBrokers
+    from service.sandbox.cluster import SandboxCluster
+
+    return SandboxBrokers(SandboxCluster.load(Path(args.sandbox)))
+
+
 def run(args: argparse.Namespace, send: Any = None) -> int:
     if args.timeout <= 0 or args.notify_timeout < 0 or args.lag_messages < 1:
         raise ConfigError("--timeout must be > 0, --notify-timeout >= 0 and --lag-messages >= 1")
@@ -87,7 +98,7 @@ def run(args: argparse.Namespace, send: Any = None) -> int:
     options = Options(
         timeout_s=args.timeout, notify_timeout_s=args.notify_timeout, lag_messages=args.lag_messages
     )
-    kafka = DrillKafka(cluster)
+    kafka = DrillKafka(cluster, brokers_of(args))
     results: list[DrillResult] = []
     try:
         for kind in names:
@@ -109,7 +120,7 @@ def render(results: list[DrillResult]) -> str:
         [
             r.drill,
             r.expected,
-            None if r.seen_kind is None else f"{r.seen_kind}/{r.seen_severity}",
+            _seen(r),
             ", ".join(f"{k}={v}" for k, v in sorted(r.magnitude.items()) if v is not None) or None,
             None if r.detection_latency_s is None else f"{r.detection_latency_s:.1f} s",
             r.notification
@@ -121,3 +132,9 @@ def render(results: list[DrillResult]) -> str:
     ]
     headers = ["DRILL", "EXPECTED", "SEEN", "MAGNITUDE", "DETECTED IN", "NOTIFIED", "RESULT"]
     return table(headers, rows)
+
+
+def _seen(r: DrillResult) -> str | None:
+    if r.seen_kind is not None:
+        return f"{r.seen_kind}/{r.seen_severity}"
+    return "none" if r.expected == "none" and r.passed else None

@@ -1,6 +1,7 @@
 """The drill kinds: each acts on its own topic and group and says what it caused.
 
-All are safe on a live cluster: they touch nothing but ``offsetguard-drill-*`` names. Offsets are
+All but two are safe on a live cluster: they touch nothing but ``offsetguard-drill-*`` names. The unclean
+election and the coordinator failover stop brokers, and run only on a sandbox. Offsets are
 exact (one partition, records produced and acknowledged before the action), so each alert's magnitude is
 known in advance and checked.
 """
@@ -11,6 +12,7 @@ import time
 
 from alerts.model import (
     COMMITTED_BELOW_LOG_START,
+    COMMITTED_BEYOND_LOG_END,
     CONSUMER_STALLED,
     LAG_HIGH,
     OFFSET_REWIND,
@@ -25,6 +27,7 @@ RECORDS = 200
 HIGH = 150  # where a group has read to before the incident
 LOW = 50  # where a stopped group committed; what a rewind goes back to
 DELETE_BEFORE = 120  # the log start retention moves to past LOW
+TRUNCATED_TO = 100  # the log end an unclean election goes back to, under HIGH
 
 
 def _setup(watch: Watch, names: Names, options: Options) -> Setup:
@@ -119,6 +122,69 @@ def stall(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Ca
     return Caused(time.monotonic(), {})
 
 
+def unclean_election(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Caused:
+    """The recipe of KAFKA_NOTES, on the drill's topic: replicas [A, B], 100 records on both; B stops, 50
+    more on A alone, the group commits 150; A stops, B starts and is elected uncleanly with log end 100;
+    A comes back and truncates to it. The group's committed offset is 50 past the log end."""
+    brokers = kafka.brokers(2)
+    a, b = brokers.ids()[:2]
+    kafka.create_topic(names.topic, on=[a, b])
+    kafka.produce(names.topic, TRUNCATED_TO)
+    setup = _setup(watch, names, options)
+    setup.partition(leader=a, isr=[a, b], log_end=TRUNCATED_TO)
+    try:
+        brokers.stop(b)  # a controlled shutdown: the ISR shrinks to [A]
+        setup.partition(isr=[a])
+        kafka.produce(names.topic, HIGH - TRUNCATED_TO)  # acknowledged by A alone
+        kafka.commit(names.group, names.topic, HIGH)
+        setup.committed(HIGH)
+        setup.partition(log_end=HIGH)
+        brokers.stop(a)  # the last in-sync replica: the partition is offline
+        brokers.start(b)  # out of sync: only an unclean election makes it the leader
+        kafka.elect_unclean(names.topic)
+        caused = Caused(time.monotonic(), {"beyond": HIGH - TRUNCATED_TO})
+        brokers.start(a)  # rejoins as a follower and truncates its log to 100
+        return caused
+    finally:
+        for broker in (a, b):
+            if not brokers.alive(broker):
+                brokers.start(broker)
+
+
+def coordinator_failover(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Caused:
+    """An active member commits 100, then 200, always at the log end (no lag: nothing else to alert on);
+    its group's coordinator stops (a controlled shutdown: the group moves to another broker, which loads
+    its offsets from ``__consumer_offsets``) and the member commits again through the new one. Nothing
+    may be lost or re-read (a stale offset loaded would read as a rewind to 100): no alert on the group,
+    and the service follows the group to its new coordinator and back."""
+    brokers = kafka.brokers(2)
+    kafka.create_topic(names.topic)
+    member = kafka.member(names.group, names.topic)
+    stopped: int | None = None
+    try:
+        member.join()
+        setup = _setup(watch, names, options)
+        for offset in (RECORDS // 2, RECORDS):
+            kafka.produce(names.topic, RECORDS // 2)
+            member.commit(offset)
+            setup.committed(offset)
+        stopped = setup.coordinator()
+        brokers.stop(stopped)
+        at = time.monotonic()
+        member.commit(RECORDS)
+        moved_to = setup.coordinator(other_than=stopped)
+        setup.committed(RECORDS)
+        seen_in = time.monotonic() - at
+        brokers.start(stopped)
+        setup.committed(RECORDS)  # still there once the old coordinator is back
+        magnitude = {"coordinator_before": stopped, "coordinator_after": moved_to, "committed": RECORDS}
+        return Caused(at, magnitude, seen_in=seen_in)
+    finally:
+        if stopped is not None and not brokers.alive(stopped):
+            brokers.start(stopped)
+        member.stop()
+
+
 _ANY = frozenset({"info", "warning", "critical"})
 SPECS: dict[str, Spec] = {
     s.name: s
@@ -151,12 +217,29 @@ SPECS: dict[str, Spec] = {
         ),
         Spec("lag", LAG_HIGH, frozenset({"warning", "critical"}), "lag past the limit", lag),
         Spec("stall", CONSUMER_STALLED, _ANY, "a committed offset stuck with records waiting", stall),
+        Spec(
+            "unclean-election",
+            COMMITTED_BEYOND_LOG_END,
+            frozenset({"critical"}),
+            "an unclean election truncates 50 messages under a group's committed offset (sandbox)",
+            unclean_election,
+            brokers_needed=2,
+        ),
+        Spec(
+            "coordinator-failover",
+            None,
+            frozenset(),
+            "a group's coordinator stops under an active member: no alert, nothing lost (sandbox)",
+            coordinator_failover,
+            brokers_needed=2,
+        ),
     )
 }
 
 ALL = "all"
-# ``all``: every kind but stall, which waits the service's stall_seconds (15 minutes by default)
-EVERY = [name for name in SPECS if name != "stall"]
+# ``all``: every kind safe on a live cluster but stall, which waits the service's stall_seconds (15 minutes
+# by default)
+EVERY = [name for name, spec in SPECS.items() if spec.live_safe and name != "stall"]
 
 
 def chosen(kinds: list[str]) -> list[str]:

@@ -16,6 +16,8 @@ class Caused:
 
     at: float
     magnitude: Magnitude
+    # a drill that expects no alert: how long the service took to see what the action changed
+    seen_in: float | None = None
 
 
 @dataclass(frozen=True)

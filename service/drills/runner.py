@@ -31,6 +31,7 @@ class Watch(Protocol):
     def alert(self, alert_id: str) -> dict[str, Any]: ...
     def committed(self, group: str, topic: str, partition: int) -> int | None: ...
     def partition(self, topic: str, partition: int) -> dict[str, Any] | None: ...
+    def group(self, group: str) -> dict[str, Any] | None: ...
     def ack(self, alert_id: str, comment: str) -> None: ...
 
 
@@ -40,6 +41,7 @@ class Options:
     notify_timeout_s: float = 60.0
     lag_messages: int = 10_500  # above the default lag limit (10,000)
     notify_grace_s: float = 5.0  # how long after the alert a first notification may take to be queued
+    quiet_s: float = 15.0  # a drill that expects no alert: how long none must come (a few polls)
 
 
 @dataclass(frozen=True)
@@ -50,19 +52,26 @@ class Names:
 
 @dataclass(frozen=True)
 class Spec:
-    """A drill kind: the alert it must raise, the severities accepted, and whether it is safe on a live
-    cluster (it touches only its own topic and group)."""
+    """A drill kind: the alert it must raise (None: it must raise none on its group), the severities
+    accepted, and the brokers it stops (0: safe on a live cluster, it touches only its own topic and
+    group; else it runs only on a sandbox with that many brokers)."""
 
     name: str
-    alert_kind: str
+    alert_kind: str | None
     severities: frozenset[str]
     summary: str
     act: Callable[[DrillKafka, Watch, Names, Options], Caused]
     cause: str | None = None
-    live_safe: bool = True
+    brokers_needed: int = 0
+
+    @property
+    def live_safe(self) -> bool:
+        return self.brokers_needed == 0
 
     @property
     def expected(self) -> str:
+        if self.alert_kind is None:
+            return "none"
         return f"{self.alert_kind}/{'|'.join(sorted(self.severities))}"
 
 
@@ -89,6 +98,32 @@ class Setup:
             self._timeout,
             f"the service sees {n.topic}",
         )
+
+    def partition(self, **want: Any) -> None:
+        """The service sees the drill's partition with every field of ``want`` (``leader``, ``isr``,
+        ``log_end``, ...) as given (a list in any order)."""
+        n = self._names
+
+        def same(found: Any, value: Any) -> bool:
+            if isinstance(value, list):
+                return isinstance(found, list) and sorted(found) == sorted(value)
+            return bool(found == value)
+
+        def seen() -> bool:
+            p = self._watch.partition(n.topic, 0) or {}
+            return all(same(p.get(k), v) for k, v in want.items())
+
+        until(seen, self._timeout, f"the service sees {n.topic}[0] with {want}")
+
+    def coordinator(self, other_than: int | None = None) -> int:
+        """The group's coordinator as the service sees it (one other than ``other_than``)."""
+        n = self._names
+
+        def seen() -> int | None:
+            found = (self._watch.group(n.group) or {}).get("coordinator")
+            return None if found is None or found == other_than else int(found)
+
+        return int(until(seen, self._timeout, f"the service sees a coordinator of {n.group}"))
 
     def alerted(self, kind: str) -> None:
         """The service has alerted ``kind`` on the drill's group: detection has applied what the setup
@@ -135,14 +170,10 @@ def run_drill(
     result: DrillResult
     try:
         caused = spec.act(kafka, watch, names, options)
-        alert, latency = _wait_alert(spec, watch, names, caused, options)
-        if alert is None:
-            result = DrillResult(
-                **base, passed=False, detail=f"no {spec.alert_kind} alert within {options.timeout_s:.0f} s"
-            )
+        if spec.alert_kind is None:
+            result = _judge_quiet(spec, watch, names, caused, options, base)
         else:
-            result = _judge(spec, watch, alert, caused, latency, options, base)
-            result = replace(result, acknowledged=_ack(watch, alert["id"], spec, result))
+            result = _judge_alerted(spec, watch, names, caused, options, base)
     except (OffsetguardError, OSError) as exc:
         log.warning("drill %s failed: %s", spec.name, exc)
         result = DrillResult(**base, passed=False, detail=str(exc))
@@ -151,6 +182,18 @@ def run_drill(
     if problems:
         return replace(result, cleanup="; ".join(problems))
     return result
+
+
+def _judge_alerted(
+    spec: Spec, watch: Watch, names: Names, caused: Caused, options: Options, base: Mapping[str, Any]
+) -> DrillResult:
+    alert, latency = _wait_alert(spec, watch, names, caused, options)
+    if alert is None:
+        return DrillResult(
+            **base, passed=False, detail=f"no {spec.alert_kind} alert within {options.timeout_s:.0f} s"
+        )
+    result = _judge(spec, watch, alert, caused, latency, options, base)
+    return replace(result, acknowledged=_ack(watch, alert["id"], spec, result))
 
 
 def _ack(watch: Watch, alert_id: str, spec: Spec, result: DrillResult) -> str:
@@ -234,3 +277,35 @@ def _wait_notified(watch: Watch, alert_id: str, caused: Caused, options: Options
             )
             return f"not delivered in {options.notify_timeout_s:.0f} s: {states}", None
         time.sleep(POLL_S)
+
+
+def _judge_quiet(
+    spec: Spec, watch: Watch, names: Names, caused: Caused, options: Options, base: Mapping[str, Any]
+) -> DrillResult:
+    """A drill that must raise nothing: no alert on its group for ``quiet_s`` after the action (any that
+    comes is acknowledged as the drill's failure)."""
+    deadline = time.monotonic() + options.quiet_s
+    while not (raised := watch.alerts(names.group)) and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    if not raised:
+        return DrillResult(
+            **base,
+            passed=True,
+            detail=f"no alert in {options.quiet_s:g} s",
+            magnitude=dict(caused.magnitude),
+            detection_latency_s=None if caused.seen_in is None else round(caused.seen_in, 2),
+        )
+    first = raised[-1]  # newest first: the earliest
+    result = DrillResult(
+        **base,
+        passed=False,
+        detail="raised " + ", ".join(f"{a['kind']}/{a['severity']}: {a['summary']}" for a in raised[::-1]),
+        alert_id=first["id"],
+        seen_kind=first["kind"],
+        seen_severity=first["severity"],
+        seen_cause=first["cause"],
+        magnitude=dict(first["magnitude"]),
+        detection_latency_s=round(time.monotonic() - caused.at, 2),
+    )
+    acks = [_ack(watch, a["id"], spec, result) for a in raised]
+    return replace(result, acknowledged="yes" if all(a == "yes" for a in acks) else "; ".join(acks))

@@ -25,9 +25,15 @@ class ApiWatch:
         """One alert with its transitions and notifications."""
         return dict(self._client.get_json(f"/api/v1/alerts/{segment(alert_id)}"))
 
+    def group(self, group: str) -> dict[str, Any] | None:
+        """The group as the service last observed it: ``state``, ``coordinator``, ``partitions``, ...
+        (None: not seen)."""
+        detail = self._found(f"/api/v1/clusters/{segment(self.cluster)}/groups/{segment(group)}")
+        return dict(detail) if detail else None
+
     def committed(self, group: str, topic: str, partition: int) -> int | None:
         """The group's committed offset of the partition as the service last polled it (None: not seen)."""
-        detail = self._found(f"/api/v1/clusters/{segment(self.cluster)}/groups/{segment(group)}")
+        detail = self.group(group)
         for p in detail["partitions"] if detail else ():
             if (p["topic"], p["partition"]) == (topic, partition):
                 return int(p["committed_offset"])

@@ -21,7 +21,8 @@ DEFAULTS = Options()
 
 
 class DrillsIn(BaseModel):
-    """Which drills to run (``all``: every kind but stall) and how long to wait for each alert."""
+    """Which drills to run (``all``: every kind safe on a live cluster but stall; the kinds that stop
+    brokers run only from the CLI on a sandbox) and how long to wait for each alert."""
 
     kinds: Annotated[list[str], Field(min_length=1, max_length=10)]
     cluster: str | None = Field(default=None, max_length=100)  # default: the first configured
@@ -46,6 +47,12 @@ async def start_drills(
     if unknown:
         raise InvalidParameter(f"unknown drill kind(s) {unknown}: one of {[*SPECS, ALL]}", parameter="kinds")
     kinds = chosen(body.kinds)
+    sandbox_only = [k for k in kinds if not SPECS[k].live_safe]
+    if sandbox_only:
+        raise InvalidParameter(
+            f"{sandbox_only} stop brokers: run them with offsetguard drill KIND --sandbox DIR",
+            parameter="kinds",
+        )
     if body.cluster:
         cluster = settings.cluster(body.cluster)
     else:

@@ -26,6 +26,9 @@ def test_post_drills_unknown_kind_422_names_kinds_unknown_cluster_404(client: Te
         ).status_code
         == 422
     )
+    brokers = client.post("/api/v1/drills", json={"kinds": ["rewind", "unclean-election"]}, headers=WRITE)
+    assert (brokers.status_code, brokers.json()["parameter"]) == (422, "kinds")
+    assert "['unclean-election'] stop brokers" in brokers.json()["message"]
     gone = client.post("/api/v1/drills", json={"kinds": ["lag"], "cluster": "nope"}, headers=WRITE)
     assert (gone.status_code, gone.json()["error"]) == (404, "cluster_not_found")
 

@@ -41,7 +41,17 @@ def test_table_shows_expected_seen_magnitude_latencies_and_verdict() -> None:
         notification_latency_s=2.6,
     )
     failed = DrillResult("lag", "lag_high/warning", "t2", "g2", False, "no lag_high alert within 120 s")
-    lines = render([passed, failed]).splitlines()
+    quiet = DrillResult(
+        "coordinator-failover",
+        "none",
+        "t3",
+        "g3",
+        True,
+        "no alert in 15 s",
+        magnitude={"coordinator_before": 1, "coordinator_after": 2},
+        detection_latency_s=1.5,
+    )
+    lines = render([passed, failed, quiet]).splitlines()
     assert lines[0].split() == [
         "DRILL",
         "EXPECTED",
@@ -66,3 +76,15 @@ def test_table_shows_expected_seen_magnitude_latencies_and_verdict() -> None:
         "PASS",
     ]
     assert lines[2].split() == ["lag", "lag_high/warning", "-", "-", "-", "none", "queued", "FAIL"]
+    assert lines[3].split() == [
+        "coordinator-failover",
+        "none",
+        "none",
+        "coordinator_after=2,",
+        "coordinator_before=1",
+        "1.5",
+        "s",
+        "none",
+        "queued",
+        "PASS",
+    ]

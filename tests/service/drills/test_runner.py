@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from service.drills.kafka_io import DrillError
+from service.drills.kafka_io import DrillError, DrillKafka
 from service.drills.model import Caused
 from service.drills.runner import Names, Options, Spec, run_drill
+from service.settings import ClusterSettings
 
-FAST = Options(timeout_s=1.0, notify_timeout_s=1.0, notify_grace_s=0.0)
+FAST = Options(timeout_s=1.0, notify_timeout_s=1.0, notify_grace_s=0.0, quiet_s=0.5)
 NAMES = Names("offsetguard-drill-x-1", "offsetguard-drill-x-1")
 
 
@@ -50,6 +51,9 @@ class FakeWatch:
         return None
 
     def partition(self, topic: str, partition: int) -> dict[str, Any] | None:
+        return None
+
+    def group(self, group: str) -> dict[str, Any] | None:
         return None
 
     def ack(self, alert_id: str, comment: str) -> None:
@@ -194,3 +198,51 @@ def test_notification_not_delivered_in_time_fails_with_receiver_states() -> None
         "notification not delivered in 1 s: pager: delivered (no error), chat: pending (HTTP 503)"
         in result.detail
     )
+
+
+def moved(*_: Any) -> Caused:
+    return Caused(time.monotonic(), {"coordinator_before": 1, "coordinator_after": 2}, seen_in=0.7)
+
+
+def test_expected_quiet_passes_after_quiet_period_with_what_it_saw() -> None:
+    watch, kafka = FakeWatch(), FakeKafka()
+    started = time.monotonic()
+    result = run(spec(moved, alert_kind=None, severities=frozenset()), watch, kafka)
+    assert 0.5 <= time.monotonic() - started < 2
+    assert (result.expected, result.passed, result.detail, result.seen_kind) == (
+        "none",
+        True,
+        "no alert in 0.5 s",
+        None,
+    )
+    assert (result.magnitude, result.detection_latency_s) == (
+        {"coordinator_before": 1, "coordinator_after": 2},
+        0.7,
+    )
+    assert watch.acks == [] and kafka.removed == [(NAMES.group, NAMES.topic)]
+
+
+def test_expected_quiet_fails_on_any_alert_of_the_group_naming_it_and_acks_it() -> None:
+    watch = FakeWatch()
+
+    def rewound(*_: Any) -> Caused:
+        watch.fire(id="al-9", summary="rewound 150 -> 50")
+        return moved()
+
+    result = run(spec(rewound, alert_kind=None, severities=frozenset()), watch)
+    assert (result.passed, result.seen_kind, result.alert_id) == (False, "offset_rewind", "al-9")
+    assert result.detail == "raised offset_rewind/critical: rewound 150 -> 50"
+    assert (watch.acks, result.acknowledged) == ([("al-9", "offsetguard drill x: FAIL")], "yes")
+
+
+def test_broker_drills_refused_without_a_sandbox_or_with_too_few_brokers() -> None:
+    cluster = ClusterSettings(name="c1", bootstrap_servers="127.0.0.1:1")
+    with pytest.raises(DrillError, match="runs only on a sandbox"):
+        DrillKafka(cluster).brokers(2)
+
+    class OneBroker:
+        def ids(self) -> list[int]:
+            return [1]
+
+    with pytest.raises(DrillError, match="needs 2 brokers, the sandbox has 1"):
+        DrillKafka(cluster, OneBroker()).brokers(2)  # type: ignore[arg-type]
