@@ -1,14 +1,18 @@
-"""Real daemons from Debian packages (Prometheus, Alertmanager) run by the tests: installed on first use,
-started on a free loopback port with their own files, killed with the test process, stopped after."""
+"""Real daemons run by the tests: Prometheus and Alertmanager from Debian packages (installed on first
+use), and ``offsetguard serve`` itself; each started on a free loopback port with its own files, killed
+with the test process, stopped after."""
 
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -76,3 +80,50 @@ def running_daemon(argv: Callable[[int], list[str]], log_path: Path, *, poll: fl
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(10)
+
+
+@contextmanager
+def offsetguard_serve(
+    config: dict[str, object], directory: Path, *, ready_timeout: float = 90.0
+) -> Iterator[str]:
+    """``offsetguard serve`` as users run it (a process of its own) with ``config`` written to
+    ``directory``; yields its base URL once ``/readyz`` answers 200, stops it with SIGINT (as Ctrl-C) when
+    the block ends. It dies with the test process."""
+    path = directory / "offsetguard.yaml"
+    path.write_text(json.dumps(config))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETGUARD_")}
+    log_path = directory / "serve.log"
+    with log_path.open("ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--config", str(path), "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=die_with_parent(),
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + ready_timeout
+        while _status(f"{base}/readyz") != 200:
+            assert proc.poll() is None, f"serve exited: {log_path.read_text()[-3000:]}"
+            assert time.monotonic() < deadline, f"serve not ready: {log_path.read_text()[-3000:]}"
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+def _status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0

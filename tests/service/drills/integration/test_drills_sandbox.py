@@ -11,7 +11,6 @@ after 5 s); the drills' actions, the detection and the notification path are the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -35,7 +34,7 @@ from service.drills.runner import Options, run_drill
 from service.drills.watch import ApiWatch
 from service.sandbox import security
 from service.sandbox.cluster import SandboxCluster
-from tests.service.metrics.serving import free_port
+from tests.support.daemons import offsetguard_serve
 
 pytestmark = pytest.mark.integration
 WRITE_TOKEN = "drill-write-token-0123456789"
@@ -72,55 +71,23 @@ def service(
 ) -> Iterator[tuple[str, Path, Receiver]]:
     tmp = tmp_path_factory.mktemp("drills")
     receiver = Receiver()
-    port = free_port()
-    config = tmp / "offsetguard.yaml"
-    config.write_text(
-        json.dumps(
-            {
-                "clusters": [kafka3.cluster_config("sandbox")],
-                "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 5},
-                "store": {"path": str(tmp / "og.db")},
-                "snapshots": {"directory": str(tmp / "snapshots")},
-                "api": {"tokens": [{"name": "drills", "token": WRITE_TOKEN, "scopes": ["write"]}]},
-                "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}},
-                "notify": {
-                    "receivers": [{"name": "hook", "type": "webhook", "url": receiver.url}],
-                    "poll_seconds": 0.5,
-                },
-            }
-        )
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETGUARD_")}
-    log = (tmp / "serve.log").open("ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--config", str(config), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
+    config = {
+        "clusters": [kafka3.cluster_config("sandbox")],
+        "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 5},
+        "store": {"path": str(tmp / "og.db")},
+        "snapshots": {"directory": str(tmp / "snapshots")},
+        "api": {"tokens": [{"name": "drills", "token": WRITE_TOKEN, "scopes": ["write"]}]},
+        "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}},
+        "notify": {
+            "receivers": [{"name": "hook", "type": "webhook", "url": receiver.url}],
+            "poll_seconds": 0.5,
+        },
+    }
     try:
-        _wait(lambda: _status(f"{url}/readyz") == 200, 90, "the service ready")
-        yield url, config, receiver
+        with offsetguard_serve(config, tmp) as url:
+            yield url, tmp / "offsetguard.yaml", receiver
     finally:
-        proc.send_signal(2)
-        try:
-            proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
         receiver.close()
-
-
-def _status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as exc:
-        return exc.code
-    except OSError:
-        return 0
 
 
 def _wait(check: Any, timeout: float, what: str) -> Any:
