@@ -12,7 +12,13 @@ from service.state import LatestObservations
 from service.store import Store
 
 
-def cluster_out(name: str, settings: Settings, latest: LatestObservations, firing: int | None) -> ClusterOut:
+def cluster_out(
+    name: str,
+    settings: Settings,
+    latest: LatestObservations,
+    firing: int | None,
+    by_severity: dict[str, int] | None = None,
+) -> ClusterOut:
     configured = settings.cluster(name)
     meta = latest.get(name, ClusterMetadata)
     return ClusterOut(
@@ -25,6 +31,7 @@ def cluster_out(name: str, settings: Settings, latest: LatestObservations, firin
         topics=len(meta.topics) if meta else None,
         metadata_observed_at=meta.observed_at if meta else None,
         firing_alerts=firing,
+        firing_by_severity=by_severity,
     )
 
 

@@ -212,10 +212,15 @@ def group_list(
     limit: int,
     cursor: str | None,
     now: float,
+    search: str | None = None,
 ) -> GroupList:
-    """One page of the cluster's groups (known to the store or to the last groups poll), sorted by id."""
+    """One page of the cluster's groups (known to the store or to the last groups poll), sorted by id;
+    with ``search``, only the ids containing it (case-insensitive)."""
     polled = {g.group_id: g for g in groups.groups} if groups else {}
     names = sorted(set(store.groups(cluster)) | set(polled))
+    if search:
+        needle = search.casefold()
+        names = [n for n in names if needle in n.casefold()]
     if cursor is not None:
         names = [n for n in names if n > cursor]
     page, more = names[:limit], len(names) > limit

@@ -17,10 +17,19 @@ router = APIRouter(prefix="/api/v1/clusters", tags=["clusters"])
 def list_clusters(_: ReadAccess, runtime: RuntimeDep, settings: SettingsDep) -> ClusterList:
     """Configured clusters, then clusters only the store still holds history of."""
     alerts = runtime.alerts
+    counts = alerts.firing_counts() if alerts is not None else {}
+    by_cluster: dict[str, dict[str, int]] = {}
+    for (_kind, severity, cluster), n in counts.items():
+        by_cluster.setdefault(cluster, {"critical": 0, "warning": 0, "info": 0})
+        by_cluster[cluster][severity] = by_cluster[cluster].get(severity, 0) + n
     return ClusterList(
         clusters=[
             views.cluster_out(
-                name, settings, runtime.latest, None if alerts is None else len(alerts.firing(name))
+                name,
+                settings,
+                runtime.latest,
+                None if alerts is None else len(alerts.firing(name)),
+                None if alerts is None else by_cluster.get(name, {"critical": 0, "warning": 0, "info": 0}),
             )
             for name in views.cluster_names(settings, runtime.store)
         ]

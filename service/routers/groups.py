@@ -48,11 +48,16 @@ def list_groups(
     now: NowDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(max_length=1000, description="next_cursor of a page")] = None,
+    search: Annotated[
+        str | None, Query(max_length=200, description="only group ids containing this (any case)")
+    ] = None,
 ) -> GroupList:
     """Groups by id: state, lag summary and the worst firing alert of each."""
     firing = runtime.alerts.firing(cluster) if runtime.alerts is not None else ()
     groups = runtime.latest.get(cluster, GroupsObservation)
-    return views.group_list(store, firing, groups, cluster, limit=limit, cursor=cursor, now=now)
+    return views.group_list(
+        store, firing, groups, cluster, limit=limit, cursor=cursor, now=now, search=search
+    )
 
 
 @router.get("/{group}", response_model=GroupDetail, responses=READ_ERRORS)

@@ -15,6 +15,8 @@ class ClusterOut(BaseModel):
     topics: int | None
     metadata_observed_at: float | None
     firing_alerts: int | None  # null when alerts are not kept
+    # firing alerts by severity, drills left out (as in /metrics); null when alerts are not kept
+    firing_by_severity: dict[str, int] | None = None
 
 
 class ClusterList(BaseModel):

@@ -10,6 +10,8 @@ def test_list_clusters_configured_cluster_with_metadata_and_alert_count(client: 
         4,
     )
     assert cluster["bootstrap_servers"] == ["k1:9092", "k2:9092"]
+    by_severity = cluster["firing_by_severity"]
+    assert set(by_severity) == {"critical", "warning", "info"} and sum(by_severity.values()) == 4
 
 
 def test_topic_partitions_log_range_leader_epoch_isr(client: TestClient) -> None:

@@ -121,6 +121,15 @@ def test_list_groups_limit_cursor_pages_through_all(client: TestClient) -> None:
     assert names == sorted({"orders-app", "clampy", "polled-only", *ODD_GROUPS})
 
 
+def test_list_groups_search_any_case_substring_pages_with_cursor(client: TestClient) -> None:
+    first = client.get(GROUPS, params={"search": "P", "limit": 1}).json()
+    assert [g["group"] for g in first["groups"]] == ["clampy"]
+    rest = client.get(GROUPS, params={"search": "P", "cursor": first["next_cursor"]}).json()
+    assert [g["group"] for g in rest["groups"]] == ["orders-app", "polled-only"]
+    assert client.get(GROUPS, params={"search": "nothing-like-it"}).json()["groups"] == []
+    assert client.get(GROUPS, params={"search": "x" * 201}).status_code == 422
+
+
 def test_group_history_committed_and_log_points_over_time(client: TestClient) -> None:
     body = client.get(f"{GROUPS}/orders-app/history", params={"topic": "orders", "partition": 1}).json()
     [series] = body["partitions"]
