@@ -23,6 +23,7 @@ from service.routers import (
     silences,
     snapshots,
     topics,
+    ui,
 )
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings
@@ -70,7 +71,7 @@ def create_app(
     app.include_router(silences.router)
     # The on-call API: JSON errors everywhere, names with '/' or '%' routed as one path segment.
     install_error_handlers(app)
-    for router in (alerts, clusters, groups, reset_plan, topics, snapshots, drills):
+    for router in (alerts, clusters, groups, reset_plan, topics, snapshots, drills, ui):
         app.include_router(router.router)
     app.add_middleware(SegmentPreserving)
     return app

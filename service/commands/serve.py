@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
+    print(f"on-call console at http://{settings.http_host}:{settings.http_port}/ui/", flush=True)
     try:
         app = create_app(settings)
         tune_gc()  # after the imports and the app: what exists by now lives as long as the process

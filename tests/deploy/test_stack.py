@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import time
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,6 +178,12 @@ def test_smoke_wheel_entrypoint_as_nobody_ready_and_healthy(served: Served) -> N
     )
     assert result.returncode == 0, result.stderr
     assert TIMINGS["ready"] < 180
+
+
+def test_console_files_are_in_the_wheel(served: Served) -> None:
+    for path, kind in (("/ui/", "text/html"), ("/ui/console.js", "text/javascript")):
+        with urllib.request.urlopen(f"{served.base_url}{path}", timeout=10) as response:
+            assert (response.status, response.headers["content-type"].split(";")[0]) == (200, kind)
 
 
 def test_healthcheck_wrong_port_fails(served: Served) -> None:
