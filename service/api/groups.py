@@ -7,7 +7,7 @@ bound, absent when the history cannot tell.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from collectors.model import CommittedObservation, GroupInfo, GroupsObservation
 from service.api.errors import NotFound
@@ -205,7 +205,7 @@ def _worst(alerts: Iterable[Alert]) -> dict[str, tuple[Alert, int]]:
 
 def group_list(
     store: Store,
-    firing: Iterable[Alert],
+    firing_of: Callable[[list[str]], Iterable[Alert]],
     groups: GroupsObservation | None,
     cluster: str,
     *,
@@ -215,7 +215,8 @@ def group_list(
     search: str | None = None,
 ) -> GroupList:
     """One page of the cluster's groups (known to the store or to the last groups poll), sorted by id;
-    with ``search``, only the ids containing it (case-insensitive)."""
+    with ``search``, only the ids containing it (case-insensitive). ``firing_of(page)``: the firing alerts
+    of the page's groups."""
     polled = {g.group_id: g for g in groups.groups} if groups else {}
     names = sorted(set(store.groups(cluster)) | set(polled))
     if search:
@@ -224,7 +225,7 @@ def group_list(
     if cursor is not None:
         names = [n for n in names if n > cursor]
     page, more = names[:limit], len(names) > limit
-    worst = _worst(firing)
+    worst = _worst(firing_of(page))
     ranges = LogRanges(store, cluster)
     members = _member_ids(groups)
     out = []

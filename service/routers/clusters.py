@@ -28,7 +28,7 @@ def list_clusters(_: ReadAccess, runtime: RuntimeDep, settings: SettingsDep) -> 
                 name,
                 settings,
                 runtime.latest,
-                None if alerts is None else len(alerts.firing(name)),
+                None if alerts is None else alerts.count_firing(name),
                 None if alerts is None else by_cluster.get(name, {"critical": 0, "warning": 0, "info": 0}),
             )
             for name in views.cluster_names(settings, runtime.store)

@@ -14,6 +14,7 @@ from service.api.errors import READ_ERRORS, InvalidParameter
 from service.api.responses import json_response
 from service.api.schemas.groups import GroupDetail, GroupHistory, GroupList, OffsetsAt
 from service.api.times import TIME_HELP, parse_time
+from service.store.alert_records import Alert
 
 router = APIRouter(prefix="/api/v1/clusters/{cluster}/groups", tags=["groups"])
 
@@ -53,10 +54,14 @@ def list_groups(
     ] = None,
 ) -> GroupList:
     """Groups by id: state, lag summary and the worst firing alert of each."""
-    firing = runtime.alerts.firing(cluster) if runtime.alerts is not None else ()
+    alerts = runtime.alerts
+
+    def firing_of(page: list[str]) -> tuple[Alert, ...]:
+        return alerts.firing_of_groups(cluster, page) if alerts is not None else ()
+
     groups = runtime.latest.get(cluster, GroupsObservation)
     return views.group_list(
-        store, firing, groups, cluster, limit=limit, cursor=cursor, now=now, search=search
+        store, firing_of, groups, cluster, limit=limit, cursor=cursor, now=now, search=search
     )
 
 

@@ -169,6 +169,25 @@ def firing(conn: sqlite3.Connection, cluster: str) -> tuple[Alert, ...]:
     return tuple(alert_from_row(r) for r in rows)
 
 
+def firing_of_groups(conn: sqlite3.Connection, cluster: str, groups: Sequence[str]) -> tuple[Alert, ...]:
+    """The firing alerts of ``groups`` (a page of them: the rest of the cluster's are not decoded)."""
+    if not groups:
+        return ()
+    marks = ", ".join("?" * len(groups))
+    rows = conn.execute(
+        f"SELECT {COLUMNS} FROM alerts WHERE cluster = ? AND status = ? AND grp IN ({marks}) ORDER BY seq",
+        (cluster, FIRING, *groups),
+    ).fetchall()
+    return tuple(alert_from_row(r) for r in rows)
+
+
+def count_firing(conn: sqlite3.Connection, cluster: str) -> int:
+    row = conn.execute(
+        "SELECT COUNT(*) FROM alerts WHERE cluster = ? AND status = ?", (cluster, FIRING)
+    ).fetchone()
+    return int(row[0])
+
+
 _EVENT_KINDS = tuple(sorted(EVENT_LIKE_KINDS))
 RESOLVED_OCCURRENCES = (  # (cluster, RESOLVED, since, *_EVENT_KINDS): the alerts_resolved_by_cluster index
     "SELECT kind, cluster, grp, topic, partition, occurrence FROM alerts"

@@ -200,6 +200,14 @@ class AlertStore(WriterConnection):
         """Every firing alert of ``cluster``, oldest first."""
         return self._read("read firing alerts", lambda c: alert_rows.firing(c, cluster))
 
+    def firing_of_groups(self, cluster: str, groups: Sequence[str]) -> tuple[Alert, ...]:
+        """The firing alerts of these groups of ``cluster``, oldest first."""
+        return self._read("read firing alerts", lambda c: alert_rows.firing_of_groups(c, cluster, groups))
+
+    def count_firing(self, cluster: str) -> int:
+        """How many alerts of ``cluster`` fire (drills included)."""
+        return self._read("count firing alerts", lambda c: alert_rows.count_firing(c, cluster))
+
     def get(self, alert_id: str) -> Alert | None:
         return self._read("read alert", lambda c: alert_rows.one(c, alert_id))
 

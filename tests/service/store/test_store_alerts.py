@@ -334,3 +334,10 @@ def test_metric_counters_leave_drills_out_the_alert_itself_says_drill(alerts: Al
     assert alerts.firing_counts() == {("lag_high", "warning", C): 1}
     assert alerts.incident_totals() == {("lag_high", C): 1}
     assert alerts.magnitude_totals()[("replayed", C)] == 0
+
+
+def test_firing_of_groups_reads_only_those_groups_and_count_firing_all(alerts: AlertStore) -> None:
+    _cycle(alerts, [lag(group="a"), lag(group="b"), lag(group="c"), rewind()], 1.0)  # rewind: group "g"
+    assert sorted(a.group or "" for a in alerts.firing_of_groups(C, ["a", "c", "zz"])) == ["a", "c"]
+    assert alerts.firing_of_groups(C, []) == () and alerts.firing_of_groups("other", ["a"]) == ()
+    assert (alerts.count_firing(C), alerts.count_firing("other")) == (4, 0)
