@@ -9,9 +9,13 @@ Prometheus does. The server's observations are replaced by new objects at the de
 intervals (offsets and committed offsets every 5 s), so renders pay for fresh snapshots as a running
 service's would.
 
-    .venv/bin/python -m bench.api [--groups 10000] [--rate 200] [--duration 20]
+    .venv/bin/python -m bench.api [--groups 10000] [--rate 200] [--duration 20] [--console-rounds 30]
 
-Prints the figures and writes bench/results/api.json. Everything it starts, it stops.
+Phase "console" then opens the on-call console's pages in Debian's Chromium (bench/console.py) on the
+same server: overview, an alert, a group with its timeline, a search, the next page of groups.
+
+Prints the figures and writes bench/results/api.json (api-<N>-groups.json for another --groups: the
+console's target is at 2,000 groups, ``--groups 2000``). Everything it starts, it stops.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from typing import Any
 RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"
 TARGET_P99_MS = 50.0
+DEFAULT_GROUPS = 10_000
 
 
 def _metrics_args(groups: int) -> argparse.Namespace:
@@ -244,6 +249,24 @@ def _child(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "bench.api", *args], stdout=subprocess.PIPE, text=True)
 
 
+def _console(url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The console's page latencies in a real browser, load and scrapes over (see bench/console.py)."""
+    from bench import console
+
+    why_not = console.available() if args.console_rounds > 0 else "--console-rounds 0"
+    if why_not is not None:
+        return {"skipped": why_not}
+    alert_ids = [f"bench-{i:06d}" for i in range(args.alerts)]
+    out = console.measure(url, CLUSTER, args.groups, alert_ids, args.console_rounds)
+    return {
+        "browser": "Debian chromium, headless, Playwright; until the page is drawn (body[data-ready=true])",
+        "rounds": args.console_rounds,
+        "target_p99_ms": console.TARGET_P99_MS,
+        "pages_ms": {kind: _percentiles(values) for kind, values in out["pages_ms"].items()},
+        "errors": out["errors"][:10],
+    }
+
+
 def run(args: argparse.Namespace) -> None:
     now = time.time()
     with tempfile.TemporaryDirectory(prefix="og-bench-api-") as tmp:
@@ -272,6 +295,7 @@ def run(args: argparse.Namespace) -> None:
             )
             scraped_out = json.loads(scraped.communicate(timeout=limit)[0])
             scrape_out = json.loads(scraper.communicate(timeout=limit + 300)[0])
+            console_out = _console(url, args)
         finally:
             for child in reversed(children):  # everything started here is stopped here
                 if child.poll() is None:
@@ -318,6 +342,7 @@ def run(args: argparse.Namespace) -> None:
             "scrape_s": _percentiles(scrape_out["scrape_s"]),
         },
     }
+    result["console"] = console_out
     for name in ("idle", "scraped"):
         p = result[name]
         print(
@@ -329,8 +354,18 @@ def run(args: argparse.Namespace) -> None:
         f"/metrics: {m['series']} series, {m['scrapes_during_phase']} scrapes,"
         f" median {m['scrape_s']['p50']:.2f} s"
     )
+    if "pages_ms" in console_out:
+        pages = ", ".join(
+            f"{k} p50 {v['p50']:.0f} ms p99 {v['p99']:.0f} ms"
+            for k, v in console_out["pages_ms"].items()
+            if v
+        )
+        print(f"console ({args.groups} groups): {pages}; errors {len(console_out['errors'])}")
+    else:
+        print(f"console: {console_out['skipped']}")
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "api.json").write_text(json.dumps(result, indent=2) + "\n")
+    name = "api.json" if args.groups == DEFAULT_GROUPS else f"api-{args.groups}-groups.json"
+    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
 
 
 def main() -> None:
@@ -338,11 +373,12 @@ def main() -> None:
     sub = parser.add_subparsers(dest="mode")
     bench = sub.add_parser("run")
     for p in (parser, bench):
-        p.add_argument("--groups", type=int, default=10_000)
+        p.add_argument("--groups", type=int, default=DEFAULT_GROUPS)
         p.add_argument("--alerts", type=int, default=2_000)
         p.add_argument("--rate", type=float, default=200.0)
         p.add_argument("--duration", type=float, default=20.0)
         p.add_argument("--port", type=int, default=18_080)
+        p.add_argument("--console-rounds", type=int, default=30, help="browser visits of each console page")
     s = sub.add_parser("serve")
     s.add_argument("--dir", type=Path, required=True)
     s.add_argument("--port", type=int, required=True)

@@ -112,7 +112,7 @@ async function overview(page) {
   const [clusters, ready, firing, groups] = await Promise.all([clustersAsked, api("/readyz"), firingSection(), groupsBuilt]);
   const counts = { critical: 0, warning: 0, info: 0 };
   for (const c of clusters.clusters) for (const [s, n] of Object.entries(c.firing_by_severity || {})) counts[s] = (counts[s] || 0) + n;
-  firing.prepend(el("div", { class: "counts" }, Object.entries(counts).map(([s, n]) => el("div", { class: "count", "data-severity": s }, el("b", {}, num(n)), s))));
+  firing.querySelector("h2").after(el("div", { class: "counts" }, Object.entries(counts).map(([s, n]) => el("div", { class: "count", "data-severity": s }, el("b", {}, num(n)), s))));
   page.append(
     firing,
     el(

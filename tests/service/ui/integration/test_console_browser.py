@@ -253,3 +253,7 @@ def test_group_timeline_marks_the_rewind_and_reset_preview(console: Console, inc
     page.click("#reset-form button")
     plan = page.wait_for_selector("#reset-plan").inner_text()
     assert f"{incident.topic},0,150" in plan
+    with page.expect_download() as download:
+        page.click("#reset-download")
+    # the file kafka-consumer-groups --reset-offsets --from-file takes: only topic,partition,offset lines
+    assert Path(download.value.path()).read_text().split() == [f"{incident.topic},0,150"]
