@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +14,10 @@ from kafka.structs import OffsetAndMetadata
 
 from service.sandbox.cluster import SandboxCluster
 from tests.service.metrics.integration.prometheus import (
-    die_with_parent,
     ensure_prometheus,
     running_prometheus,
 )
-from tests.service.metrics.serving import free_port
-from tests.support.daemons import wait_http
+from tests.support.daemons import offsetguard_serve
 
 pytestmark = pytest.mark.integration
 
@@ -64,44 +57,20 @@ def lagging_group(kafka1: SandboxCluster) -> None:
 @pytest.fixture
 def offsetguard(kafka1: SandboxCluster, lagging_group: None, tmp_path: Path) -> Iterator[str]:
     """``offsetguard serve`` (a subprocess) watching the sandbox; yields its host:port."""
-    port = free_port()
-    config = tmp_path / "offsetguard.yaml"
     cluster = {
         "name": "sandbox",
         "bootstrap_servers": kafka1.bootstrap_servers,
         "metrics_urls": kafka1.metrics_urls,
     }
-    config.write_text(
-        json.dumps(
-            {
-                "clusters": [cluster],
-                "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 30},
-                "store": {"path": str(tmp_path / "og.db")},
-                # the compatible sets are opt-in; this test checks all three as Prometheus reads them
-                "metrics": {"families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]},
-            }
-        )
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETGUARD_")}
-    log = (tmp_path / "serve.log").open("ab")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--config", str(config), "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env=env,
-        preexec_fn=die_with_parent(),
-    )
-    try:
-        wait_http(proc, f"http://127.0.0.1:{port}/healthz", tmp_path / "serve.log")
-        yield f"127.0.0.1:{port}"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
+    config = {
+        "clusters": [cluster],
+        "intervals": {"metadata": 1, "offsets": 1, "groups": 1, "committed": 1, "configs": 30},
+        "store": {"path": str(tmp_path / "og.db")},
+        # the compatible sets are opt-in; this test checks all three as Prometheus reads them
+        "metrics": {"families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]},
+    }
+    with offsetguard_serve(config, tmp_path) as url:
+        yield url.removeprefix("http://")
 
 
 def test_prometheus_scrapes_offsetguard_kafka_exporter_lag_exact(offsetguard: str, tmp_path: Path) -> None:
