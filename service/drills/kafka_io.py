@@ -31,6 +31,16 @@ from service.settings import ClusterSettings
 T = TypeVar("T")
 CLIENT_ID = "offsetguard-drill"
 _RETRIABLE = (kerr.KafkaError, OSError, TimeoutError)
+# errors after which an admin client is replaced, not asked again (the cluster changed under it)
+_STALE_CLIENT = (
+    kerr.UnknownBrokerIdError,
+    kerr.NodeNotReadyError,
+    kerr.KafkaConnectionError,
+    kerr.BrokerNotAvailableError,
+    kerr.KafkaTimeoutError,
+    OSError,
+    TimeoutError,
+)
 
 
 class DrillError(OffsetguardError):
@@ -84,14 +94,15 @@ class DrillKafka:
             self._admin = None
 
     def with_admin(self, what: str, call: Callable[[KafkaAdminClient], T], timeout: float = 60.0) -> T:
-        """``call(admin)`` retried on Kafka errors, each retry with a new admin client: kafka-python's
-        keeps the controller it found first, and after that broker restarted it may answer every request
-        with UnknownBrokerIdError."""
+        """``call(admin)`` retried on Kafka errors; after an error of the client's own (a broker it no
+        longer knows, a lost connection) the retry gets a new admin client: kafka-python's keeps the
+        controller it found first, and once that broker restarted it may answer every request with
+        UnknownBrokerIdError."""
 
         def attempt() -> T:
             try:
                 return call(self.admin())
-            except _RETRIABLE:
+            except _STALE_CLIENT:
                 self.close()
                 raise
 
