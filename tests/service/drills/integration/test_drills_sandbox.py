@@ -14,7 +14,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from service.drills.runner import Options, run_drill
 from service.drills.watch import ApiWatch
 from service.sandbox import security
 from service.sandbox.cluster import SandboxCluster
+from tests.e2e.harness import wait_for
 from tests.support.daemons import offsetguard_serve
 
 pytestmark = pytest.mark.integration
@@ -88,16 +88,6 @@ def service(
             yield url, tmp / "offsetguard.yaml", receiver
     finally:
         receiver.close()
-
-
-def _wait(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.3)
 
 
 def _api(url: str, method: str = "GET", body: Any = None) -> tuple[int, Any]:
@@ -182,7 +172,7 @@ def test_post_drills_runs_in_the_service_and_reports_through_get(service: tuple[
     assert (status, run["status"], run["kinds"]) == (202, "running", ["rewind"])
     busy, refused = _api(f"{url}/api/v1/drills", "POST", {"kinds": ["lag"]})
     assert (busy, refused["error"]) == (409, "drill_running")
-    final = _wait(
+    final = wait_for(
         lambda: (r := _api(f"{url}/api/v1/drills/{run['id']}")[1])["status"] == "done" and r, 180, "done"
     )
     assert final["passed"] is True, final

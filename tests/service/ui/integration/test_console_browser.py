@@ -31,6 +31,7 @@ from collectors.snapshots import MANIFEST_FILE
 from service.drills.kafka_io import DrillKafka
 from service.sandbox import security
 from service.sandbox.cluster import SandboxCluster
+from tests.e2e.harness import wait_for
 from tests.support.daemons import ensure_binary, offsetguard_serve
 
 pytestmark = pytest.mark.integration
@@ -58,14 +59,6 @@ def _json(url: str) -> Any:
         return json.load(response)
 
 
-def _until(check: Any, timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.3)
-    return found
-
-
 @pytest.fixture(scope="module")
 def incident(kafka1: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Incident]:
     tmp = tmp_path_factory.mktemp("console")
@@ -91,12 +84,12 @@ def incident(kafka1: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -
         try:
             member.join()
             member.commit(150)
-            _until(lambda: _committed(f"{groups}/{name}") == 150, 60, "the service sees 150")
+            wait_for(lambda: _committed(f"{groups}/{name}") == 150, 60, "the service sees 150")
             time.sleep(1.5)  # the history has 150 for a while
             before = time.time() - 0.5
             member.commit(50)
             alerts = f"{url}/api/v1/alerts?group={name}&kind=offset_rewind"
-            [alert] = _until(lambda: _json(alerts)["alerts"], 60, "the rewind alert")
+            [alert] = wait_for(lambda: _json(alerts)["alerts"], 60, "the rewind alert")
             yield Incident(url, name, name, alert["id"], before)
         finally:
             member.stop()
@@ -213,7 +206,7 @@ def test_alert_page_ack_refused_without_token_and_read_token_done_with_write(
     console: Console, incident: Incident
 ) -> None:
     alert_url = f"{incident.url}/api/v1/alerts/{incident.alert_id}"
-    _until(lambda: _json(alert_url)["snapshot_id"], 60, "the rewind's snapshot")
+    wait_for(lambda: _json(alert_url)["snapshot_id"], 60, "the rewind's snapshot")
     page = console.open(f"#/alerts/{incident.alert_id}")
     assert "offset_rewind" in page.locator("h1").inner_text()
     magnitude = page.locator("#magnitude").inner_text()
