@@ -12,7 +12,8 @@ often; in between, only the group-partitions whose inputs changed since they wer
 
 Every other group-partition keeps the findings of its last judgement. What changes with time alone (lag
 seconds growing past their limit, a stall, a forecast's sliding window, an expiry drawing near) is seen
-at the next sweep, at most ``sweep_seconds`` late; a change of what every rule measures by (a blind
+at the next sweep, at most ``sweep_seconds`` late (plus the wait for an evaluation with log ranges, where
+a sweep is done: see :func:`_due`); a change of what every rule measures by (a blind
 spell, the broker's ``offsets.retention.minutes``) sweeps at once. ``sweep_seconds`` = 0 judges everything
 every evaluation.
 
@@ -108,11 +109,20 @@ def sweeping(previous: DetectionState, inputs: CycleInputs, now: float, threshol
     return (
         thresholds.sweep_seconds <= 0
         or last is None
-        or now - last.at >= thresholds.sweep_seconds
+        or _due(now - last.at, thresholds.sweep_seconds, ranged=inputs.offsets is not None)
         or now < last.at
         or seen(previous, inputs, thresholds).blind_spans != last.blind_spans
         or offsets_retention_seconds(previous, inputs, thresholds) != last.retention_seconds
     )
+
+
+def _due(since: float, every: float, *, ranged: bool) -> bool:
+    """A sweep is due ``every`` seconds, in an evaluation with log ranges. Lag, the forecast and the
+    outside-the-log rule judge only with them: swept without, they would judge nothing and leave every
+    group-partition to be judged again, one by one, at the next evaluation with log ranges (a second
+    sweep's work, and a slower one). Without log ranges for twice as long (the offsets collector failing),
+    it sweeps anyway: expiry judges without them."""
+    return since >= every if ranged else since >= 2 * every
 
 
 def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> Swept:

@@ -257,3 +257,21 @@ def test_a_sweep_keeps_the_indexes_while_the_group_partitions_stay_the_same() ->
         assert kept == (step != 2)
         assert state.swept.indexed == len(state.commits)
     assert CommitKey(*gone) not in {k for keys in state.swept.by_group.values() for k in keys}
+
+
+def test_a_sweep_falls_due_in_an_evaluation_with_log_ranges() -> None:
+    """Due after ``sweep_seconds``: an evaluation without log ranges (tail only) waits for one with them,
+    unless twice as long has passed (expiry judges without them)."""
+    world = World(random.Random(5))
+    th = Thresholds(default=LIMITS, sweep_seconds=30.0)
+    t0 = 1_000_000.0
+    swept_at = []
+    state = DetectionState()
+    for at, ranges in ((0, True), (35, False), (40, True), (75, False), (99, False), (101, False)):
+        inputs = world.inputs(t0 + at, ranges=ranges, partial=False)
+        expected = _full(state, inputs, t0 + at)
+        found, state = evaluate(state, inputs, t0 + at, th)
+        assert found == expected  # the clock moved, but nothing that takes time has come due
+        assert state.swept is not None
+        swept_at.append(state.swept.at - t0)
+    assert swept_at == [0, 0, 40, 40, 40, 101]
