@@ -112,6 +112,8 @@ def _sampled(
     stays two samples however long it is idle, and a rate over it is what it was with every sample kept.
     A sample less than ``spacing`` after the one before it is replaced by the next.
     """
+    if isinstance(kept, OffsetHistory):
+        return kept.sampled(now, offset, keep, spacing)  # the same, read in place
     if not kept:
         return OffsetHistory.of(()).appended(OffsetSample(now, offset), keep)
     last = kept[-1]

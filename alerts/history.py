@@ -1,229 +1,19 @@
-"""Sample histories kept compactly: :class:`RangeHistory` and :class:`OffsetHistory`.
-
-Each partition keeps up to ``Thresholds.history_samples`` log-range samples, each group-partition as many
-committed-offset samples. As tuples of named tuples a sample cost ~150 bytes (every part a tracked object)
-and an append copied the whole tuple: 20,000 moving partitions x 240 samples took 0.7 GB. Here samples
-live in two arrays (times, then each sample's values): 24 bytes a range sample, 16 an offset sample, and
-an amortised O(1) append.
-
-A history is a read-only :class:`~collections.abc.Sequence` of the same named tuples, equal to the tuple
-of its samples, and persistent: :meth:`appended`, :meth:`with_last` and :meth:`trimmed` return new
-histories. Histories share arrays; one sees only its slice ``[lo, hi)`` plus its newest samples, held
-outside the arrays. Appending writes past ``hi`` in place only if no other history wrote there (the
-arrays end at ``hi``), else it copies its slice: an old state stays valid, and unchanged for a thread
-reading it, while the next one is built from it.
-"""
+"""Sample histories kept compactly: :class:`RangeHistory` and :class:`OffsetHistory` (the arrays and the
+persistence they share: :mod:`alerts.history_base`)."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import sys
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import pairwise, repeat
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from collections.abc import Iterator
+from itertools import repeat
+from typing import Any
 
+from alerts.history_base import History
 from alerts.state import OffsetSample, RangeSample
 
-S = TypeVar("S", RangeSample, OffsetSample)
-H = TypeVar("H", bound="_History[Any]")
 
-_COMPACT_AFTER = 32  # a dead prefix longer than this and than the live part is dropped by copying
-
-
-class _History(Sequence[S], Generic[S]):
-    __slots__ = ("_at", "_hi", "_last", "_lo", "_ordered", "_prev", "_values")
-    _width: ClassVar[int]  # values per sample
-    _at: array[float]
-    _values: array[int]
-    _lo: int
-    _hi: int
-    # The newest samples, outside the arrays: ``_last`` (None only when empty) and, after plus(), ``_prev``
-    # before it. Two fields rather than a tuple: an idle partition's history is rebuilt every cycle, and
-    # each object allocated there is one more for the garbage collector's young generation.
-    _prev: S | None
-    _last: S | None
-    _ordered: bool  # the arrays' samples [lo, hi) are in time order
-
-    def __init__(
-        self,
-        at: array[float],
-        values: array[int],
-        lo: int,
-        hi: int,
-        prev: S | None,
-        last: S | None,
-        ordered: bool,
-    ) -> None:
-        self._at = at
-        self._values = values
-        self._lo = lo
-        self._hi = hi
-        self._prev = prev
-        self._last = last
-        self._ordered = ordered
-
-    @property
-    def _tail(self) -> tuple[S, ...]:
-        prev, last = self._prev, self._last
-        if last is None:
-            return ()
-        return (last,) if prev is None else (prev, last)
-
-    # -- building ---------------------------------------------------------------------------------------
-
-    @classmethod
-    def of(cls: type[H], samples: Iterable[Any]) -> H:
-        """The history of ``samples`` (oldest first); ``samples`` itself when it already is one."""
-        if isinstance(samples, cls):
-            return samples
-        items = [cls._sample(s) for s in samples]
-        if not items:
-            return cls(array("d"), array("q"), 0, 0, None, None, True)
-        at = array("d", [s[0] for s in items[:-1]])
-        values = array("q", [v for s in items[:-1] for v in s[1:]])
-        return cls(at, values, 0, len(at), None, items[-1], _in_order(at))
-
-    def appended(self: H, sample: S, keep: int) -> H:
-        """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
-        tail = self._tail
-        if not tail:
-            return type(self)(array("d"), array("q"), 0, 0, None, sample, True)
-        at, values, lo, hi, w = self._at, self._values, self._lo, self._hi, self._width
-        ordered = self._ordered and self._tail_follows()
-        if len(at) != hi:  # another history wrote past our end: continue on a copy of our slice
-            at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
-        for s in tail:
-            at.append(s[0])
-            values.extend(s[1:])
-        hi += len(tail)
-        lo = max(lo, hi + 1 - max(1, keep))
-        if lo > _COMPACT_AFTER and lo > hi - lo:
-            at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
-        return type(self)(at, values, lo, hi, None, sample, ordered)
-
-    def with_last(self: H, sample: S) -> H:
-        """This history with its newest sample replaced by ``sample`` (added if empty)."""
-        return type(self)(self._at, self._values, self._lo, self._hi, self._prev, sample, self._ordered)
-
-    def plus(self: H, sample: S) -> H:
-        """This history with ``sample`` added as the newest, nothing trimmed and nothing written to the
-        shared arrays (a cycle's look at the history with its current observation)."""
-        if self._prev is None:
-            return type(self)(self._at, self._values, self._lo, self._hi, self._last, sample, self._ordered)
-        return type(self).of([*self, sample])  # a look at a look: a copy
-
-    def trimmed(self: H, keep: int) -> H:
-        """Only the newest ``keep`` samples (at least one)."""
-        drop = len(self) - max(1, keep)
-        if drop <= 0:
-            return self
-        stored = self._hi - self._lo
-        if drop <= stored:
-            return type(self)(
-                self._at, self._values, self._lo + drop, self._hi, self._prev, self._last, self._ordered
-            )
-        # keep >= 1 and _prev exists only beside _last: only _prev is left to drop
-        return type(self)(self._at, self._values, self._hi, self._hi, None, self._last, True)
-
-    # -- reading ----------------------------------------------------------------------------------------
-
-    def __len__(self) -> int:
-        return self._hi - self._lo + (self._prev is not None) + (self._last is not None)
-
-    @overload
-    def __getitem__(self, index: int) -> S: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[S, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> S | tuple[S, ...]:
-        if index == -1 and self._last is not None:
-            return self._last  # the common question: the newest sample
-        stored = self._hi - self._lo
-        n = len(self)
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(n)))
-        i = index + n if index < 0 else index
-        if not 0 <= i < n:
-            raise IndexError("history index out of range")
-        if i >= stored:
-            return self._tail[i - stored]
-        return self._at_arrays(self._at, self._values, self._lo + i)
-
-    def __iter__(self) -> Iterator[S]:
-        yield from self._stored()
-        yield from self._tail
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, _History | tuple | list):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]  # equal to a tuple, mutable-free but not hashed like one
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({list(self)!r})"
-
-    # -- saving -----------------------------------------------------------------------------------------
-
-    def encoded(self) -> list[str]:
-        """``[times, values]``: the samples' arrays, little-endian and base64 (the state codec's form)."""
-        lo, hi, w = self._lo, self._hi, self._width
-        at, values = self._at[lo:hi], self._values[lo * w : hi * w]
-        for s in self._tail:
-            at.append(s[0])
-            values.extend(s[1:])
-        if sys.byteorder != "little":
-            at.byteswap()
-            values.byteswap()
-        return [base64.b64encode(at.tobytes()).decode(), base64.b64encode(values.tobytes()).decode()]
-
-    @classmethod
-    def decoded(cls: type[H], encoded: Sequence[str]) -> H:
-        """The history :meth:`encoded` wrote. Raises ``ValueError`` on a malformed body."""
-        if len(encoded) != 2:
-            raise ValueError(f"a history is two arrays, not {len(encoded)}")
-        at, values = array("d"), array("q")
-        # base64.b64decode(validate=True) without its wrapping: a restart decodes 70,000 histories
-        at.frombytes(binascii.a2b_base64(encoded[0], strict_mode=True))
-        values.frombytes(binascii.a2b_base64(encoded[1], strict_mode=True))
-        if sys.byteorder != "little":
-            at.byteswap()
-            values.byteswap()
-        n = len(at)
-        if len(values) != n * cls._width:
-            raise ValueError(f"{len(values)} values for {n} samples of {cls._width}")
-        if n == 0:
-            return cls(at, values, 0, 0, None, None, True)
-        return cls(at, values, 0, n - 1, None, cls._at_arrays(at, values, n - 1), _in_order(at))
-
-    def _tail_follows(self) -> bool:
-        """The samples outside the arrays are in time order and none is older than the arrays' newest."""
-        tail, hi = self._tail, self._hi
-        if any(b[0] < a[0] for a, b in pairwise(tail)):
-            return False
-        return not (tail and hi > self._lo and tail[0][0] < self._at[hi - 1])
-
-    def _stored(self) -> Iterator[S]:
-        raise NotImplementedError
-
-    @staticmethod
-    def _at_arrays(at: array[float], values: array[int], j: int) -> Any:
-        raise NotImplementedError
-
-    @staticmethod
-    def _sample(s: Any) -> Any:
-        raise NotImplementedError
-
-
-def _in_order(at: array[float]) -> bool:
-    return (times := at.tolist()) == sorted(times)  # in C: a pairwise walk cost a restart ~0.5 s
-
-
-class RangeHistory(_History[RangeSample]):
+class RangeHistory(History[RangeSample]):
     """A partition's log-range samples, oldest first."""
 
     __slots__ = ()
@@ -279,7 +69,7 @@ class RangeHistory(_History[RangeSample]):
         return s if isinstance(s, RangeSample) else RangeSample(*s)
 
 
-class OffsetHistory(_History[OffsetSample]):
+class OffsetHistory(History[OffsetSample]):
     """A group-partition's committed-offset samples, oldest first."""
 
     __slots__ = ()
@@ -289,6 +79,31 @@ class OffsetHistory(_History[OffsetSample]):
         lo, hi = self._lo, self._hi
         rows = zip(self._at[lo:hi], self._values[lo:hi], strict=True)
         return map(tuple.__new__, repeat(OffsetSample), rows)
+
+    def sampled(self, now: float, offset: int, keep: int, spacing: float) -> OffsetHistory:
+        """``(now, offset)`` folded in as :func:`alerts.advance._sampled` says, read in place: a sweep asks
+        it of every group-partition, and most are idle (their newest sample neither built nor copied)."""
+        last = self._last
+        if last is None:
+            return self.appended(tuple.__new__(OffsetSample, (now, offset)), keep)
+        prev = self._prev
+        hi = self._hi
+        if prev is not None:
+            second_at: float | None = prev[0]
+            second_offset: int | None = prev[1]
+        elif hi > self._lo:
+            second_at, second_offset = self._at[hi - 1], self._values[hi - 1]
+        else:
+            second_at = second_offset = None
+        sample = tuple.__new__(OffsetSample, (now, offset))
+        if last[1] == offset:
+            if spacing > 0 and now - last[0] < spacing:
+                return self
+            if second_offset == offset:
+                return OffsetHistory(self._at, self._values, self._lo, hi, prev, sample, self._ordered)
+        if spacing > 0 and keep >= 3 and second_at is not None and last[0] - second_at < spacing:
+            return self.with_last(sample).trimmed(keep - 1)
+        return self.appended(sample, keep)
 
     @staticmethod
     def _at_arrays(at: array[float], values: array[int], j: int) -> OffsetSample:
