@@ -28,7 +28,7 @@ from collectors.model import (
     OffsetsObservation,
 )
 from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
-from service.metrics.view import Wanted, lag_rows, wanted_offsets
+from service.metrics.view import Wanted, log_ends, wanted_of
 
 log = logging.getLogger(__name__)
 
@@ -122,9 +122,9 @@ class Compactor:
         fresh = held is not None and held[0] is c.committed and held[1] is c.offsets
         if held is not None and fresh and self._monotonic() < held[3]:
             return held[2]
-        ends = {(p.topic, p.partition): p.log_end for p in c.offsets.partitions} if c.offsets else {}
+        ends = log_ends(c.offsets)
         known = self._standing(c.cluster, held[2] if held else {}, ends)
-        found, complete, asked = _reached(store, c, known)
+        found, complete, asked = _reached(store, c, ends, known)
         self.asked += asked
         until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
         self._reached[c.cluster] = (c.committed, c.offsets, found, until)
@@ -135,6 +135,8 @@ class Compactor:
         self, cluster: str, held: dict[Wanted, float], ends: dict[tuple[str, int], int]
     ) -> dict[Wanted, float]:
         """The held answers whose partition's log end has not fallen since they were given."""
+        if not held:
+            return held  # nothing to stand (no row lagged): no log end to compare
         before = self._ends.get(cluster, {})
         fallen = {tp for tp, end in ends.items() if end < before.get(tp, end)}
         if not fallen:
@@ -229,13 +231,17 @@ _COMPACTORS: dict[str, Any] = {
 
 
 def _reached(
-    store: LogEndTimes | None, c: ClusterInputs, known: Mapping[Wanted, float]
+    store: LogEndTimes | None,
+    c: ClusterInputs,
+    ends: Mapping[tuple[str, int], int],
+    known: Mapping[Wanted, float],
 ) -> tuple[dict[Wanted, float], bool, int]:
-    """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks),
-    those in ``known`` taken from there; whether every one was answered; how many the store was asked."""
+    """The log-end crossing times the lagging rows of ``c`` need (what ``view.cluster_view`` asks; ``ends``
+    are ``c``'s log ends), those in ``known`` taken from there; whether every one was answered; how many
+    the store was asked."""
     if store is None or c.committed is None or not c.committed.offsets:
         return {}, store is not None, 0
-    wanted = wanted_offsets(lag_rows(c.committed, c.offsets))  # what view.cluster_view asks
+    wanted = wanted_of(c.committed, ends)  # what view.cluster_view asks
     found = {k: at for k in wanted if (at := known.get(k)) is not None}
     missing = wanted.difference(found)
     if not missing:

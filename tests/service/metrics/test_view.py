@@ -20,6 +20,8 @@ from service.metrics.view import (
     cluster_view,
     lag_rows,
     lag_seconds,
+    log_ends,
+    wanted_of,
     wanted_offsets,
 )
 
@@ -64,6 +66,27 @@ def test_lag_rows_first_of_duplicates_wins_and_unknown_range_has_no_lag() -> Non
     assert sorted(lag_rows(committed, offsets)) == [(("g", "t", 0), 5, 5), (("g", "u", 0), 3, None)]
     assert lag_rows(None, offsets) == []
     assert sorted(lag_rows(committed, None)) == [(("g", "t", 0), 5, None), (("g", "u", 0), 3, None)]
+
+
+def test_wanted_of_is_wanted_offsets_of_the_lag_rows() -> None:
+    """Duplicates (the first wins), caught up, behind, beyond the log end, no range, -1 beside an empty
+    log and beside no range."""
+    committed = _committed(
+        ("g", "t", 0, 5),
+        ("g", "t", 0, 9),
+        ("h", "t", 0, 10),
+        ("g", "t", 1, 11),
+        ("g", "t", 2, -1),
+        ("g", "u", 0, 3),
+        ("g", "u", 1, -1),
+    )
+    ranges = ((0, 10), (1, 10), (2, 0))
+    offsets = OffsetsObservation("c", 1.0, tuple(PartitionOffsets("t", p, 0, end) for p, end in ranges))
+    expected = wanted_offsets(lag_rows(committed, offsets))
+    assert expected == {("t", 0, 6), ("t", 2, 0)}
+    assert wanted_of(committed, log_ends(offsets)) == expected
+    assert wanted_of(None, log_ends(offsets)) == set() == wanted_offsets(lag_rows(None, offsets))
+    assert wanted_of(committed, log_ends(None)) == set() == wanted_offsets(lag_rows(committed, None))
 
 
 class _Times:
