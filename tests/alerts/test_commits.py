@@ -1,6 +1,6 @@
 from alerts.commits import replay
 from alerts.state import CommitKey, DetectionState
-from collectors.model import Failure
+from collectors.model import CommittedObservation, CommittedOffset, Failure
 from tests.alerts.builders import T, commit, committed, group_event, groups, inputs, run
 
 K = CommitKey("g", T, 0)
@@ -21,6 +21,24 @@ def test_replay_group_state_at_commit_time_follows_group_records() -> None:
     )
     [m] = rp.moves
     assert m.group_state == "Empty"
+
+
+def test_replay_tail_live_poll_seeds_only_unseen_keys_the_first_of_a_duplicate() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(10, 1, 1),), tail_live=True), 2)
+    new = CommitKey("g", T, 1)
+    polled = CommittedObservation(
+        "c",
+        3.0,
+        (
+            CommittedOffset("g", T, 0, 99, None),
+            CommittedOffset("g", T, 1, 40, None),
+            CommittedOffset("g", T, 1, 41, None),
+        ),
+        ("g",),
+    )
+    rp = replay(s, inputs(committed=polled, tail_live=True))
+    assert rp.commits[K].offset == 10 and rp.commits[new].offset == 40
+    assert rp.changed == {new} and rp.moves == ()
 
 
 def test_replay_tail_live_ignores_polled_values_for_known_keys() -> None:
