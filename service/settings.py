@@ -245,7 +245,8 @@ class DetectionSettings(BaseModel):
     history_samples: int = Field(default=240, ge=10, le=10_000)
     # The slow rules (lag_high, consumer_stalled, retention_risk, offsets_expiry_risk: limits of minutes
     # to hours) judge every group-partition this often and, in between, only those whose committed offset,
-    # log range or group changed (alerts.sweep): a time-driven crossing is seen at most this late.
+    # log range or group changed (alerts.sweep): a time-driven crossing is seen at most this late, plus
+    # the wait for the next evaluation with log ranges (the offsets interval; twice this at most).
     # 0: every group-partition, every evaluation (at 50k group-partitions ~0.25 CPU s each).
     sweep_seconds: float = Field(default=30.0, ge=0, le=600)
     snapshots: bool = True  # dump the group's __consumer_offsets partition on a critical offset alert
