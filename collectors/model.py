@@ -119,6 +119,15 @@ class OffsetsObservation:
     partitions: tuple[PartitionOffsets, ...]
     failures: tuple[Failure, ...] = ()
 
+    def log_ends(self) -> dict[tuple[str, int], int]:
+        """Each partition's log end by ``(topic, partition)``, built in C (the last of duplicates wins)."""
+        parts = self.partitions
+        return dict(zip(map(_PARTITION, parts), map(_LOG_END, parts), strict=True))
+
+
+_PARTITION = attrgetter("topic", "partition")
+_LOG_END = attrgetter("log_end")
+
 
 # ---------------------------------------------------------------- groups
 

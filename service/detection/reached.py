@@ -63,7 +63,7 @@ class ReachedAtCache:
         """Forget answers the log ends in ``offsets`` contradict, and those not asked for since last time."""
         if not self._known and not self._asked and not self._unanswered and not self._none:
             return  # nothing lagged since the last observation: nothing held, nothing to ask again
-        ends = {(p.topic, p.partition): p.log_end for p in offsets.partitions}
+        ends = offsets.log_ends()
         keep: dict[Key, float] = {}
         for key, when in self._known.items():
             end = ends.get((key[0], key[1]))

@@ -28,7 +28,7 @@ from collectors.model import (
     OffsetsObservation,
 )
 from service.metrics.sources import ClusterInputs, LogEndTimes, ScrapeInputs
-from service.metrics.view import Wanted, log_ends, wanted_of
+from service.metrics.view import Wanted, wanted_of
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class Compactor:
         fresh = held is not None and held[0] is c.committed and held[1] is c.offsets
         if held is not None and fresh and self._monotonic() < held[3]:
             return held[2]
-        ends = log_ends(c.offsets)
+        ends = c.offsets.log_ends() if c.offsets else {}
         known = self._standing(c.cluster, held[2] if held else {}, ends)
         found, complete, asked = _reached(store, c, ends, known)
         self.asked += asked

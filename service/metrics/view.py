@@ -20,7 +20,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import NamedTuple
 
 from collectors.errors import OffsetguardError
@@ -79,24 +78,12 @@ class ClusterView:
         return self._rows
 
 
-def log_ends(offsets: OffsetsObservation | None) -> dict[tuple[str, int], int]:
-    """Each partition's log end, by ``(topic, partition)`` (built in C)."""
-    if offsets is None:
-        return {}
-    parts = offsets.partitions
-    return dict(zip(map(_PARTITION, parts), map(_LOG_END, parts), strict=True))
-
-
-_PARTITION = attrgetter("topic", "partition")
-_LOG_END = attrgetter("log_end")
-
-
 def lag_rows(committed: CommittedLike | None, offsets: OffsetsObservation | None) -> list[LagRow]:
     """``(key, committed, lag)`` of every committed group-partition, unsorted: one per key (the first of
     duplicates wins: a duplicate would make an invalid exposition), ``lag`` None when the log range is
     unknown."""
-    unique = dict(reversed(list(committed.keyed_offsets()))) if committed else {}
-    ends = log_ends(offsets)
+    unique = _unique(committed)
+    ends = offsets.log_ends() if offsets else {}
     rows = []
     for key, offset in unique.items():
         end = ends.get(key[1:])
@@ -110,15 +97,19 @@ def wanted_offsets(rows: Iterable[LagRow]) -> set[Wanted]:
 
 
 def wanted_of(committed: CommittedLike | None, ends: Mapping[tuple[str, int], int]) -> set[Wanted]:
-    """``wanted_offsets(lag_rows(committed, offsets))`` for ``ends = log_ends(offsets)``, without building
-    a row per group-partition (most lag nothing)."""
-    unique = dict(reversed(list(committed.keyed_offsets()))) if committed else {}
+    """``wanted_offsets(lag_rows(committed, offsets))`` for ``ends = offsets.log_ends()``, without
+    building a row per group-partition (most lag nothing)."""
     get = ends.get
     return {
         (t, p, offset + 1)
-        for (_, t, p), offset in unique.items()
+        for (_, t, p), offset in _unique(committed).items()
         if (end := get((t, p))) is not None and end > offset
     }
+
+
+def _unique(committed: CommittedLike | None) -> dict[tuple[str, str, int], int]:
+    """Each group-partition's committed offset, the first of duplicates winning."""
+    return dict(reversed(list(committed.keyed_offsets()))) if committed else {}
 
 
 def lag_seconds(row: LagRow, reached_at: Mapping[Wanted, float], now: float) -> float | None:

@@ -20,7 +20,6 @@ from service.metrics.view import (
     cluster_view,
     lag_rows,
     lag_seconds,
-    log_ends,
     wanted_of,
     wanted_offsets,
 )
@@ -84,9 +83,9 @@ def test_wanted_of_is_wanted_offsets_of_the_lag_rows() -> None:
     offsets = OffsetsObservation("c", 1.0, tuple(PartitionOffsets("t", p, 0, end) for p, end in ranges))
     expected = wanted_offsets(lag_rows(committed, offsets))
     assert expected == {("t", 0, 6), ("t", 2, 0)}
-    assert wanted_of(committed, log_ends(offsets)) == expected
-    assert wanted_of(None, log_ends(offsets)) == set() == wanted_offsets(lag_rows(None, offsets))
-    assert wanted_of(committed, log_ends(None)) == set() == wanted_offsets(lag_rows(committed, None))
+    assert wanted_of(committed, offsets.log_ends()) == expected
+    assert wanted_of(None, offsets.log_ends()) == set() == wanted_offsets(lag_rows(None, offsets))
+    assert wanted_of(committed, {}) == set() == wanted_offsets(lag_rows(committed, None))
 
 
 class _Times:
