@@ -102,7 +102,11 @@ class ServiceRun:
                 out |= self._wait_start(client, proc, t0)
                 if churn is not None:
                     churn.start()
-                time.sleep(self.args.settle)
+                self._scrapes(client, proc, self.args.settle)  # scraped from the start, as by Prometheus
+                # What the start cost, standing renders of the first minutes included (reported apart:
+                # steady state begins after them)
+                out["start_cpu_s"] = round(proctree.cpu_seconds(proc.pid), 2)
+                out["start_window_s"] = round(time.monotonic() - t0, 1)
                 # The profile samples the first profile_s seconds of steady state, scrapes included (the
                 # metrics worker only works while scraped).
                 profiled: dict[str, Any] = {}
@@ -184,8 +188,12 @@ class ServiceRun:
                     pass
                 time.sleep(0.2)
 
-    def _steady(self, client: httpx.Client, proc: subprocess.Popen[bytes], seconds: float) -> dict[str, Any]:
-        cpu0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
+    def _scrapes(
+        self, client: httpx.Client, proc: subprocess.Popen[bytes], seconds: float
+    ) -> tuple[list[float], bytes, int]:
+        """Scrape every ``--scrape-interval`` for ``seconds``: each scrape's latency, the last body and its
+        bytes on the wire."""
+        t0 = time.monotonic()
         latencies: list[float] = []
         body = b""
         wire = 0
@@ -194,7 +202,12 @@ class ServiceRun:
             took, r = self._scrape(client)
             latencies.append(took)
             body, wire = r.content, r.num_bytes_downloaded
-            time.sleep(max(0.0, self.args.scrape_interval - took))
+            time.sleep(max(0.0, self.args.scrape_interval - took))  # whole intervals: the rhythm holds
+        return latencies, body, wire
+
+    def _steady(self, client: httpx.Client, proc: subprocess.Popen[bytes], seconds: float) -> dict[str, Any]:
+        cpu0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
+        latencies, body, wire = self._scrapes(client, proc, seconds)
         cpu = proctree.cpu_seconds(proc.pid) - cpu0
         elapsed = time.monotonic() - t0
         latencies.sort()
