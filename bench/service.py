@@ -10,7 +10,9 @@ process tree (the metrics render worker included):
   restart on the same store), and the latency of that first scrape;
 - CPU seconds per minute over ``--steady`` seconds of steady state while ``/metrics`` is scraped every
   ``--scrape-interval`` seconds and ``--churn`` of the partitions get a message and their groups a new
-  commit every 5 s (the "1 % of the offsets moved" cycle);
+  commit every 5 s (the "1 % of the offsets moved" cycle), cold and warm alike; steady state starts
+  ``--settle`` seconds after the picture is complete (scraped all along), past the start's standing
+  renders, and the CPU seconds of the start up to then are reported apart (``start_cpu_s``);
 - peak resident memory (sum over the tree), scrape latency p50/p99/max, body bytes per family set;
 - where the CPU goes: a py-spy profile of the running service summarised by offsetguard module.
 
@@ -139,7 +141,9 @@ def main() -> None:
     )
     parser.add_argument("--scrape-interval", type=float, default=15.0)
     parser.add_argument("--churn", type=float, default=CHURN, help="share of partitions moved every 5 s")
-    parser.add_argument("--profile", type=float, default=60.0, help="py-spy seconds after steady (0: none)")
+    parser.add_argument(
+        "--profile", type=float, default=60.0, help="py-spy seconds at the start of steady state (0: none)"
+    )
     parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
     parser.add_argument("--dir", help="working directory (default: a temporary one)")
     parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
