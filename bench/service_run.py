@@ -88,7 +88,7 @@ class ServiceRun:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def run(self, churn: Churn | None, steady: float | None = None) -> dict[str, Any]:
+    def run(self, churn: Churn | None) -> dict[str, Any]:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = (self.workdir / f"{self.label}.log").open("wb")
         t0 = time.monotonic()
@@ -113,7 +113,7 @@ class ServiceRun:
                 profiler = threading.Thread(target=self._profile, args=(proc.pid, profiled), daemon=True)
                 if self.profile_s > 0:
                     profiler.start()
-                out |= self._steady(client, proc, steady if steady is not None else self.args.steady)
+                out |= self._steady(client, proc, self.args.steady)
                 if self.profile_s > 0:
                     profiler.join()
                     out |= profiled
