@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple, TypeVar
@@ -29,7 +29,7 @@ from service.store.alert_records import (
     is_event_like,
 )
 from service.store.alert_rows import Filters
-from service.store.db import connect, open_migrated, translated
+from service.store.db import connect, open_migrated, small_cache, translated
 from service.store.writer import WriterConnection
 
 T = TypeVar("T")
@@ -42,10 +42,14 @@ _CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the n
 Planner = Callable[[Mapping[Fingerprint, Alert], frozenset[tuple[Fingerprint, str]]], Sequence[AlertWrite]]
 
 
+Part = tuple[str, str]  # (a large section of the detection state, a JSON array of its rows)
+
+
 class SavedState(NamedTuple):
     saved_at: float
     format: int
     body: str
+    parts: tuple[Part, ...] = ()  # in the order saved
 
 
 class AlertStore(WriterConnection):
@@ -297,26 +301,40 @@ class AlertStore(WriterConnection):
 
         return self._run("sum alert magnitudes", work)
 
-    def save_state(self, cluster: str, body: str, format: int, at: float) -> None:
-        """Replace ``cluster``'s saved detection state."""
-        self._run(
-            "save detection state",
-            lambda c: c.execute(
-                "INSERT OR REPLACE INTO detection_state (cluster, saved_at, format, body)"
-                " VALUES (?, ?, ?, ?)",
-                (cluster, at, format, body),
-            ),
-            write=True,
-        )
+    def save_state(self, cluster: str, body: str, format: int, at: float, parts: Iterable[Part] = ()) -> None:
+        """Replace ``cluster``'s saved detection state: ``body`` and its ``parts`` (none for a format kept
+        whole), through a small page cache (:func:`service.store.db.small_cache`)."""
+
+        def save(c: sqlite3.Connection) -> None:
+            with small_cache(c):
+                c.execute(
+                    "INSERT OR REPLACE INTO detection_state (cluster, saved_at, format, body)"
+                    " VALUES (?, ?, ?, ?)",
+                    (cluster, at, format, body),
+                )
+                c.execute("DELETE FROM detection_state_parts WHERE cluster = ?", (cluster,))
+                c.executemany(
+                    "INSERT INTO detection_state_parts (cluster, seq, section, body) VALUES (?, ?, ?, ?)",
+                    ((cluster, seq, section, rows) for seq, (section, rows) in enumerate(parts)),
+                )
+
+        self._run("save detection state", save, write=True)
 
     def load_state(self, cluster: str) -> SavedState | None:
-        row = self._run(
-            "load detection state",
-            lambda c: c.execute(
-                "SELECT saved_at, format, body FROM detection_state WHERE cluster = ?", (cluster,)
-            ).fetchone(),
-        )
-        return None if row is None else SavedState(row[0], row[1], row[2])
+        def load(c: sqlite3.Connection) -> SavedState | None:
+            with small_cache(c):
+                row = c.execute(
+                    "SELECT saved_at, format, body FROM detection_state WHERE cluster = ?", (cluster,)
+                ).fetchone()
+                if row is None:
+                    return None
+                parts = c.execute(
+                    "SELECT section, body FROM detection_state_parts WHERE cluster = ? ORDER BY seq",
+                    (cluster,),
+                ).fetchall()
+                return SavedState(row[0], row[1], row[2], tuple(parts))
+
+        return self._run("load detection state", load)
 
 
 def _fold_firing(firing: Mapping[Fingerprint, Alert], written: Sequence[Alert]) -> dict[Fingerprint, Alert]:

@@ -21,6 +21,9 @@ CACHE_KIB = 32 * 1024
 # thread, detection), and each filled its 32 MiB as the history grew; its lookups go by index, and a page
 # it misses is in the OS page cache. 4 MiB each took 25 MB off the service at 20k partitions.
 READER_CACHE_KIB = 4 * 1024
+# The cache of a connection while it moves the detection state (tens of MB of values read once per
+# start): without the bound, each save and load left that many MB of its pages resident in the cache.
+LARGE_VALUES_CACHE_KIB = 1024
 # Truncate the WAL back to this size after checkpoints so one large batch does not pin disk space.
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 
@@ -61,6 +64,18 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+@contextmanager
+def small_cache(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run the block with the writer's page cache bounded to :data:`LARGE_VALUES_CACHE_KIB` (SQLite frees
+    the pages above a lowered bound at once, and spills a larger transaction's pages to the WAL early),
+    then restore :data:`CACHE_KIB`."""
+    conn.execute(f"PRAGMA cache_size = -{LARGE_VALUES_CACHE_KIB}")
+    try:
+        yield conn
+    finally:
+        conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
 
 
 @contextmanager

@@ -237,6 +237,23 @@ _V6_RESOLVED = sql(
     "CREATE INDEX IF NOT EXISTS alerts_resolved_by_cluster ON alerts (cluster, status, resolved_at)",
 )
 
+_V7_STATE_PARTS = sql(
+    # The detection state's large sections, a chunk of rows per row (format 4 of
+    # service.detection.state_codec; detection_state.body then holds only its small members). One 18 MB
+    # value was held whole three times over on each save and load: as text, in SQLite's copy of the bound
+    # parameter (kept by the cached statement until its next use) and in the writer's page cache.
+    # IF NOT EXISTS: a store rewound to an older version keeps it.
+    """
+    CREATE TABLE IF NOT EXISTS detection_state_parts (
+        cluster TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        section TEXT NOT NULL,
+        body TEXT NOT NULL,                  -- JSON array of the section's rows
+        PRIMARY KEY (cluster, seq)
+    )
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
@@ -244,6 +261,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "alerts, their transitions and the detection state", _V4_ALERTS),
     Migration(5, "notification queue and silences", _V5_NOTIFICATIONS),
     Migration(6, "index of the alerts resolved lately", _V6_RESOLVED),
+    Migration(7, "the detection state in parts", _V7_STATE_PARTS),
 )
 
 

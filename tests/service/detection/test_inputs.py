@@ -106,6 +106,44 @@ def test_state_codec_body_same_whatever_the_chunk_size(monkeypatch: pytest.Monke
     assert state_codec.loads(whole) == s
 
 
+@pytest.mark.parametrize("rows", [1, 2, 5_000])
+def test_state_codec_parts_round_trip_equal_and_hold_the_format_3_rows(
+    monkeypatch: pytest.MonkeyPatch, rows: int
+) -> None:
+    """Format 4: the small members as the body, each chunk of a large section's rows a part of its own."""
+    monkeypatch.setattr(state_codec, "CHUNK_ROWS", rows)
+    s = _with_commits(_saved_state())
+    body, parts = state_codec.encode(s)
+    parts = list(parts)
+    assert state_codec.load(body, 4, iter(parts)) == s
+    whole = json.loads(state_codec.dumps(s))
+    for section in ("partitions", "ranges", "commits", "commit_history"):
+        chunks = [json.loads(rows_) for name, rows_ in parts if name == section]
+        assert all(0 < len(c) <= rows for c in chunks)
+        assert [row for c in chunks for row in c] == whole.pop(section)
+    assert json.loads(body) == whole
+    empty, none = state_codec.encode(DetectionState())
+    assert list(none) == [] and state_codec.load(empty, 4, ()) == DetectionState()
+
+
+def test_state_codec_load_reads_a_format_3_body_and_refuses_malformed_parts() -> None:
+    s = _with_commits(_saved_state())
+    assert state_codec.load(state_codec.dumps(s), 3) == s
+    body, parts = state_codec.encode(s)
+    parts = list(parts)
+    bad: list[list[tuple[str, str]]] = [
+        [("nonsense", "[]")],  # a section this release does not have
+        [parts[0], ("ranges", "[]"), parts[0]],  # a section in two places
+        [(parts[0][0], "{}")],  # not an array
+        [(parts[0][0], "[[1]]")],  # a row too short
+    ]
+    for wrong in bad:
+        with pytest.raises((ValueError, KeyError, TypeError)):
+            state_codec.load(body, 4, wrong)
+    with pytest.raises(ValueError):
+        state_codec.load("[]", 4, parts)
+
+
 def _with_commits(s: DetectionState) -> DetectionState:
     point = CommitPoint(7, 2, 5.0, 5.0, "tail", "Stable", 3, 4, 9.5)  # every field set
     return replace(s, commits={**s.commits, CommitKey("h", T, 1): point, CommitKey("h", T, 2): point})

@@ -5,7 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from service.store.db import CACHE_KIB, READER_CACHE_KIB, connect
+from service.store.db import (
+    CACHE_KIB,
+    LARGE_VALUES_CACHE_KIB,
+    READER_CACHE_KIB,
+    connect,
+    small_cache,
+    transaction,
+)
 
 
 def test_the_writer_caches_more_than_a_reader_and_only_the_writer_writes(tmp_path: Path) -> None:
@@ -22,4 +29,21 @@ def test_the_writer_caches_more_than_a_reader_and_only_the_writer_writes(tmp_pat
             reader.execute("INSERT INTO t VALUES (1)")
     finally:
         reader.close()
+        writer.close()
+
+
+def test_small_cache_bounds_the_cache_for_the_block_and_restores_it_even_on_error(tmp_path: Path) -> None:
+    writer = connect(tmp_path / "og.db")
+    try:
+        writer.execute("CREATE TABLE t (x)")
+        with small_cache(writer), transaction(writer):
+            assert writer.execute("PRAGMA cache_size").fetchone()[0] == -LARGE_VALUES_CACHE_KIB
+            # a transaction larger than the bound: its pages spill to the WAL, the commit keeps them all
+            writer.executemany("INSERT INTO t VALUES (?)", (("x" * 100_000,) for _ in range(40)))
+        assert writer.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
+        assert writer.execute("SELECT count(*), sum(length(x)) FROM t").fetchone() == (40, 4_000_000)
+        with pytest.raises(RuntimeError), small_cache(writer):
+            raise RuntimeError("boom")
+        assert writer.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
+    finally:
         writer.close()

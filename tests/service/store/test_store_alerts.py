@@ -12,6 +12,7 @@ from service.settings import StoreSettings
 from service.store import Store, alert_rows
 from service.store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint
 from service.store.alerts import AlertStore
+from service.store.db import CACHE_KIB
 from service.store.migrations import MIGRATIONS
 from tests.service.detection.builders import C, lag, rewind
 
@@ -141,7 +142,36 @@ def test_detection_state_saved_replaced_and_loaded(alerts: AlertStore) -> None:
     assert alerts.load_state(C) is None
     alerts.save_state(C, '{"a":1}', 1, 5.0)
     alerts.save_state(C, '{"a":2}', 1, 6.0)
-    assert alerts.load_state(C) == (6.0, 1, '{"a":2}')
+    assert alerts.load_state(C) == (6.0, 1, '{"a":2}', ())
+
+
+def test_detection_state_parts_loaded_in_order_and_replaced_by_the_next_save(alerts: AlertStore) -> None:
+    parts = [("commits", "[1]"), ("commits", "[2]"), ("ranges", "[3]")]
+    alerts.save_state(C, "{}", 4, 5.0, iter(parts))  # taken as they come, like the codec's generator
+    alerts.save_state("other", "{}", 4, 5.0, [("ranges", "[9]")])
+    assert alerts.load_state(C) == (5.0, 4, "{}", tuple(parts))
+    alerts.save_state(C, "{}", 4, 6.0, [("ranges", "[4]")])  # fewer parts: none of the old ones stay
+    assert alerts.load_state(C) == (6.0, 4, "{}", (("ranges", "[4]"),))
+    assert alerts.load_state("other") == (5.0, 4, "{}", (("ranges", "[9]"),))
+
+
+def test_a_failed_save_keeps_the_state_saved_before(alerts: AlertStore) -> None:
+    """The body and its parts are one transaction: a part that cannot be written leaves the older pair."""
+    alerts.save_state(C, "{}", 4, 5.0, [("ranges", "[1]")])
+
+    def parts() -> Iterator[tuple[str, str]]:
+        yield ("ranges", "[2]")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    with pytest.raises(StoreError):
+        alerts.save_state(C, "{}", 4, 6.0, parts())
+    assert alerts.load_state(C) == (5.0, 4, "{}", (("ranges", "[1]"),))
+
+
+def test_the_writers_page_cache_is_restored_after_moving_the_state(alerts: AlertStore) -> None:
+    alerts.save_state(C, "{}", 4, 5.0, [("ranges", "[1]")])
+    alerts.load_state(C)
+    assert alerts._conn.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
 
 
 def test_alert_store_shares_file_with_store(settings: StoreSettings, store: Store) -> None:
