@@ -41,18 +41,18 @@ class WorkerError(RuntimeError):
     """The worker failed, died or timed out; the caller renders in process instead."""
 
 
-def render_snapshot(
-    snapshot: Any,
+def render_inputs(
+    inputs: Any,
+    now: float,
     accept: str | None,
     accept_encoding: str | None,
     options: MetricsOptions | None = None,
 ) -> Rendered:
-    """What the worker does with one request (the registry the app factory builds, pinned to it)."""
+    """What the worker does with one request's expanded snapshot (:func:`service.metrics.expansion.expand`):
+    the registry the app factory builds, pinned to it."""
     from service.metrics.collector import build_registry
-    from service.metrics.expansion import expand
     from service.metrics.exposition import render
 
-    inputs, now = expand(snapshot)
     registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
@@ -72,23 +72,34 @@ def _serve(conn: Connection, delay_s: float) -> None:
     conn.send_bytes(b"ready")
     while True:
         try:
-            request = conn.recv_bytes()
+            reply = _answer(conn, delay_s)
+            conn.send_bytes(reply)
         except (EOFError, OSError):
             return
-        try:
-            accept, accept_encoding, options, snapshot = pickle.loads(request)
-            if delay_s > 0:  # test knob: a slow render, busy in *this* process's interpreter
-                until = time.monotonic() + delay_s
-                while time.monotonic() < until:
-                    pass
-            out = render_snapshot(snapshot, accept, accept_encoding, options)
-            reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
-        except Exception as exc:  # reported to the parent, which falls back for this scrape
-            reply = (False, f"{type(exc).__name__}: {exc}")
-        try:
-            conn.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-        except (EOFError, OSError):
-            return
+        del reply  # nothing of one render is held while the next request arrives
+
+
+def _answer(conn: Connection, delay_s: float) -> bytes:
+    """Receive one request and render it: the pickled reply. Each stage's input is dropped as soon as it
+    is read (the request once unpickled, the snapshot once rendered), so a render holds one of them at a
+    time beside its output. Raises ``EOFError``/``OSError`` when the parent is gone."""
+    from service.metrics.expansion import expand
+
+    request = conn.recv_bytes()
+    try:
+        accept, accept_encoding, options, snapshot = pickle.loads(request)
+        del request
+        if delay_s > 0:  # test knob: a slow render, busy in *this* process's interpreter
+            until = time.monotonic() + delay_s
+            while time.monotonic() < until:
+                pass
+        inputs, now = expand(snapshot)
+        del snapshot  # the observations' pickled bytes, now unpacked
+        out = render_inputs(inputs, now, accept, accept_encoding, options)
+        reply: tuple[Any, ...] = (True, out.body, out.content_type, out.content_encoding)
+    except Exception as exc:  # reported to the parent, which falls back for this scrape
+        reply = (False, f"{type(exc).__name__}: {exc}")
+    return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 class RenderWorker:
