@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import StoreError
+from service.detection import state_codec
 from service.detection.loop import DetectionLoop
 from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
@@ -133,6 +134,27 @@ async def test_detection_loop_launch_returns_before_the_state_is_read_events_wai
 
 async def _set(event: asyncio.Event) -> None:
     event.set()
+
+
+async def test_detection_loop_reads_a_state_saved_whole_by_the_release_before_and_saves_it_in_parts(
+    alerts: AlertStore,
+) -> None:
+    """An upgraded store holds a format-3 body (one JSON text, no parts): it is read, and the next save
+    writes format 4 (the small members as the body, the large sections in parts)."""
+    await _saved_with_commit(alerts, 500, _now_ms() - 20)
+    saved = alerts.load_state(C)
+    assert saved is not None and saved.format == state_codec.FORMAT == 4 and saved.parts
+    state = state_codec.load(saved.body, saved.format, saved.parts)
+    alerts.save_state(C, state_codec.dumps(state), 3, saved.saved_at)  # as the release before wrote it
+    assert alerts.load_state(C) == (saved.saved_at, 3, state_codec.dumps(state), ())
+
+    second = _loop(alerts)
+    await second.start()
+    assert second.state == state
+    await second.stop()
+    again = alerts.load_state(C)
+    assert again is not None and again.format == 4 and {name for name, _ in again.parts} >= {"commits"}
+    assert state_codec.load(again.body, again.format, again.parts) == state
 
 
 async def _saved_with_commit(alerts: AlertStore, offset: int, at_ms: int) -> None:
