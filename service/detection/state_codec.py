@@ -39,10 +39,10 @@ from alerts.state import (
     PendingRewind,
     RangeSample,
 )
+from service.store.alerts import Part  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
 
 FORMAT = 4
 READS = (1, 2, 3, 4)
-Part = tuple[str, str]  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
 CHUNK_ROWS = 5_000  # rows of a large section encoded at a time
 
 

@@ -81,7 +81,7 @@ def _serve(conn: Connection, delay_s: float) -> None:
 
 def _answer(conn: Connection, delay_s: float) -> bytes:
     """Receive one request and render it: the pickled reply. Each stage's input is dropped as soon as it
-    is read (the request once unpickled, the snapshot once rendered), so a render holds one of them at a
+    is read (the request once unpickled, the snapshot once expanded), so a render holds one of them at a
     time beside its output. Raises ``EOFError``/``OSError`` when the parent is gone."""
     from service.metrics.expansion import expand
 

@@ -321,6 +321,9 @@ class AlertStore(WriterConnection):
         self._run("save detection state", save, write=True)
 
     def load_state(self, cluster: str) -> SavedState | None:
+        """``cluster``'s saved detection state with its parts (None if none was saved), read through a
+        small page cache like :meth:`save_state`."""
+
         def load(c: sqlite3.Connection) -> SavedState | None:
             with small_cache(c):
                 row = c.execute(
