@@ -142,7 +142,8 @@ def main() -> None:
         found, state = evaluate(state, inputs, now, thresholds)
         t1 = time.process_time()
         if cycle % 6 == 5:
-            state_codec.dumps(state)
+            for _ in state_codec.encode(state)[1]:  # what the service saves: its parts, one at a time
+                pass
             parts["save"].append(time.process_time() - t1)
         if cycle > 0:  # the first cycle builds the state from nothing
             parts["evaluate"].append(t1 - t0)
