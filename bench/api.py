@@ -108,8 +108,9 @@ def seed(directory: Path, groups: int, alerts: int, now: float) -> None:
 
 def serve(directory: Path, port: int, groups: int, now: float) -> None:
     """The app over the seeded store plus in-memory observations (what /metrics renders), replaced by
-    new observation objects at the default collector intervals as a running service's would be (each
-    replacement is compacted again for the render worker: that cost is part of the measurement)."""
+    new observation objects at the default collector intervals as a running service's would be (with
+    ``metrics.render_worker`` on, each replacement is compacted again for the worker: that cost is part
+    of the measurement)."""
     import uvicorn
 
     from bench.api_metrics import observations

@@ -3,7 +3,7 @@
 For each size it builds (or attaches to) a 1-controller + 3-broker sandbox with ``SIZE`` partitions
 (100 per topic), ``SIZE/10`` groups each committed on 25 partitions (bench/poll's populate), then runs a
 separate ``offsetguard serve`` with default settings (store and tail on) and measures, for its whole
-process tree (the metrics render worker included):
+process tree (the metrics render worker included, when ``metrics.render_worker`` is on):
 
 - seconds from start to ``/readyz`` and to the first complete ``/metrics`` (every committed
   group-partition has its ``offsetguard_group_lag_messages`` series), cold (empty store) and warm (a

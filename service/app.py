@@ -65,6 +65,7 @@ def create_app(
         lambda: inputs_from_runtime(getattr(app.state, "runtime", None)),
         clock=clock,
         options=settings.metrics.options(),
+        render_worker=settings.metrics.render_worker,
     )
     app.include_router(health.router)
     app.include_router(metrics.router)

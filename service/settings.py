@@ -451,6 +451,11 @@ class MetricsSettings(BaseModel):
     # partition: every series; topic: per-partition series become per group+topic (per topic) sums and
     # maxima; group: per-group ones. Gauges that do not aggregate are dropped.
     granularity: Granularity = "partition"
+    # Render each body in a separate worker process instead of on the service's metrics thread. The
+    # render's CPU then holds the worker's interpreter, not the API's (on-call requests answered during a
+    # render wait less), at the cost of a second interpreter and a second copy of the picture: ~60-90 MB
+    # more resident at 50k group-partitions (docs/metrics.md, "Rendering in process or in a worker").
+    render_worker: bool = False
 
     @field_validator("families", mode="before")
     @classmethod

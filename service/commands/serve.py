@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         app = create_app(settings)
         tune_gc()  # after the imports and the app: what exists by now lives as long as the process
-        app.state.metrics.warm_up()  # the render worker starts beside the first collector cycles
+        app.state.metrics.warm_up()  # standing renders (and the render worker, if on) from the start
         uvicorn.run(
             app,
             host=settings.http_host,

@@ -12,13 +12,17 @@ the render still happens once per scrape, but the scrape no longer waits for it.
 picture that lacked an observation now present (the first collections after a start) answers no later
 scrape: a scraper polling a starting service gets the complete picture with the first render after it.
 
-The render itself runs in a separate process (:mod:`service.metrics.worker`), so its seconds of CPU hold
-that process's GIL, not the API's: the metrics thread only builds a compact snapshot
-(:class:`service.metrics.snapshot.Compactor`: the store and alert-store reads, then tuples, each
-observation's kept until the next collector cycle replaces it) and waits on the pipe. If the worker
-fails or dies, that scrape is rendered on the metrics thread as before (logged once)
-and the next one starts a new worker; after :data:`MAX_WORKER_FAILURES` failures in a row the endpoint
-renders in process for good. A custom ``render`` (tests) always runs in process.
+By default the render runs on the metrics thread, reading the live observations: at 50k group-partitions
+~0.3 CPU s a scrape, during which the API's requests share the interpreter with it (the GIL changes hands
+every few milliseconds). With ``metrics.render_worker`` it runs in a separate process
+(:mod:`service.metrics.worker`), so its CPU holds that process's GIL, not the API's: the metrics thread
+only builds a compact snapshot (:class:`service.metrics.snapshot.Compactor`: the store and alert-store
+reads, then tuples, each observation's kept until the next collector cycle replaces it) and waits on the
+pipe; the price is a second interpreter holding a second copy of the picture (docs/metrics.md,
+"Rendering in process or in a worker"). If the worker fails or dies, that scrape is rendered on the
+metrics thread (logged once) and the next one starts a new worker; after :data:`MAX_WORKER_FAILURES`
+failures in a row the endpoint renders in process for good. A custom ``render`` (tests) always runs in
+process.
 """
 
 from __future__ import annotations
@@ -106,8 +110,8 @@ def _negotiate(accept: str | None, accept_encoding: str | None) -> tuple[str | N
 @dataclass(slots=True)
 class MetricsEndpoint:
     """Renders through one dedicated thread: scrapes queue behind each other instead of piling onto the
-    shared worker pool, and the event loop only takes the (cheap) snapshot. The thread hands the render
-    to the worker process and waits for it without the GIL."""
+    shared worker pool, and the event loop only takes the (cheap) snapshot. With a ``worker`` the thread
+    hands the render to that process and waits for it without the GIL."""
 
     registry: CollectorRegistry
     source: Source
@@ -115,7 +119,7 @@ class MetricsEndpoint:
     cache_ttl_s: float = CACHE_TTL_S
     monotonic: Callable[[], float] = time.monotonic
     clock: Callable[[], float] = time.time  # the collector's clock: "now" of a worker render
-    worker: RenderWorker | None = field(default_factory=RenderWorker)  # None: always render in process
+    worker: RenderWorker | None = None  # None: render on the metrics thread (settings: metrics.render_worker)
     options: MetricsOptions = field(default_factory=MetricsOptions)  # the registry's; the worker's too
     render_ahead: bool = True  # render ahead of a steady scraper's next scrape (needs cache_ttl_s > 0)
     schedule: Schedule = _call_later
@@ -146,10 +150,13 @@ class MetricsEndpoint:
         clock: Callable[[], float] = time.time,
         cache_ttl_s: float = CACHE_TTL_S,
         options: MetricsOptions | None = None,
+        render_worker: bool = False,
     ) -> MetricsEndpoint:
+        """The endpoint the app factory serves; ``render_worker``: render in a worker process."""
         options = options or MetricsOptions()
         registry = build_registry(source, clock=clock, options=options)
-        return cls(registry, source, cache_ttl_s=cache_ttl_s, clock=clock, options=options)
+        worker = RenderWorker() if render_worker else None
+        return cls(registry, source, cache_ttl_s=cache_ttl_s, clock=clock, options=options, worker=worker)
 
     async def scrape(
         self, accept: str | None, accept_encoding: str | None, client: str | None = None

@@ -226,10 +226,21 @@ def test_configmap_defaults_metrics_own_families_per_partition(
     default_docs: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     config = _config(default_docs)
-    assert config["metrics"] == {"families": ["offsetguard"], "granularity": "partition"}
+    assert config["metrics"] == {
+        "families": ["offsetguard"],
+        "granularity": "partition",
+        "render_worker": False,
+    }
     (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
     expected = MetricsOptions(frozenset({"offsetguard"}))
     assert load_settings(tmp_path / "offsetguard.yaml").metrics.options() == expected
+
+
+def test_configmap_metrics_render_worker_value_rendered_into_settings(tmp_path: Path) -> None:
+    config = _config(helm_template("--set", "metrics.renderWorker=true"))
+    assert config["metrics"]["render_worker"] is True
+    (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
+    assert load_settings(tmp_path / "offsetguard.yaml").metrics.render_worker is True
 
 
 @pytest.mark.parametrize(
@@ -249,7 +260,7 @@ def test_configmap_metrics_values_rendered_into_valid_settings(
     values: list[str], families: list[str], granularity: str, tmp_path: Path
 ) -> None:
     config = _config(helm_template(*values))
-    assert config["metrics"] == {"families": families, "granularity": granularity}
+    assert config["metrics"] == {"families": families, "granularity": granularity, "render_worker": False}
     (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
     metrics = load_settings(tmp_path / "offsetguard.yaml").metrics
     assert (metrics.families, metrics.granularity) == (families, granularity)
@@ -259,12 +270,13 @@ def test_configmap_metrics_values_rendered_into_valid_settings(
     ("values", "says"),
     [
         (["--set", "metrics.granularity=partitions"], "/metrics/granularity"),
+        (["--set", "metrics.renderWorker=yes"], "/metrics/renderWorker"),
         (["--set", "metrics.families={offsetguard,kafka-exporter}"], "/metrics/families/1"),
         (["--set", "metrics.families={offsetguard,offsetguard}"], "/metrics/families"),
         (["--set", "metrics.topics=partition"], "topics"),
         (["--set", "config.metrics.granularity=topic"], "not under config.metrics"),
     ],
-    ids=["granularity", "family", "repeated-family", "unknown-key", "under-config"],
+    ids=["granularity", "render-worker", "family", "repeated-family", "unknown-key", "under-config"],
 )
 def test_helm_template_bad_metrics_values_fail_naming_them(values: list[str], says: str) -> None:
     result = run([helm(), "template", "offsetguard", str(CHART), *values])

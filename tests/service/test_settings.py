@@ -96,6 +96,17 @@ def test_load_settings_metrics_defaults_own_families_per_partition() -> None:
     assert metrics.families == ["offsetguard"]
     assert metrics.granularity == "partition"
     assert metrics.options() == MetricsOptions(frozenset({"offsetguard"}))
+    assert metrics.render_worker is False  # rendered in the service's process
+
+
+def test_load_settings_metrics_render_worker_yaml_and_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text("metrics:\n  render_worker: true\n")
+    assert load_settings(config).metrics.render_worker is True
+    monkeypatch.setenv("OFFSETGUARD_METRICS__RENDER_WORKER", "false")
+    assert load_settings(config).metrics.render_worker is False  # env overrides the file
 
 
 def test_load_settings_metrics_yaml_families_and_granularity(tmp_path: Path) -> None:
@@ -131,6 +142,7 @@ def test_load_settings_metrics_env_comma_list_or_json(
         ({"granularity": "broker"}, "metrics.granularity", "not 'broker'"),
         ({"granularity": "topic", "topic_granularity": "topic"}, "metrics.topic_granularity", "Extra"),
         ({"families": '["offsetguard"'}, "metrics.families", "neither a comma list nor a JSON list"),
+        ({"render_worker": "sometimes"}, "metrics.render_worker", "valid boolean"),
     ],
 )
 def test_load_settings_metrics_bad_value_refused_naming_field_and_choices(

@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from prometheus_client import REGISTRY
@@ -25,6 +26,9 @@ from tests.service.metrics.serving import serving
 LAG_LINE = 'kafka_consumergroup_lag{cluster="c1",consumergroup="billing",partition="0",topic="orders"} 10.0'
 
 
+ALL_FAMILIES = ("offsetguard", "kafka_exporter", "kafka_lag_exporter")
+
+
 def _app(**overrides: Any) -> FastAPI:
     latest = LatestObservations()
     for obs in (b.metadata(), b.offsets(), b.groups(), b.committed()):
@@ -34,7 +38,7 @@ def _app(**overrides: Any) -> FastAPI:
         return Runtime(settings, store=None, latest=latest, jobs=[])
 
     # every family set unless the test says otherwise (the settings default to offsetguard's own)
-    overrides.setdefault("metrics", {"families": ["offsetguard", "kafka_exporter", "kafka_lag_exporter"]})
+    overrides.setdefault("metrics", {"families": list(ALL_FAMILIES)})
     settings = load_settings(clusters=[{"name": "c1", "bootstrap_servers": ["127.0.0.1:9"]}], **overrides)
     return create_app(settings, runtime_factory=factory, clock=lambda: b.NOW)
 
@@ -142,7 +146,7 @@ def test_metrics_route_serve_first_scrape_gets_the_standing_body_cadence_per_cli
     the observations are there, and Prometheus's first scrape gets it; the scraper's cadence is its own."""
     app = _app()
     endpoint = app.state.metrics
-    endpoint.worker = None  # in process: no worker interpreter for this test
+    assert endpoint.worker is None  # the default: rendered in process
     endpoint.warm_up()
     key = negotiate(*PROMETHEUS_HEADERS)
     with TestClient(app) as client:
@@ -158,9 +162,12 @@ def test_metrics_route_serve_first_scrape_gets_the_standing_body_cadence_per_cli
     assert response.content == gzip.decompress(body.rendered.body)
 
 
-def test_metrics_route_accept_prometheus_client_cannot_read_gets_plain_text() -> None:
-    """``version=abc`` makes prometheus_client's negotiation raise: served as if no Accept was sent."""
-    app = _app()
+@pytest.mark.parametrize("render_worker", [False, True])
+def test_metrics_route_accept_prometheus_client_cannot_read_gets_plain_text(render_worker: bool) -> None:
+    """``version=abc`` makes prometheus_client's negotiation raise: served as if no Accept was sent (by
+    the worker too, when it renders)."""
+    app = _app(metrics={"families": list(ALL_FAMILIES), "render_worker": render_worker})
+    assert (app.state.metrics.worker is not None) is render_worker
     with TestClient(app) as client:
         for accept in ("application/openmetrics-text;version=abc", "text/plain;version=x.y"):
             response = client.get("/metrics", headers={"Accept": accept, "Accept-Encoding": "identity"})

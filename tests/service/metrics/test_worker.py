@@ -17,7 +17,7 @@ import pytest
 from bench.proctree import descendants
 from collectors.tail_model import TailFigures
 from service.metrics import MetricsOptions, ScrapeInputs, build_registry, render
-from service.metrics.endpoint import MetricsEndpoint
+from service.metrics.endpoint import PROMETHEUS_HEADERS, MetricsEndpoint
 from service.metrics.snapshot import compact
 from service.metrics.worker import RenderWorker
 from service.scheduler import CollectorStatus
@@ -101,7 +101,7 @@ def test_worker_render_gzip_decompresses_to_in_process_body(worker: RenderWorker
 
 def test_endpoint_worker_killed_scrape_falls_back_then_new_worker() -> None:
     inputs = _inputs()
-    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
+    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0, render_worker=True)
     expected = render(endpoint.registry, inputs)
     worker = endpoint.worker
     assert worker is not None
@@ -125,7 +125,7 @@ def test_endpoint_worker_killed_scrape_falls_back_then_new_worker() -> None:
 
 def test_endpoint_warm_up_starts_the_worker_before_the_first_scrape() -> None:
     inputs = _inputs()
-    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
+    endpoint = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0, render_worker=True)
     worker = endpoint.worker
     assert worker is not None and worker.pid is None
     try:
@@ -143,9 +143,28 @@ def test_endpoint_warm_up_starts_the_worker_before_the_first_scrape() -> None:
 
 def test_endpoint_warm_up_in_process_render_starts_nothing() -> None:
     endpoint = MetricsEndpoint.build(lambda: _inputs(), clock=lambda: b.NOW)
-    endpoint.worker = None
+    assert endpoint.worker is None  # the default: rendered on the metrics thread
     endpoint.warm_up()  # nothing to start, nothing raised
     endpoint.close()
+    assert endpoint.worker is None  # close() makes no worker either
+
+
+def test_endpoint_in_process_render_same_body_as_worker() -> None:
+    """The default (no worker) and ``render_worker`` give the same bytes for the same picture."""
+    inputs = _inputs()
+    here = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
+    there = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0, render_worker=True)
+    try:
+        for accept, encoding in ((None, None), (PROMETHEUS_HEADERS[0], "gzip")):
+            a = asyncio.run(here.scrape(accept, encoding))
+            z = asyncio.run(there.scrape(accept, encoding))
+            assert (a.content_type, a.content_encoding) == (z.content_type, z.content_encoding)
+            plain = gzip.decompress if encoding else (lambda body: body)
+            assert plain(a.body) == plain(z.body)
+        assert here.worker is None and there.worker is not None and there.worker.starts == 1
+    finally:
+        here.close()
+        there.close()
 
 
 def test_metrics_route_slow_worker_render_healthz_not_blocked() -> None:

@@ -89,9 +89,9 @@ over .Values.config.
 {{- $_ := set $api "tokens" $tokens }}
 {{- $config := deepCopy (default dict .Values.config) }}
 {{- if hasKey $config "metrics" }}
-{{- fail "metrics: set metrics.families and metrics.granularity at the top level of the values, not under config.metrics" }}
+{{- fail "metrics: set metrics.families, metrics.granularity and metrics.renderWorker at the top level of the values, not under config.metrics" }}
 {{- end }}
-{{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity) }}
+{{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity "render_worker" (default false .Values.metrics.renderWorker)) }}
 {{- $_ := set $config "clusters" $clusters }}
 {{- $_ := set $config "api" $api }}
 {{- toYaml $config }}
