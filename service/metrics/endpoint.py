@@ -39,6 +39,7 @@ from typing import Protocol
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
+from service import memory
 from service.metrics import standing
 from service.metrics.ahead import Ahead, Cadence
 from service.metrics.collector import Source, build_registry
@@ -122,6 +123,7 @@ class MetricsEndpoint:
     worker: RenderWorker | None = None  # None: render on the metrics thread (settings: metrics.render_worker)
     options: MetricsOptions = field(default_factory=MetricsOptions)  # the registry's; the worker's too
     render_ahead: bool = True  # render ahead of a steady scraper's next scrape (needs cache_ttl_s > 0)
+    trim: Callable[[], object] = memory.trim  # after each in-process render: its freed blocks to the system
     schedule: Schedule = _call_later
     _compactor: Compactor = field(default_factory=Compactor)
     _worker_failures: int = 0
@@ -326,7 +328,10 @@ class MetricsEndpoint:
             else:
                 self._worker_failures = 0
                 return rendered
-        return self.render(self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
+        try:
+            return self.render(self.registry, inputs, accept=accept, accept_encoding=accept_encoding)
+        finally:
+            self.trim()  # the render's working set is freed by now; its pages go back (service.memory)
 
     def warm_up(self) -> None:
         """Start the render worker now, on the metrics thread, so that the first scrape does not wait for a

@@ -4,6 +4,8 @@ import textwrap
 
 import pytest
 
+from service import memory
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc malloc arenas")
 
 # Threads allocating at the same time, then glibc's own count of its heaps (malloc_info's <heap> elements).
@@ -86,3 +88,36 @@ def test_tune_gc_the_operators_thresholds_win_and_a_bad_value_is_refused_with_a_
         (chosen, force, _, _), err = _gc_probe({"PATH": "/usr/bin:/bin", "OFFSETGUARD_GC_THRESHOLD": bad})
         assert chosen == force == "300000,20,10"
         assert "OFFSETGUARD_GC_THRESHOLD" in err
+
+
+TRIM_PROBE = textwrap.dedent(
+    """
+    import sys
+    from service.memory import trim
+    def rss():
+        return int(open("/proc/self/statm").read().split()[1]) * 4096
+    blocks = [bytes(1024) for _ in range(100_000)]  # ~100 MB of 1 kB blocks: glibc's heap, not pymalloc
+    kept = blocks[::50]  # one in 50 stays, the last one too: the heap's top cannot shrink by itself
+    kept.append(blocks[-1])
+    del blocks
+    freed = rss()
+    done = trim()
+    print(done, freed, rss())
+    """
+)
+
+
+def test_trim_returns_the_free_pages_inside_the_heap() -> None:
+    """What a render leaves: large blocks freed between blocks still in use stay resident until trimmed."""
+    env = {"PATH": "/usr/bin:/bin", "MALLOC_ARENA_MAX": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, check=True, env=env, timeout=60
+    )
+    done, freed, trimmed = out.stdout.split()
+    assert done == "True"
+    assert int(freed) - int(trimmed) > 50_000_000  # of ~98 MB freed, held resident until the trim
+
+
+def test_trim_without_glibc_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_LIBC", [None])
+    assert memory.trim() is False

@@ -221,3 +221,21 @@ def test_endpoint_ten_scrapers_each_keep_their_cadence() -> None:
         assert len([t for t in rig.timers if not t.cancelled]) == len(clients)
 
     asyncio.run(go())
+
+
+def test_endpoint_in_process_render_trims_after_each_render() -> None:
+    """The render's freed blocks go back to the system once per render (service.memory.trim), after the
+    render: not per scrape answered from a body already rendered."""
+    rig = Rig()
+    trims: list[list[int]] = []
+
+    async def go() -> None:
+        endpoint = rig.endpoint(trim=lambda: trims.append(list(rig.renders)))
+        await rig.scrape_at(endpoint, 100.0)
+        await rig.scrape_at(endpoint, 100.5)  # within the TTL: the body of render 1, no trim
+        await rig.scrape_at(endpoint, 115.0)
+        endpoint.close()
+
+    asyncio.run(go())
+    assert rig.renders == [1, 2]
+    assert trims == [[1], [1, 2]]  # each after its render had finished

@@ -154,6 +154,9 @@ def test_endpoint_in_process_render_same_body_as_worker() -> None:
     inputs = _inputs()
     here = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0)
     there = MetricsEndpoint.build(lambda: inputs, clock=lambda: b.NOW, cache_ttl_s=0, render_worker=True)
+    trims: list[str] = []
+    here.trim = lambda: trims.append("here")
+    there.trim = lambda: trims.append("there")
     try:
         for accept, encoding in ((None, None), (PROMETHEUS_HEADERS[0], "gzip")):
             a = asyncio.run(here.scrape(accept, encoding))
@@ -162,6 +165,7 @@ def test_endpoint_in_process_render_same_body_as_worker() -> None:
             plain = gzip.decompress if encoding else (lambda body: body)
             assert plain(a.body) == plain(z.body)
         assert here.worker is None and there.worker is not None and there.worker.starts == 1
+        assert trims == ["here", "here"]  # in process only: the worker's memory is its own
     finally:
         here.close()
         there.close()
