@@ -28,8 +28,12 @@ from service.settings import ClusterSettings
 
 T = TypeVar("T")
 
-FETCH_MAX_BYTES = 32 * 1024 * 1024
-PARTITION_FETCH_MAX_BYTES = 8 * 1024 * 1024
+# What one fetch may bring per broker. Catching up on `__consumer_offsets`' history (a cold start) fills
+# every fetch: at 32 / 8 MiB the three brokers' responses and their decoded records took glibc's heap to
+# ~160 MB in use for the first seconds (the service's peak, 351-366 MB at 20k / 2k / 50k); at 4 / 1 MiB
+# (Kafka's own per-partition default) ~100 MB and a 297 MB peak, the catch-up a few seconds longer.
+FETCH_MAX_BYTES = 4 * 1024 * 1024
+PARTITION_FETCH_MAX_BYTES = 1024 * 1024
 # How long a broker holds a fetch of a caught-up tail when no record arrives (Kafka's own default). Not a
 # delivery delay: with fetch.min.bytes 1 a record appended meanwhile answers the held fetch at once. It is
 # the idle tail's request rate: every 0.2 s, 3 brokers took ~5 % of the service's CPU in fetch round trips.
