@@ -44,6 +44,7 @@ wins; it is exported for the render worker too.
 from __future__ import annotations
 
 import ctypes
+import functools
 import gc
 import logging
 import os
@@ -60,6 +61,7 @@ GC_THRESHOLD = (300_000, 20, 10)
 GC_ENV = "OFFSETGUARD_GC_THRESHOLD"
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
@@ -69,16 +71,11 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-_LIBC: list[ctypes.CDLL | None] = []  # loaded once, on the first trim
-
-
 def trim() -> bool:
     """Hand the free pages inside glibc's heaps back to the system (``malloc_trim(0)``); False where
     there is no glibc. A few milliseconds at the service's heap size: call it after a large, short-lived
     working set was freed (an in-process ``/metrics`` render), not on a timer."""
-    if not _LIBC:
-        _LIBC.append(_libc())
-    libc = _LIBC[0]
+    libc = _libc()
     if libc is None:
         return False
     libc.malloc_trim(0)

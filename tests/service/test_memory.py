@@ -119,5 +119,5 @@ def test_trim_returns_the_free_pages_inside_the_heap() -> None:
 
 
 def test_trim_without_glibc_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memory, "_LIBC", [None])
+    monkeypatch.setattr(memory, "_libc", lambda: None)
     assert memory.trim() is False

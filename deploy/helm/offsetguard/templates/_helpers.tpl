@@ -91,7 +91,7 @@ over .Values.config.
 {{- if hasKey $config "metrics" }}
 {{- fail "metrics: set metrics.families, metrics.granularity and metrics.renderWorker at the top level of the values, not under config.metrics" }}
 {{- end }}
-{{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity "render_worker" (default false .Values.metrics.renderWorker)) }}
+{{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity "render_worker" .Values.metrics.renderWorker) }}
 {{- $_ := set $config "clusters" $clusters }}
 {{- $_ := set $config "api" $api }}
 {{- toYaml $config }}
