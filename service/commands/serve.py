@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
-from service.memory import limit_arenas, tune_gc
+from service.memory import fix_mmap_threshold, limit_arenas, tune_gc
 from service.settings import Settings, load_settings
 
 
@@ -37,6 +37,7 @@ def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Setting
 
 def run(args: argparse.Namespace) -> int:
     limit_arenas()  # before any thread starts (see service.memory)
+    fix_mmap_threshold()
     import uvicorn
 
     from service.app import create_app

@@ -54,6 +54,54 @@ def test_limit_arenas_the_operators_value_wins() -> None:
     assert (cap, exported) == ("3", "3") and int(heaps) <= 3
 
 
+# A freed 4 MB block (mapped at start) raises glibc's threshold to 4 MB unless it is fixed: is the
+# next 1 MB block a mapping of its own (returned on free) or carved from the heap?
+MMAP_PROBE = textwrap.dedent(
+    """
+    import ctypes, os, sys
+    from service.memory import fix_mmap_threshold
+    chosen = fix_mmap_threshold() if sys.argv[1] == "fix" else None
+    class Info(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                    "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = Info
+    big = bytes(4_000_000)
+    del big
+    before = libc.mallinfo2().hblkhd
+    block = bytes(1_000_000)
+    print(chosen, os.environ.get("MALLOC_MMAP_THRESHOLD_"), libc.mallinfo2().hblkhd - before >= 1_000_000)
+    """
+)
+
+
+def _mmap_probe(mode: str, env: dict[str, str]) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", MMAP_PROBE, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=60,
+    )
+    return out.stdout.split()
+
+
+def test_fix_mmap_threshold_keeps_large_blocks_out_of_the_heap_and_exports_the_setting() -> None:
+    assert _mmap_probe("fix", {"PATH": "/usr/bin:/bin"}) == ["131072", "131072", "True"]
+    assert _mmap_probe("none", {"PATH": "/usr/bin:/bin"}) == ["None", "None", "False"]  # what it prevents
+
+
+def test_fix_mmap_threshold_the_operators_value_wins() -> None:
+    env = {"PATH": "/usr/bin:/bin", "MALLOC_MMAP_THRESHOLD_": "8000000"}
+    assert _mmap_probe("fix", env) == ["8000000", "8000000", "False"]  # 1 MB is below the operator's 8 MB
+
+
+def test_fix_mmap_threshold_without_glibc_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "_libc", lambda: None)
+    assert memory.fix_mmap_threshold() is None
+
+
 GC_PROBE = textwrap.dedent(
     """
     import gc, os
