@@ -95,27 +95,27 @@ def trim() -> bool:
 def limit_arenas(arenas: int = ARENAS) -> int | None:
     """Cap glibc's malloc arenas at ``arenas`` (or the operator's ``MALLOC_ARENA_MAX``); the cap in
     force, or None where it cannot be set (not Linux/glibc)."""
-    libc = _libc()
-    if libc is None:
-        return None
-    cap = _operators("MALLOC_ARENA_MAX", int, arenas, "a number")
-    if libc.mallopt(M_ARENA_MAX, cap) != 1:
-        return None
-    os.environ["MALLOC_ARENA_MAX"] = str(cap)
-    return cap
+    return _mallopt(M_ARENA_MAX, "MALLOC_ARENA_MAX", arenas)
 
 
 def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> int | None:
     """Serve blocks of ``threshold`` bytes or more (or the operator's ``MALLOC_MMAP_THRESHOLD_``) with
     mappings of their own, returned to the system when freed, and stop glibc raising the threshold;
     the threshold in force, or None where it cannot be set (not Linux/glibc)."""
+    return _mallopt(M_MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_", threshold)
+
+
+def _mallopt(param: int, name: str, default: int) -> int | None:
+    """glibc's ``param`` set to ``default`` or to the operator's value of ``name`` (the environment
+    variable glibc reads at start, exported so that processes the service starts inherit it); the value
+    in force, or None where it cannot be set."""
     libc = _libc()
     if libc is None:
         return None
-    chosen = _operators("MALLOC_MMAP_THRESHOLD_", int, threshold, "a number")
-    if libc.mallopt(M_MMAP_THRESHOLD, chosen) != 1:
+    chosen = _operators(name, int, default, "a number")
+    if libc.mallopt(param, chosen) != 1:
         return None
-    os.environ["MALLOC_MMAP_THRESHOLD_"] = str(chosen)
+    os.environ[name] = str(chosen)
     return chosen
 
 
