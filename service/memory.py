@@ -15,7 +15,8 @@ its own, handed back to the system when freed, but each such free raises that th
 size (up to 32 MiB), so after the first few fetch buffers, snapshots and render bodies were freed, all
 later ones came from the heap and their holes stayed resident: on the 20k / 2k / 50k bench cluster the
 heap held 40-50 MB free beside ~50 MB in use. The threshold fixed at 128 KiB (which also stops it
-moving) keeps ~10 MB free there: a cold start's peak 290 -> 274 MB and its steady state ~280 -> ~259 MB.
+moving) keeps ~10 MB free there: cold starts alternated with and without it peaked at 274 / 286 MB
+against 290 / 300 and settled at ~265 MB against ~287, at the same CPU.
 ``MALLOC_MMAP_THRESHOLD_`` set by the operator wins (glibc has applied it before Python starts).
 
 **Trimming** (:func:`trim`). A render of the default ``/metrics`` body at 50,000 group-partitions frees

@@ -37,7 +37,7 @@ def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Setting
 
 def run(args: argparse.Namespace) -> int:
     limit_arenas()  # before any thread starts (see service.memory)
-    fix_mmap_threshold()
+    fix_mmap_threshold()  # large blocks returned when freed, not kept in the heap (see service.memory)
     import uvicorn
 
     from service.app import create_app
