@@ -34,11 +34,15 @@ PROBE = textwrap.dedent(
 )
 
 
-def _probe(mode: str, env: dict[str, str] | None = None) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True, env=env, timeout=60
+def _run(probe: str, *args: str, env: dict[str, str] | None) -> subprocess.CompletedProcess[str]:
+    """``probe`` in a fresh interpreter (glibc reads its malloc variables at start)."""
+    return subprocess.run(
+        [sys.executable, "-c", probe, *args], capture_output=True, text=True, check=True, env=env, timeout=60
     )
-    return out.stdout.split()
+
+
+def _probe(mode: str, env: dict[str, str] | None = None) -> list[str]:
+    return _run(PROBE, mode, env=env).stdout.split()
 
 
 def test_limit_arenas_caps_glibc_heaps_and_exports_the_setting() -> None:
@@ -76,15 +80,7 @@ MMAP_PROBE = textwrap.dedent(
 
 
 def _mmap_probe(mode: str, env: dict[str, str]) -> list[str]:
-    out = subprocess.run(
-        [sys.executable, "-c", MMAP_PROBE, mode],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=env,
-        timeout=60,
-    )
-    return out.stdout.split()
+    return _run(MMAP_PROBE, mode, env=env).stdout.split()
 
 
 def test_fix_mmap_threshold_keeps_large_blocks_out_of_the_heap_and_exports_the_setting() -> None:
@@ -115,9 +111,7 @@ GC_PROBE = textwrap.dedent(
 
 
 def _gc_probe(env: dict[str, str]) -> tuple[list[str], str]:
-    out = subprocess.run(
-        [sys.executable, "-c", GC_PROBE], capture_output=True, text=True, check=True, env=env, timeout=60
-    )
+    out = _run(GC_PROBE, env=env)
     return out.stdout.split(), out.stderr
 
 
@@ -158,10 +152,7 @@ TRIM_PROBE = textwrap.dedent(
 def test_trim_returns_the_free_pages_inside_the_heap() -> None:
     """What a render leaves: large blocks freed between blocks still in use stay resident until trimmed."""
     env = {"PATH": "/usr/bin:/bin", "MALLOC_ARENA_MAX": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, check=True, env=env, timeout=60
-    )
-    done, freed, trimmed = out.stdout.split()
+    done, freed, trimmed = _run(TRIM_PROBE, env=env).stdout.split()
     assert done == "True"
     assert int(freed) - int(trimmed) > 50_000_000  # of ~98 MB freed, held resident until the trim
 
