@@ -146,6 +146,10 @@ def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: Grou
     if e.state == DEAD:
         deleted.add(e.group)
     state = e.state if e.state is not None else (old.state if old else "Unknown")
+    if e.state is None and old is not None and old.state == EMPTY and e.generation != old.generation:
+        # A KIP-848 epoch record says membership changed, not how: a group polled Empty may have members
+        # now, whose commits must not read as an operator's (alerts.moves.operator_commit).
+        state = "Unknown"
     since = old.since if old is not None and old.state == state else at
     generation = e.generation if e.generation is not None else (old.generation if old else None)
     protocol_type = e.protocol_type if e.protocol_type is not None else (old.protocol_type if old else None)

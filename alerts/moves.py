@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from math import ceil
 
 from alerts.commits import CommitMove
 from alerts.current import bracket, near, out_of_range_reason, samples
+from alerts.membership import memberless
 from alerts.model import EvidenceValue
 from alerts.state import DetectionState, PartitionKey, PartitionPoint, RangeSample
 
@@ -30,22 +32,64 @@ def old_out_of_range(move: CommitMove, history: Sequence[RangeSample]) -> str | 
     return out_of_range_reason(move.old.offset, move.old.moved_at, move.moved_after, history)
 
 
-def reset_to_truncated_end(move: CommitMove, history: Sequence[RangeSample]) -> int | None:
-    """The log end right after the truncation, when ``move`` is a reset (auto.offset.reset=latest) from an
-    old offset left beyond the log end (truncation / re-creation) back to the log end at reset time.
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """What the range history shows of the truncation that left an old committed offset beyond the log
+    end: ``end``, the log end the first sample after it shows (T: a reset to latest lands at or past
+    it); ``start_floor``, the largest log start sampled before it, or 0 (a reset to earliest, which
+    follows the truncation, lands at or past it)."""
 
-    Such a move re-reads nothing: the offsets between the new and the old one will hold new messages (the
-    old ones were lost by the truncation, reported by ``log_truncation``), so it is an ``offset_skip`` of
-    what was written between the truncation and the reset, not an ``offset_rewind``.
-    """
+    end: int
+    start_floor: int
+
+
+def truncation_under(move: CommitMove, history: Sequence[RangeSample]) -> Truncation | None:
+    """The truncation under ``move`` when it goes back from an old offset left beyond the log end
+    (truncation / re-creation): the offsets from the truncated log end up to the old offset held
+    messages the truncation destroyed, and the ones written there since were never read. See
+    :mod:`alerts.skip` (new offset at or past the truncated end: which reset is unknown) and
+    :mod:`alerts.rewind` (below it: a reset to the log start, ``min(old, end) - new`` re-read)."""
     if move.new.offset >= move.old.offset or old_out_of_range(move, history) != "beyond_log_end":
-        return None
-    if landing(move, history) != "log_end":
         return None
     # The first sample (after the old commit) showing the old offset beyond the log end: right after the
     # truncation (the log end only grows from there).
-    ends = [s.log_end for s in history if s.at >= move.old.moved_at and move.old.offset > s.log_end]
-    return ends[0] if ends else None
+    first = next((s for s in history if s.at >= move.old.moved_at and move.old.offset > s.log_end), None)
+    if first is None:
+        return None
+    floor = max((s.log_start for s in history if s.at < first.at), default=0)
+    return Truncation(first.log_end, floor)
+
+
+def reset_floor(move: CommitMove, history: Sequence[RangeSample]) -> int | None:
+    """E_lo: the least log end a reset to latest of ``move`` (from below the log start) can have landed
+    on, the largest log end sampled before the reset; None if no sample is known to precede it.
+
+    A sample precedes the reset if it still shows the old offset fetchable (the log start only grows:
+    the consumer's fetch there could not fail yet), or if it was taken by the time the old offset was
+    last committed on the tail (the consumer was still there then). A poll's time is not a commit's:
+    the consumer may have reset before the poll still showed the old offset.
+    """
+    old, new = move.old, move.new
+    tail = old.source == "tail"
+    ends = [
+        s.log_end
+        for s in history
+        if s.at <= new.at and (s.log_start <= old.offset or (tail and s.at <= old.at))
+    ]
+    return max(ends, default=None)
+
+
+def operator_commit(move: CommitMove, *, forward: bool = False) -> bool:
+    """``move`` was committed while the group had no members: an operator's tool (not a standalone
+    ``assign()`` group, which never has members). ``forward``: a move a consumer's progress could also
+    make, so the group must be known memberless all along: a tail-seen commit (its group records say
+    the state at that commit), or a poll-seen one whose group epoch did not change (a classic group's
+    poll has none: a batch job may have joined, read and left between two polls)."""
+    if not memberless(move.group_state) or move.protocol_type == "":
+        return False
+    if not forward or move.new.source == "tail":
+        return True
+    return move.old.generation is not None and move.old.generation == move.new.generation
 
 
 PROJECTION_SAMPLES = 5  # samples the growth rate of an unobserved range is estimated from
@@ -53,27 +97,39 @@ PROJECTION_MARGIN = 2.0  # growth is uneven: allow twice the rate
 
 
 def landing(move: CommitMove, history: Sequence[RangeSample]) -> str | None:
-    """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it."""
+    """``log_start`` or ``log_end`` when the new offset is where an auto.offset.reset puts it (the log
+    start when it could be both)."""
+    where = landings(move, history)
+    return "log_start" if "log_start" in where else "log_end" if "log_end" in where else None
+
+
+def landings(move: CommitMove, history: Sequence[RangeSample]) -> frozenset[str]:
+    """Where an auto.offset.reset could have put the new offset: ``log_start``, ``log_end``, both (the
+    ranges around the move overlap, an empty log), or neither."""
     before, after = bracket(history, move.new.at)
     if after is None and before is not None:
         # Evaluated before the range was observed again (a tail-seen reset, at once). On the last range
         # observed exactly, it landed there: the projection below is generous (a log start grown by a
         # whole deletion's step can pass an idle log end) and would read a reset to the log end as one
         # to the log start.
-        if move.new.offset == before.log_start:
-            return "log_start"
-        if move.new.offset == before.log_end:
-            return "log_end"
+        exact = frozenset(
+            name
+            for name, value in (("log_start", before.log_start), ("log_end", before.log_end))
+            if move.new.offset == value
+        )
+        if exact:
+            return exact
         # While retention or producers move the range, the reset landed past the last sample. Project
         # it to the commit.
         after = _projected(history, move.new.at)
     starts = (before.log_start if before else None, after.log_start if after else None)
     ends = (before.log_end if before else None, after.log_end if after else None)
+    found = set()
     if near(move.new.offset, *starts):
-        return "log_start"
+        found.add("log_start")
     if near(move.new.offset, *ends):
-        return "log_end"
-    return None
+        found.add("log_end")
+    return frozenset(found)
 
 
 def _projected(history: Sequence[RangeSample], at: float) -> RangeSample | None:

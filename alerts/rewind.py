@@ -1,21 +1,26 @@
 """``offset_rewind``: a committed offset moved backwards, at any lag; the messages in between are re-read.
 
+``messages_replayed`` = old - new, the messages between the two offsets, read again (certain).
+
 Causes, first match wins: ``auto_reset_earliest`` (the old offset had become unfetchable, beyond a
-truncated log end, and the new one is the log start; ``auto_reset_latest``, the log end, is a skip: see
-below), ``admin_reset`` (the
-group had no members: only an operator's tool commits then; not for standalone groups, which never have
-members), ``rebalance_recommit`` (a stale
-member's commit: an older generation / member epoch, or a rewind undone by a newer commit within
-``recommit_window_seconds``), else ``unknown``.
+truncated log end, and the new one is the log start), ``admin_reset`` (the group had no members: only an
+operator's tool commits then; not for standalone groups, which never have members),
+``rebalance_recommit`` (a stale member's commit: an older generation / member epoch, or a rewind undone
+by a newer commit within ``recommit_window_seconds``), else ``unknown`` (``auto_reset_earliest`` after a
+truncation, below).
 
 A tail-seen rewind with no cause yet is reported at once as ``unknown`` (critical either way, so waiting
 would only delay the alert) and held in ``DetectionState.pending_rewinds`` for the window: if a newer
 commit undoes it in time it is reported again, same fingerprint and same commits, as
 ``rebalance_recommit``; if the window passes it is dropped without a second report.
 
-Not a rewind: a move from an offset beyond a truncated log end back to the log end at reset time
-(auto.offset.reset=latest). Nothing below the new log end is re-read, the old messages in between were
-lost by the truncation; :mod:`alerts.skip` reports it as an ``offset_skip``.
+After a truncation (the old offset O left beyond the log end, T the log end right after it, see
+:func:`alerts.moves.truncation_under`): the offsets T..O held messages the truncation destroyed; the new
+ones written there since were never read, so they are not re-read: ``messages_replayed`` = min(O, T) -
+new, with evidence ``log_end_after_truncation``. A move to below T is no reset to latest (that lands at
+the log end, at least T): ``auto_reset_earliest`` (unless the group had no members, or a stale member
+committed). A move back to T or past it is not a rewind: which reset it was is unknown, and
+:mod:`alerts.skip` reports it as an ``offset_skip`` (``auto_reset_direction_unknown``).
 """
 
 from __future__ import annotations
@@ -24,9 +29,8 @@ from collections.abc import Sequence
 
 from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
-from alerts.membership import memberless
 from alerts.model import OFFSET_REWIND, Finding, Severity
-from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
+from alerts.moves import Truncation, history_for, landing, move_evidence, operator_commit, truncation_under
 from alerts.state import CycleInputs, DetectionState, PendingRewind, RangeSample
 from alerts.thresholds import Thresholds
 
@@ -54,7 +58,7 @@ def rewind_outcomes(
         undo = _undo(held, moves, window)
         if undo is not None:
             history = history_for(previous, held, partitions)
-            findings.append(_finding(inputs.cluster, held, RECOMMIT, history, undo))
+            findings.append(_finding(inputs.cluster, held, RECOMMIT, history, undo, None))
         elif now - p.new.at < window:
             pending.append(p)
 
@@ -62,9 +66,10 @@ def rewind_outcomes(
         if m.new.offset >= m.old.offset:
             continue
         history = history_for(previous, m, partitions)
-        if reset_to_truncated_end(m, history) is not None:
-            continue  # an offset_skip (auto_reset_latest from beyond the log end), see alerts.skip
-        cause = _cause(m, history, thresholds)
+        cut = truncation_under(m, history)
+        if cut is not None and m.new.offset >= cut.end:
+            continue  # an offset_skip (direction unknown, from beyond the log end), see alerts.skip
+        cause = _cause(m, history, cut)
         undo = None
         if cause is None:
             undo = _undo(m, moves[i + 1 :], window)
@@ -74,25 +79,22 @@ def rewind_outcomes(
                 cause = "unknown"
                 if m.new.source == "tail" and now - m.new.at < window:
                     pending.append(PendingRewind(m.key, m.old, m.new, m.group_state))
-        findings.append(_finding(inputs.cluster, m, cause, history, undo))
+        findings.append(_finding(inputs.cluster, m, cause, history, undo, cut))
     return tuple(findings), tuple(pending)
 
 
-def _cause(m: CommitMove, history: Sequence[RangeSample], thresholds: Thresholds) -> str | None:
-    if old_out_of_range(m, history) is not None:
-        where = landing(m, history)
-        if where == "log_start":
-            return "auto_reset_earliest"
-        if where == "log_end":
-            return "auto_reset_latest"
-    if memberless(m.group_state) and m.protocol_type != "":
+def _cause(m: CommitMove, history: Sequence[RangeSample], cut: Truncation | None) -> str | None:
+    if cut is not None and landing(m, history) == "log_start":
+        return "auto_reset_earliest"
+    if operator_commit(m):
         return "admin_reset"
     if m.old.generation is not None and m.new.generation is not None and m.new.generation < m.old.generation:
         return RECOMMIT
     old_epoch, new_epoch = m.old.member_epoch, m.new.member_epoch
     if old_epoch is not None and new_epoch is not None and new_epoch < old_epoch:
         return RECOMMIT
-    return None
+    # below the truncated log end: no reset to latest lands there, and the old offset was unfetchable
+    return "auto_reset_earliest" if cut is not None else None
 
 
 def _undo(m: CommitMove, later: tuple[CommitMove, ...], window: float) -> CommitMove | None:
@@ -104,11 +106,18 @@ def _undo(m: CommitMove, later: tuple[CommitMove, ...], window: float) -> Commit
 
 
 def _finding(
-    cluster: str, m: CommitMove, cause: str, history: Sequence[RangeSample], undo: CommitMove | None
+    cluster: str,
+    m: CommitMove,
+    cause: str,
+    history: Sequence[RangeSample],
+    undo: CommitMove | None,
+    cut: Truncation | None,
 ) -> Finding:
-    replayed = m.old.offset - m.new.offset
+    replayed = (m.old.offset if cut is None else min(m.old.offset, cut.end)) - m.new.offset
     severity: Severity = "info" if cause == "admin_reset" else "critical"
     evidence = move_evidence(m, history)
+    if cut is not None:
+        evidence["log_end_after_truncation"] = cut.end
     if undo is not None:
         evidence["undone_by_offset"] = undo.new.offset
         evidence["undone_at"] = undo.new.at

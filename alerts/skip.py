@@ -1,26 +1,41 @@
-"""``offset_skip``: a committed offset jumped forward over messages the group never read.
+"""``offset_skip``: a committed offset jumped forward over messages the group may never have read.
 
-Only a jump from an offset that had become unfetchable counts (below the log start before the move, or
-beyond a truncated log end): a consumer cannot have read from it. Ordinary progress, however large,
-starts from a fetchable offset. Causes: ``auto_reset_latest`` (landed on the log end),
-``auto_reset_earliest`` (landed on the log start after retention passed the old offset), ``admin_reset``
-(committed while the group had no members: an operator's tool; info), else ``unknown``.
+A figure named plainly is certain; one ending in ``_max`` is an upper bound, what happened if the
+history the commits cannot rule out did. The commit stream shows where a reset landed, not which way it
+went: a reset to the log start read on to the end within one commit looks exactly like a reset to the
+log end.
 
-Magnitudes count only what is known lost or skipped. A jump from below the log start splits at the log
-start last observed before the move: ``messages_deleted_unread`` = that log start - old offset (never
-more: committed_below_log_start reports the same loss), and the rest, up to the new offset, was
-``messages_read_past`` when the group reset to the earliest offset and read on (``auto_reset_earliest``,
-``unknown``; it includes messages retention deleted after that observation, which nothing proves were
-unread), or skipped by a reset to the log end or by an operator (``auto_reset_latest``, ``admin_reset``:
-``messages_read_past`` 0). ``messages_skipped`` = new - old - ``messages_read_past``: never read. A
-jump from beyond the log end counts only the offsets that held messages (up to the log end around the
-move); none, no finding.
+**From below the log start** (retention or delete-records passed the old offset O, new offset N):
+``messages_deleted_unread`` D = the log start last observed up to the move - O (certain: never read;
+committed_below_log_start reports the same loss). A reset to latest lands on the log end at reset time,
+at least E_lo (:func:`alerts.moves.reset_floor`). So:
 
-Also a move BACK from an offset beyond a truncated log end to the log end at reset time
-(auto.offset.reset=latest, cause ``auto_reset_latest`` whatever the group state): nothing below the new
-log end is re-read (the old messages there were lost by the truncation, see ``log_truncation``), but
-what was written between the truncation and the reset is never read: ``messages_skipped = new - log end
-right after the truncation`` (critical when > 0, else warning). Not reported as an ``offset_rewind``.
+* N below E_lo, or on the log start and not also on the log end: no reset to latest can land there.
+  ``auto_reset_earliest``: ``messages_skipped`` = D, ``messages_read_past`` = N - O - D (read after the
+  reset; it includes messages retention deleted after the last observation, which nothing proves unread).
+* otherwise the direction is unknown: ``auto_reset_direction_unknown`` (landed on the log end), or
+  ``unknown`` (between the ends). ``messages_skipped`` = D (the certain part), ``messages_skipped_max`` =
+  N - O (a reset to latest skipped the rest), ``messages_read_past_max`` = N - O - D (a reset to earliest
+  read it). Critical (D > 0).
+* committed while the group had no members (``admin_reset``, info): an operator's tool reads nothing on
+  the way, ``messages_skipped`` = N - O exactly.
+
+**From beyond the log end, forward**: only the offsets that held messages count (up to the log end around
+the move); none, no finding. ``admin_reset`` or ``unknown`` (a reset to latest from beyond the end moves
+back, never forward).
+
+**Back from beyond a truncated log end** to at or past T, the log end right after the truncation
+(:func:`alerts.moves.truncation_under`; below T it is an ``offset_rewind``): a reset to latest lands on
+the log end at reset time (at least T) and skipped what was written since the truncation, at most
+``messages_skipped_max`` = N - T; a reset to earliest landed on the log start and read to N, re-reading
+at most ``messages_replayed_max`` = T - the log start before the truncation. Nothing is certain:
+``auto_reset_direction_unknown``, ``messages_skipped`` 0, warning, whatever the group state.
+
+**Forward from a fetchable offset** while the group had no members (and is not a standalone
+``assign()`` group): an operator's reset (``kafka-consumer-groups --reset-offsets --to-latest`` on a
+stopped group), ``admin_reset``, info, ``messages_skipped`` = the messages between O and N (up to the log
+end around the move) exactly; none, or no log range observed, no finding. A group with members moving
+forward is reading: never reported.
 """
 
 from __future__ import annotations
@@ -29,11 +44,21 @@ from collections.abc import Sequence
 
 from alerts.commits import CommitMove, replay
 from alerts.current import bracket, current_partitions
-from alerts.membership import memberless
 from alerts.model import OFFSET_SKIP, Finding, Severity
-from alerts.moves import history_for, landing, move_evidence, old_out_of_range, reset_to_truncated_end
+from alerts.moves import (
+    Truncation,
+    history_for,
+    landings,
+    move_evidence,
+    old_out_of_range,
+    operator_commit,
+    reset_floor,
+    truncation_under,
+)
 from alerts.state import CycleInputs, DetectionState, RangeSample
 from alerts.thresholds import Thresholds
+
+DIRECTION_UNKNOWN = "auto_reset_direction_unknown"
 
 
 def detect_offset_skips(
@@ -46,49 +71,70 @@ def detect_offset_skips(
             continue
         history = history_for(previous, m, partitions)
         if m.new.offset < m.old.offset:
-            truncated_end = reset_to_truncated_end(m, history)
-            if truncated_end is not None:
-                findings.append(_reset_after_truncation(inputs.cluster, m, truncated_end, history))
+            cut = truncation_under(m, history)
+            if cut is not None and m.new.offset >= cut.end:
+                findings.append(_reset_after_truncation(inputs.cluster, m, cut, history))
             continue
         reason = old_out_of_range(m, history)
         if reason is None:
+            if operator_commit(m, forward=True):
+                existing = _existing_past(m, history)
+                if existing is not None and existing > 0:
+                    findings.append(_operator_forward(inputs.cluster, m, existing, history))
             continue
         jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
-        if jumped > 0:
+        if jumped is not None and jumped > 0:
             findings.append(_finding(inputs.cluster, m, reason, jumped, history))
     return tuple(findings)
 
 
-def _existing_past(m: CommitMove, history: Sequence[RangeSample]) -> int:
-    """Of the offsets a forward move from beyond the log end jumped, how many held messages: up to the log
-    end around the move (the larger of the samples either side). Offsets past the log end hold nothing, so
-    a group committing ahead of an empty or truncated log skips nothing (``committed_beyond_log_end``
-    reports where it stands)."""
+def _existing_past(m: CommitMove, history: Sequence[RangeSample]) -> int | None:
+    """Of the offsets a forward move jumped, how many held messages: up to the log end around the move
+    (the larger of the samples either side); None if no sample brackets it. Offsets past the log end
+    hold nothing, so a group committing ahead of an empty or truncated log skips nothing
+    (``committed_beyond_log_end`` reports where it stands)."""
     ends = [s.log_end for s in bracket(history, m.new.at) if s is not None]
-    return min(m.new.offset, max(ends, default=m.old.offset)) - m.old.offset
+    return min(m.new.offset, max(ends)) - m.old.offset if ends else None
 
 
 def _finding(
     cluster: str, m: CommitMove, reason: str, jumped: int, history: Sequence[RangeSample]
 ) -> Finding:
     """``jumped``: the offsets the move passed that held messages (all of them unless from beyond the end)."""
-    where = landing(m, history)
-    if memberless(m.group_state) and m.protocol_type != "":
-        cause = "admin_reset"
-    elif where == "log_start":
-        cause = "auto_reset_earliest"
-    elif where == "log_end":
-        cause = "auto_reset_latest"
-    else:
-        cause = "unknown"
     deleted = _deleted_unread(m, history)
-    read_on = reason == "below_log_start" and cause in ("auto_reset_earliest", "unknown")
-    read_past = jumped - deleted if read_on else 0
-    skipped = jumped - read_past
+    magnitude: dict[str, int] = {"messages_deleted_unread": deleted}
+    if operator_commit(m):
+        cause = "admin_reset"
+        magnitude |= {"messages_skipped": jumped, "messages_read_past": 0}
+    elif reason == "beyond_log_end":
+        cause = "unknown"
+        magnitude |= {"messages_skipped": jumped, "messages_read_past": 0}
+    elif _earliest(m, history):
+        cause = "auto_reset_earliest"
+        magnitude |= {"messages_skipped": deleted, "messages_read_past": jumped - deleted}
+    else:
+        cause = DIRECTION_UNKNOWN if "log_end" in landings(m, history) else "unknown"
+        magnitude |= {
+            "messages_skipped": deleted,
+            "messages_skipped_max": jumped,
+            "messages_read_past_max": jumped - deleted,
+        }
     severity: Severity = "info" if cause == "admin_reset" else "critical"
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = reason
     g, t, p = m.key
+    head = f"group {g} jumped {t}[{p}] from unfetchable offset {m.old.offset} to {m.new.offset}: "
+    if "messages_skipped_max" in magnitude:
+        rest = jumped - deleted
+        summary = (
+            f"{head}{deleted} messages deleted unread; of the {rest} after them, at most {rest} skipped "
+            f"(reset to latest) or {rest} read (reset to earliest): direction unknown ({cause})"
+        )
+    else:
+        summary = (
+            f"{head}{magnitude['messages_skipped']} messages never read, {deleted} of them deleted unread "
+            f"({cause})"
+        )
     return Finding(
         kind=OFFSET_SKIP,
         severity=severity,
@@ -96,16 +142,17 @@ def _finding(
         group=g,
         topic=t,
         partition=p,
-        summary=f"group {g} jumped {t}[{p}] from unfetchable offset {m.old.offset} to {m.new.offset}: "
-        f"{skipped} messages never read, {deleted} of them deleted unread ({cause})",
+        summary=summary,
         cause=cause,
-        magnitude={
-            "messages_skipped": skipped,
-            "messages_deleted_unread": deleted,
-            "messages_read_past": read_past,
-        },
+        magnitude=magnitude,
         evidence=evidence,
     )
+
+
+def _earliest(m: CommitMove, history: Sequence[RangeSample]) -> bool:
+    """No reset to latest can have landed on the new offset: below E_lo, or on the log start alone."""
+    floor = reset_floor(m, history)
+    return (floor is not None and m.new.offset < floor) or landings(m, history) == {"log_start"}
 
 
 def _deleted_unread(m: CommitMove, history: Sequence[RangeSample]) -> int:
@@ -115,26 +162,52 @@ def _deleted_unread(m: CommitMove, history: Sequence[RangeSample]) -> int:
     return max(0, min(m.new.offset, max(starts, default=m.old.offset)) - m.old.offset)
 
 
+def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequence[RangeSample]) -> Finding:
+    evidence = move_evidence(m, history)
+    evidence["old_offset_was"] = "fetchable"
+    g, t, p = m.key
+    return Finding(
+        kind=OFFSET_SKIP,
+        severity="info",
+        cluster=cluster,
+        group=g,
+        topic=t,
+        partition=p,
+        summary=f"group {g} had no members when {t}[{p}] moved from {m.old.offset} to {m.new.offset}: "
+        f"{skipped} messages never read (admin_reset)",
+        cause="admin_reset",
+        magnitude={"messages_skipped": skipped, "messages_deleted_unread": 0, "messages_read_past": 0},
+        evidence=evidence,
+    )
+
+
 def _reset_after_truncation(
-    cluster: str, m: CommitMove, truncated_end: int, history: Sequence[RangeSample]
+    cluster: str, m: CommitMove, cut: Truncation, history: Sequence[RangeSample]
 ) -> Finding:
-    skipped = max(0, m.new.offset - truncated_end)
-    severity: Severity = "critical" if skipped > 0 else "warning"
+    skipped_max = m.new.offset - cut.end
+    replayed_max = max(0, cut.end - cut.start_floor)
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = "beyond_log_end"
-    evidence["log_end_after_truncation"] = truncated_end
+    evidence["log_end_after_truncation"] = cut.end
     evidence["note"] = "committed offset was beyond the log end"
     g, t, p = m.key
     return Finding(
         kind=OFFSET_SKIP,
-        severity=severity,
+        severity="warning",
         cluster=cluster,
         group=g,
         topic=t,
         partition=p,
         summary=f"group {g} reset {t}[{p}] from {m.old.offset}, beyond the log end (truncated to "
-        f"{truncated_end}), to the log end {m.new.offset}: {skipped} messages never read (auto_reset_latest)",
-        cause="auto_reset_latest",
-        magnitude={"messages_skipped": skipped, "messages_deleted_unread": 0, "messages_read_past": 0},
+        f"{cut.end}), to {m.new.offset}: at most {skipped_max} messages skipped (reset to latest) or at "
+        f"most {replayed_max} re-read (reset to earliest, read on): direction unknown ({DIRECTION_UNKNOWN})",
+        cause=DIRECTION_UNKNOWN,
+        magnitude={
+            "messages_skipped": 0,
+            "messages_skipped_max": skipped_max,
+            "messages_replayed_max": replayed_max,
+            "messages_deleted_unread": 0,
+            "messages_read_past": 0,
+        },
         evidence=evidence,
     )

@@ -71,11 +71,27 @@ def _truncated() -> DetectionState:
     return run(s, inputs(offsets=offsets(20, {(T, 0): (0, 100)}), committed=committed(20, {G: 150})), 20)
 
 
-def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_start_auto_reset_earliest() -> None:
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_start_replays_only_kept_messages() -> None:
+    # 150 committed, truncated to 100, reset to 0: the 100 kept are re-read, not 150 (was 150: offsets
+    # 100..150 held messages the truncation destroyed; new ones written there were never read before)
     prev = _truncated()
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 0}))
     [f] = detect_offset_rewinds(prev, inp, 30, TH)
-    assert (f.cause, f.severity, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", "critical", 150)
+    assert (f.cause, f.severity, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", "critical", 100)
+    assert f.evidence["log_end_after_truncation"] == 100
+
+
+def test_detect_offset_rewinds_reset_to_log_start_after_truncation_and_produce_counts_min_old_end() -> None:
+    # 30 produced since the truncation (log end 130): still only the 100 kept below the truncated end
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 130)}), committed=committed(30, {G: 0}))
+    [f] = detect_offset_rewinds(prev, inp, 30, TH)
+    assert (f.cause, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", 100)
+    assert (f.evidence["old_offset"], f.evidence["new_offset"], f.evidence["log_end_after_truncation"]) == (
+        150,
+        0,
+        100,
+    )
 
 
 def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_log_end_not_a_rewind() -> None:
@@ -93,11 +109,23 @@ def test_detect_offset_rewinds_old_beyond_truncated_end_new_at_grown_log_end_not
     assert detect_offset_rewinds(prev, inp, 30, TH) == ()
 
 
-def test_detect_offset_rewinds_old_beyond_truncated_end_new_between_start_and_end_still_rewind() -> None:
+def test_detect_offset_rewinds_old_beyond_truncated_end_new_below_it_auto_reset_earliest_min_old_end() -> (
+    None
+):
+    # 60 is below the truncated end 100, where no reset to latest lands: a reset to the log start, read
+    # on to 60 before the commit (was: cause unknown, 90 re-read, counting the destroyed 100..150)
     prev = _truncated()
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 60}))
     [f] = detect_offset_rewinds(prev, inp, 30, TH)
-    assert (f.kind, f.cause, f.magnitude["messages_replayed"]) == (OFFSET_REWIND, "unknown", 90)
+    assert (f.kind, f.cause, f.magnitude["messages_replayed"]) == (OFFSET_REWIND, "auto_reset_earliest", 40)
+
+
+def test_detect_offset_rewinds_back_past_truncated_end_not_at_log_end_not_a_rewind() -> None:
+    # 110 is past the truncated end 100 (log end 120 now): a reset to latest that read on, or one to
+    # earliest that read on; an offset_skip with bounds (alerts.skip), not a rewind of 40
+    prev = _truncated()
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 120)}), committed=committed(30, {G: 110}))
+    assert detect_offset_rewinds(prev, inp, 30, TH) == ()
 
 
 def test_detect_offset_rewinds_older_generation_commit_rebalance_recommit() -> None:
@@ -190,7 +218,7 @@ def test_detect_offset_rewinds_recommitted_after_truncation_seen_still_auto_rese
     prev = run(prev, inputs(commit_events=(commit(150, 25, 2),), tail_live=True), 25)
     inp = inputs(commit_events=(commit(0, 30, 3),), tail_live=True)
     [f] = detect_offset_rewinds(prev, inp, 30, TH)
-    assert (f.cause, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", 150)
+    assert (f.cause, f.magnitude["messages_replayed"]) == ("auto_reset_earliest", 100)
 
 
 def test_detect_offset_rewinds_membership_at_each_commit_from_tail_group_records() -> None:

@@ -1,8 +1,21 @@
 from alerts.engine import evaluate
-from alerts.model import COMMITTED_BELOW_LOG_START, OFFSET_REWIND, OFFSET_SKIP, Finding
+from alerts.model import COMMITTED_BELOW_LOG_START, OFFSET_REWIND, OFFSET_SKIP, Finding, GroupEvent
 from alerts.skip import detect_offset_skips
-from alerts.state import DetectionState
-from tests.alerts.builders import TH, T, commit, committed, group_event, groups, inputs, kinds, offsets, run
+from alerts.state import CycleInputs, DetectionState
+from collectors.model import GroupInfo, GroupsObservation
+from tests.alerts.builders import (
+    TH,
+    C,
+    T,
+    commit,
+    committed,
+    group_event,
+    groups,
+    inputs,
+    kinds,
+    offsets,
+    run,
+)
 
 G = ("g", T, 0)
 
@@ -28,16 +41,24 @@ def _fell_below_start(state: str = "Stable") -> DetectionState:
     )
 
 
-def test_detect_offset_skips_reset_to_latest_after_retention_critical_skipped_counts() -> None:
+def test_detect_offset_skips_landed_on_log_end_after_retention_direction_unknown_critical_bounds() -> None:
+    # Was auto_reset_latest with 1000 skipped: a reset to the log start (200) that read on to the log end
+    # within one commit looks the same. 100 deleted unread is certain; the other 900 were skipped or read.
     inp = inputs(
         offsets=offsets(30, {(T, 0): (200, 1100)}),
         committed=committed(30, {G: 1100}),
         groups=groups(30, {"g": "Stable"}),
     )
     [f] = detect_offset_skips(_fell_below_start(), inp, 30, TH)
-    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "critical", "auto_reset_latest")
-    assert f.magnitude == {"messages_skipped": 1000, "messages_deleted_unread": 100, "messages_read_past": 0}
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "critical", "auto_reset_direction_unknown")
+    assert f.magnitude == {
+        "messages_skipped": 100,
+        "messages_deleted_unread": 100,
+        "messages_skipped_max": 1000,
+        "messages_read_past_max": 900,
+    }
     assert f.evidence["old_offset_was"] == "below_log_start"
+    assert "at most 900 skipped" in f.summary and "900 read" in f.summary and "direction unknown" in f.summary
 
 
 def test_detect_offset_skips_reset_to_log_start_after_retention_auto_reset_earliest() -> None:
@@ -128,28 +149,67 @@ def _truncated(state: str = "Stable") -> DetectionState:
     )
 
 
-def test_detect_offset_skips_reset_latest_from_beyond_truncated_end_nothing_produced_warning() -> None:
+def test_detect_offset_skips_back_to_truncated_end_nothing_produced_direction_unknown_warning() -> None:
+    # a reset to latest (100) or one to earliest (0) that read the 100 kept messages again: unknown
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 100)}), committed=committed(30, {G: 100}))
     [f] = detect_offset_skips(_truncated(), inp, 30, TH)
-    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "warning", "auto_reset_latest")
-    assert f.magnitude["messages_skipped"] == 0
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "warning", "auto_reset_direction_unknown")
+    assert f.magnitude == {
+        "messages_skipped": 0,
+        "messages_skipped_max": 0,
+        "messages_replayed_max": 100,
+        "messages_deleted_unread": 0,
+        "messages_read_past": 0,
+    }
     assert (f.evidence["old_offset"], f.evidence["new_offset"]) == (150, 100)
     assert f.evidence["log_end_after_truncation"] == 100
     assert f.evidence["note"] == "committed offset was beyond the log end"
     assert f.evidence["old_offset_was"] == "beyond_log_end"
 
 
-def test_detect_offset_skips_reset_latest_from_beyond_truncated_end_after_produce_critical() -> None:
-    # 20 messages written between the truncation (log end 100) and the reset to the log end 120
+def test_detect_offset_skips_back_to_grown_log_end_after_truncation_direction_unknown_bounds() -> None:
+    # Was critical, 20 skipped: 20 messages were written between the truncation (log end 100) and the
+    # commit of the log end 120, which a reset to latest skipped, and a reset to earliest read after
+    # re-reading the 100 kept ones. Nothing certain: a warning with both bounds.
     inp = inputs(offsets=offsets(30, {(T, 0): (0, 120)}), committed=committed(30, {G: 120}))
     [f] = detect_offset_skips(_truncated(), inp, 30, TH)
-    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "critical", "auto_reset_latest")
-    assert f.magnitude["messages_skipped"] == 20
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "warning", "auto_reset_direction_unknown")
+    assert (f.magnitude["messages_skipped"], f.magnitude["messages_skipped_max"]) == (0, 20)
+    assert f.magnitude["messages_replayed_max"] == 100
     assert (f.evidence["old_offset"], f.evidence["new_offset"]) == (150, 120)
     assert f.evidence["log_end_after_truncation"] == 100
 
 
-def test_detect_offset_skips_reset_latest_from_beyond_tail_seen_before_next_range_sample() -> None:
+def test_detect_offset_skips_librdkafka_reset_after_unclean_truncation_warning_nothing_certain() -> None:
+    # The incident once paged as auto_reset_latest, critical, 30 skipped: committed 150 over a log
+    # starting at 20, an unclean election truncates to 100, 30 are produced, and a librdkafka consumer
+    # (auto.offset.reset=earliest) resets to 20, re-reads 80, reads the 30 new and commits 130.
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (20, 150)}),
+            commit_events=(group_event("Stable", 5, 1), commit(150, 10, 2)),
+            tail_live=True,
+        ),
+        10,
+    )
+    s = run(s, inputs(offsets=offsets(20, {(T, 0): (20, 100)}), tail_live=True), 20)
+    reset = inputs(
+        offsets=offsets(30, {(T, 0): (20, 130)}), commit_events=(commit(130, 29, 3),), tail_live=True
+    )
+    found, _ = evaluate(s, reset, 30, TH)
+    [f] = [f for f in found if f.kind in (OFFSET_SKIP, OFFSET_REWIND)]
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "warning", "auto_reset_direction_unknown")
+    assert f.magnitude == {
+        "messages_skipped": 0,
+        "messages_skipped_max": 30,
+        "messages_replayed_max": 80,
+        "messages_deleted_unread": 0,
+        "messages_read_past": 0,
+    }
+
+
+def test_detect_offset_skips_back_to_truncated_end_tail_seen_before_next_sample_direction_unknown() -> None:
     prev = run(
         DetectionState(),
         inputs(offsets=offsets(10, {(T, 0): (0, 150)}), commit_events=(commit(150, 10, 1),), tail_live=True),
@@ -158,7 +218,11 @@ def test_detect_offset_skips_reset_latest_from_beyond_tail_seen_before_next_rang
     prev = run(prev, inputs(offsets=offsets(20, {(T, 0): (0, 100)}), tail_live=True), 20)
     prev = run(prev, inputs(commit_events=(commit(150, 25, 2),), tail_live=True), 25)  # auto-commit
     [f] = detect_offset_skips(prev, inputs(commit_events=(commit(100, 30, 3),), tail_live=True), 30, TH)
-    assert (f.cause, f.severity, f.magnitude["messages_skipped"]) == ("auto_reset_latest", "warning", 0)
+    assert (f.cause, f.severity, f.magnitude["messages_skipped"]) == (
+        "auto_reset_direction_unknown",
+        "warning",
+        0,
+    )
 
 
 def test_evaluate_reset_latest_from_beyond_truncated_end_skip_and_no_rewind() -> None:
@@ -168,14 +232,15 @@ def test_evaluate_reset_latest_from_beyond_truncated_end_skip_and_no_rewind() ->
     assert kinds(tuple(moves)) == [OFFSET_SKIP]
 
 
-def test_detect_offset_skips_reset_latest_from_beyond_group_empty_still_auto_reset_latest() -> None:
+def test_detect_offset_skips_back_to_truncated_end_group_empty_still_direction_unknown() -> None:
+    # an operator's --to-latest or a consumer's reset: the same landing either way
     inp = inputs(
         offsets=offsets(30, {(T, 0): (0, 100)}),
         committed=committed(30, {G: 100}),
         groups=groups(30, {"g": "Empty"}),
     )
     [f] = detect_offset_skips(_truncated("Empty"), inp, 30, TH)
-    assert (f.cause, f.severity) == ("auto_reset_latest", "warning")
+    assert (f.cause, f.severity) == ("auto_reset_direction_unknown", "warning")
 
 
 def test_detect_offset_skips_reset_earliest_from_beyond_truncated_end_not_a_skip() -> None:
@@ -233,8 +298,10 @@ def test_evaluate_forward_skip_over_delete_records_deleted_unread_only_to_log_st
     }
 
 
-def test_detect_offset_skips_forward_skip_over_delete_records_next_sample_seen_same_split() -> None:
-    # the same restart judged with the range observed again (log start still 700): landed past the log start
+def test_detect_offset_skips_landed_below_log_end_sampled_before_reset_auto_reset_earliest() -> None:
+    # the same restart judged with the range observed again (log start still 700): landed past the log
+    # start, below 1500, the log end sampled while 300 was still fetchable (before any reset): a reset to
+    # latest lands at 1500 or later, so this one was to earliest (was: cause unknown)
     s, _ = _stopped_at_300_then_delete_records()
     restart = inputs(
         offsets=offsets(26, {(T, 0): (700, 1500)}),
@@ -243,7 +310,7 @@ def test_detect_offset_skips_forward_skip_over_delete_records_next_sample_seen_s
         tail_live=True,
     )
     [skip] = detect_offset_skips(s, restart, 26, TH)
-    assert (skip.severity, skip.cause) == ("critical", "unknown")
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_earliest")
     assert skip.magnitude == {
         "messages_skipped": 400,
         "messages_deleted_unread": 400,
@@ -251,26 +318,30 @@ def test_detect_offset_skips_forward_skip_over_delete_records_next_sample_seen_s
     }
 
 
-def test_evaluate_tail_seen_reset_to_idle_log_end_before_next_sample_auto_reset_latest() -> None:
+def test_evaluate_tail_seen_landing_on_idle_log_end_before_next_sample_direction_unknown() -> None:
     # Found by `offsetguard drill skip`: a stopped group at 300, delete-records to 1000, and no records
     # after it (the log end stays 1500). The restarted group resets to the log end and commits 1500, seen
     # on the tail before the next range sample. The projected range grew the log start by its last step
     # (1000) past the idle log end, and the reset read as one to the log start: auto_reset_earliest with
-    # 500 "read past". It landed exactly on the log end last observed.
+    # 500 "read past". It landed exactly on the log end last observed, where a reset to the log start
+    # that read the 500 kept messages also commits: 700 deleted unread, the 500 skipped or read.
     s, _ = _stopped_at_300_then_delete_records(to=1000)
     restart = inputs(
         group_events=(group_event("Stable", 24, 3),), commit_events=(commit(1500, 25, 4),), tail_live=True
     )
     [skip] = [f for f in evaluate(s, restart, 25, TH)[0] if f.kind == OFFSET_SKIP]
-    assert (skip.severity, skip.cause) == ("critical", "auto_reset_latest")
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_direction_unknown")
     assert skip.magnitude == {
-        "messages_skipped": 1200,
+        "messages_skipped": 700,
         "messages_deleted_unread": 700,
-        "messages_read_past": 0,
+        "messages_skipped_max": 1200,
+        "messages_read_past_max": 500,
     }
 
 
-def test_detect_offset_skips_restart_after_retention_to_latest_skips_deleted_and_retained() -> None:
+def test_detect_offset_skips_stopped_group_past_retention_restarts_at_log_end_critical_loss_and_bounds() -> (
+    None
+):
     s, _ = _stopped_at_300_then_delete_records()
     restart = inputs(
         offsets=offsets(26, {(T, 0): (700, 1500)}),
@@ -279,11 +350,14 @@ def test_detect_offset_skips_restart_after_retention_to_latest_skips_deleted_and
         tail_live=True,
     )
     [skip] = detect_offset_skips(s, restart, 26, TH)
-    assert skip.cause == "auto_reset_latest"
+    # was auto_reset_latest, 1200 skipped: the 400 deleted are lost for certain, the 800 kept were
+    # skipped (reset to latest) or read (reset to earliest, read to the end before committing)
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_direction_unknown")
     assert skip.magnitude == {
-        "messages_skipped": 1200,
+        "messages_skipped": 400,
         "messages_deleted_unread": 400,
-        "messages_read_past": 0,
+        "messages_skipped_max": 1200,
+        "messages_read_past_max": 800,
     }
 
 
@@ -344,3 +418,201 @@ def test_detect_offset_skips_purge_after_the_commit_in_the_same_poll_cycle_nothi
     )
     inp = inputs(offsets=offsets(14, {(T, 0): (1001, 1001)}), committed=committed(15, {G: 1001}))
     assert detect_offset_skips(s, inp, 15, TH) == ()
+
+
+def test_detect_offset_skips_landed_on_log_start_that_is_the_log_end_direction_unknown() -> None:
+    # retention emptied the log (1500, 1500): the log start is the log end, either reset lands there
+    s, _ = _stopped_at_300_then_delete_records(to=1500)
+    restart = inputs(
+        offsets=offsets(26, {(T, 0): (1500, 1500)}),
+        group_events=(group_event("Stable", 24, 3),),
+        commit_events=(commit(1500, 25, 4),),
+        tail_live=True,
+    )
+    [skip] = detect_offset_skips(s, restart, 26, TH)
+    assert skip.cause == "auto_reset_direction_unknown"
+    assert (skip.magnitude["messages_skipped"], skip.magnitude["messages_skipped_max"]) == (1200, 1200)
+
+
+def test_detect_offset_skips_landed_on_log_start_only_auto_reset_earliest_exact() -> None:
+    s, _ = _stopped_at_300_then_delete_records()
+    restart = inputs(
+        offsets=offsets(26, {(T, 0): (700, 1500)}),
+        group_events=(group_event("Stable", 24, 3),),
+        commit_events=(commit(700, 25, 4),),
+        tail_live=True,
+    )
+    [skip] = detect_offset_skips(s, restart, 26, TH)
+    assert skip.cause == "auto_reset_earliest"
+    assert skip.magnitude == {
+        "messages_skipped": 400,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 0,
+    }
+
+
+def _stopped_at_300(state: str = "Empty") -> DetectionState:
+    """Group g stopped (``state`` on the tail) at 300 of a log 0..1500: 300 is fetchable."""
+    return run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            commit_events=(group_event(state, 5, 1), commit(300, 5, 2)),
+            tail_live=True,
+        ),
+        10,
+    )
+
+
+def test_detect_offset_skips_empty_group_reset_forward_to_log_end_admin_reset_info_exact() -> None:
+    # kafka-consumer-groups --reset-offsets --to-latest --execute on the stopped group
+    reset = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}), commit_events=(commit(1500, 20, 3),), tail_live=True
+    )
+    [f] = detect_offset_skips(_stopped_at_300(), reset, 21, TH)
+    assert (f.kind, f.severity, f.cause) == (OFFSET_SKIP, "info", "admin_reset")
+    assert f.magnitude == {"messages_skipped": 1200, "messages_deleted_unread": 0, "messages_read_past": 0}
+    assert f.evidence["old_offset_was"] == "fetchable"
+
+
+def test_detect_offset_skips_empty_group_reset_past_log_end_counts_only_existing_messages() -> None:
+    # --to-offset 2000 past the log end 1500: offsets 1500..2000 hold nothing
+    reset = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}), commit_events=(commit(2000, 20, 3),), tail_live=True
+    )
+    [f] = detect_offset_skips(_stopped_at_300(), reset, 21, TH)
+    assert (f.cause, f.magnitude["messages_skipped"]) == ("admin_reset", 1200)
+
+
+def test_detect_offset_skips_empty_group_forward_over_nothing_no_finding() -> None:
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 300)}),
+            commit_events=(group_event("Empty", 5, 1), commit(300, 5, 2)),
+            tail_live=True,
+        ),
+        10,
+    )
+    reset = inputs(
+        offsets=offsets(21, {(T, 0): (0, 300)}), commit_events=(commit(400, 20, 3),), tail_live=True
+    )
+    assert detect_offset_skips(s, reset, 21, TH) == ()
+
+
+def test_detect_offset_skips_forward_move_of_group_with_members_nothing() -> None:
+    step = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}), commit_events=(commit(1500, 20, 3),), tail_live=True
+    )
+    assert detect_offset_skips(_stopped_at_300("Stable"), step, 21, TH) == ()
+
+
+def test_detect_offset_skips_standalone_group_forward_move_nothing() -> None:
+    # an assign() consumer's group: no group records, never members; its commits are its progress
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 1500)}), commit_events=(commit(300, 5, 1),), tail_live=True),
+        10,
+    )
+    step = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}), commit_events=(commit(1500, 20, 2),), tail_live=True
+    )
+    assert detect_offset_skips(s, step, 21, TH) == ()
+
+
+def test_detect_offset_skips_polled_standalone_group_forward_move_nothing() -> None:
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            committed=committed(10, {G: 300}),
+            groups=_epoch_groups(10, "Empty", 3, protocol_type=""),
+        ),
+        10,
+    )
+    step = inputs(
+        offsets=offsets(20, {(T, 0): (0, 1500)}),
+        committed=committed(20, {G: 1500}),
+        groups=_epoch_groups(20, "Empty", 3, protocol_type=""),
+    )
+    assert detect_offset_skips(s, step, 20, TH) == ()
+
+
+def _epoch_groups(
+    at: float, state: str, epoch: int | None, protocol_type: str = "consumer"
+) -> GroupsObservation:
+    return GroupsObservation(
+        C, at, (GroupInfo("g", "consumer", state, protocol_type, "", (), group_epoch=epoch),)
+    )
+
+
+def _polled_empty(epochs: tuple[int | None, int | None]) -> tuple[DetectionState, CycleInputs]:
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            committed=committed(10, {G: 300}),
+            groups=_epoch_groups(10, "Empty", epochs[0]),
+        ),
+        10,
+    )
+    step = inputs(
+        offsets=offsets(20, {(T, 0): (0, 1500)}),
+        committed=committed(20, {G: 1500}),
+        groups=_epoch_groups(20, "Empty", epochs[1]),
+    )
+    return s, step
+
+
+def test_detect_offset_skips_polled_empty_group_same_epoch_forward_admin_reset() -> None:
+    s, step = _polled_empty((4, 4))
+    [f] = detect_offset_skips(s, step, 20, TH)
+    assert (f.severity, f.cause, f.magnitude["messages_skipped"]) == ("info", "admin_reset", 1200)
+
+
+def test_detect_offset_skips_polled_empty_group_epoch_moved_or_unknown_nothing() -> None:
+    # members joined, read and left between the polls (the epoch moved), or a classic group's poll, which
+    # has no epoch: its own progress cannot be told from an operator's reset
+    for epochs in ((4, 6), (None, None)):
+        s, step = _polled_empty(epochs)
+        assert detect_offset_skips(s, step, 20, TH) == (), epochs
+
+
+def test_detect_offset_skips_kip848_epoch_record_after_polled_empty_members_commit_nothing() -> None:
+    # polled Empty; the tail then shows the group epoch move (members joined) and a member's commits
+    s = run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(10, {(T, 0): (0, 1500)}),
+            committed=committed(10, {G: 300}),
+            groups=_epoch_groups(10, "Empty", 4),
+            tail_live=True,
+        ),
+        10,
+    )
+    step = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}),
+        group_events=(GroupEvent(C, "g", None, 5, "consumer", 15_000, 0, 1),),
+        commit_events=(commit(800, 16, 2), commit(1500, 20, 3)),
+        tail_live=True,
+    )
+    assert detect_offset_skips(s, step, 21, TH) == ()
+
+
+def test_detect_offset_skips_empty_group_forward_without_any_log_range_nothing() -> None:
+    s = run(
+        DetectionState(),
+        inputs(commit_events=(group_event("Empty", 5, 1), commit(300, 5, 2)), tail_live=True),
+        10,
+    )
+    reset = inputs(commit_events=(commit(1500, 20, 3),), tail_live=True)
+    assert detect_offset_skips(s, reset, 21, TH) == ()
+
+
+def test_detect_offset_skips_back_past_truncated_end_below_log_end_direction_unknown_bounds() -> None:
+    # 110: past the truncated end 100, below the log end 120: either reset, then read on to 110
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 120)}), committed=committed(30, {G: 110}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.cause, f.severity) == ("auto_reset_direction_unknown", "warning")
+    assert (f.magnitude["messages_skipped"], f.magnitude["messages_skipped_max"]) == (0, 10)
+    assert f.magnitude["messages_replayed_max"] == 100
