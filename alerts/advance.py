@@ -16,6 +16,7 @@ from alerts.rewind import rewind_outcomes
 from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
 from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
+from alerts.topic_change import id_changed, unconfirmed_resets
 
 
 def advance(
@@ -28,6 +29,10 @@ def advance(
     ranges = dict(previous.ranges)
     ranged = ranged_partitions(inputs)
     partitions.update(ranged)
+    for key in unconfirmed_resets(previous, inputs, thresholds):
+        # a log end gone back, its topic not told yet (alerts.topic_change): the point from before stays
+        # until metadata says whether it is a truncation or another topic
+        partitions[key] = previous.partitions[key]
     if inputs.offsets is not None:
         # Every partition of the offsets observation has its log range, observed now: its range
         # history takes the sample (each built in C, as the named tuple it is).
@@ -41,11 +46,12 @@ def advance(
             ranges[key] = _ranged(get(key, ()), sample, keep)
     for key, cur in unranged_partitions(inputs).items():
         old = partitions.get(key)
-        if old is not None and (old.log_end is not None or cur.leader is None):
+        if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):
             # Metadata only (or the partition offline): keep the leader and ISR observed with the last log
             # range, so a leader change is judged together with the log end it brings (the next offsets
             # observation), and an offline spell (no in-sync replica left: what precedes an unclean
-            # election) does not erase who led and who was in sync before it.
+            # election) does not erase who led and who was in sync before it. Under a new topic id the
+            # partition is another one (a topic re-created): nothing of the old one is kept.
             cur = old
         partitions[key] = cur
         observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at

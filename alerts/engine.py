@@ -29,6 +29,7 @@ from alerts.skip import detect_offset_skips
 from alerts.state import CycleInputs, DetectionState
 from alerts.sweep import judge_slow
 from alerts.thresholds import Thresholds
+from alerts.topic_events import detect_topic_events
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from alerts.unclean import detect_unclean_elections
 
@@ -39,6 +40,7 @@ DETECTORS: tuple[Detector, ...] = (
     detect_offset_skips,
     detect_committed_outside_log,
     detect_log_truncations,
+    detect_topic_events,
     detect_unclean_elections,
     detect_offsets_lost,
     detect_epoch_divergence,

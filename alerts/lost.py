@@ -6,7 +6,9 @@ the cause is the first that applies:
 =======================  ===========================================================  ============
 cause                    when                                                         severity
 =======================  ===========================================================  ============
-topic_deleted            the topic is gone from this cycle's metadata                 info
+topic_deleted            the topic is gone from the metadata, or there under another  info
+                         topic id (re-created): ``topic_deleted`` tells what the
+                         group had not read (:mod:`alerts.topic_events`)
 deleted_while_consuming  a member subscribes to / is assigned the topic; or, members  critical
                          unknown, the group has members or committed within
                          ``recent_commit_seconds``
@@ -31,28 +33,33 @@ and unsubscribed topics expire): routine for decommissioned consumers, so info; 
 its reset is caught when it commits (``offset_skip`` / ``offset_rewind`` with the count). The deliberate
 ones are info too.
 
-A deleted topic's tombstones usually arrive before the next metadata poll shows the topic gone, while
-the members still subscribe to it: a loss that would page is held in ``DetectionState.pending_losses``
-until an observation after it (metadata, or a log range of the partition) shows whether the topic
-exists, at most ``topic_confirm_seconds``; then it pages as ``deleted_while_consuming`` or is reported
-as ``topic_deleted``.
+A deleted topic's tombstones usually arrive before the next metadata poll shows the topic gone (or, a
+consumer's auto-create having re-created it, under a new topic id), while the members still subscribe
+to it: every loss is held in ``DetectionState.pending_losses`` until an observation after it shows
+whether the topic exists, at most ``topic_confirm_seconds``: metadata (the topic listed under the id it
+had before), or a log range of the partition that did not go back (one that did may be a new topic).
+Then it is reported with its cause, or as ``topic_deleted``; a loss whose topic is still unknown after
+``topic_confirm_seconds`` keeps its cause (``deleted_while_consuming`` pages). Held, the offsets of a
+deleted topic are still there for :mod:`alerts.topic_events` to count what each group had not read.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import cached_property
 
 from alerts.commits import DEAD, EMPTY, Removal, replay
-from alerts.current import offsets_retention_seconds
+from alerts.current import offsets_retention_seconds, ranged_partitions
 from alerts.expiry import expiry_at
 from alerts.membership import consuming, memberless
 from alerts.model import OFFSETS_LOST, Finding, Severity
-from alerts.state import CycleInputs, DetectionState, PendingLoss
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint, PendingLoss
 from alerts.thresholds import Thresholds
 
 WHILE_CONSUMING = "deleted_while_consuming"
+TOPIC_DELETED = "topic_deleted"
 SEVERITY: dict[str, Severity] = {
     "topic_deleted": "info",
     "group_deleted": "info",
@@ -86,7 +93,7 @@ def loss_outcomes(
     deleted = set(tombstoned)
     if inputs.groups is not None and not inputs.groups.failures:
         deleted |= {r.key.group for r in rp.removals if r.key.group not in rp.groups}
-    seen = _TopicCheck(inputs)
+    seen = _TopicCheck(previous, inputs)
     findings: list[Finding] = []
     idle: dict[str, list[PendingLoss]] = {}
     pending: list[PendingLoss] = []
@@ -94,12 +101,12 @@ def loss_outcomes(
     for loss in (*previous.pending_losses, *new):
         exists = seen.exists(loss)
         if exists is False:
-            loss = replace(loss, cause="topic_deleted")
+            loss = replace(loss, cause=TOPIC_DELETED)
+        elif exists is None and now - loss.at < thresholds.topic_confirm_seconds:
+            pending.append(loss)
+            continue
         elif loss.cause == WHILE_CONSUMING:
-            if exists is None and now - loss.at < thresholds.topic_confirm_seconds:
-                pending.append(loss)
-            else:
-                findings.append(_partition_finding(inputs.cluster, loss))
+            findings.append(_partition_finding(inputs.cluster, loss))
             continue
         idle.setdefault(loss.key.group, []).append(loss)
     for group, lost in sorted(idle.items()):
@@ -149,31 +156,46 @@ def _loss(r: Removal, cause: str) -> PendingLoss:
 
 
 class _TopicCheck:
-    """Whether a loss's topic exists, from this cycle's metadata and log ranges (None: not known yet)."""
+    """Whether a loss's topic still exists, from this cycle's metadata and log ranges (None: not known
+    yet). The topic id known before the loss is compared with this cycle's: under another id the topic of
+    the offsets is gone (deleted, and re-created by a consumer's auto-create before the metadata poll). A
+    log range says only that a topic of that name exists: one whose log end went back since may be a new
+    topic, and waits for metadata (:mod:`alerts.topic_change`)."""
 
-    def __init__(self, inputs: CycleInputs) -> None:
+    def __init__(self, previous: DetectionState, inputs: CycleInputs) -> None:
         meta = inputs.metadata
         ok = meta is not None and not meta.failures
-        self.names = {t.name for t in meta.topics} if meta is not None and ok else None
+        self.ids = {t.name: t.topic_id for t in meta.topics} if meta is not None else {}
+        self.names = set(self.ids) if ok else None
         self.names_at = meta.observed_at if meta is not None else 0.0
         self._offsets = inputs.offsets
         self.ranged_at = inputs.offsets.observed_at if inputs.offsets is not None else 0.0
+        self._before = previous.partitions
+        self._inputs = inputs
 
     @cached_property
-    def ranged(self) -> set[tuple[str, int]]:
+    def ranged(self) -> Mapping[PartitionKey, PartitionPoint]:
         """The partitions with a log range this cycle (built on the first loss asked about, if any)."""
-        offs = self._offsets
-        return {(p.topic, p.partition) for p in offs.partitions} if offs is not None else set()
+        return ranged_partitions(self._inputs) if self._offsets is not None else {}
 
     def exists(self, loss: PendingLoss) -> bool | None:
+        key = PartitionKey(loss.key.topic, loss.key.partition)
+        before = self._before.get(key)
+        if self.names_at >= loss.at and loss.key.topic in self.ids:  # seen after the offset vanished
+            now_id = self.ids[loss.key.topic]
+            if before is not None and before.topic_id is not None and now_id is not None:
+                return before.topic_id == now_id
         if self.names is not None:
             if loss.key.topic not in self.names:
                 return False
-            if self.names_at >= loss.at:  # seen after the offset vanished
+            if self.names_at >= loss.at:
                 return True
-        if self.ranged_at >= loss.at and (loss.key.topic, loss.key.partition) in self.ranged:
+        cur = self.ranged.get(key) if self.ranged_at >= loss.at else None
+        if cur is None:
+            return None
+        if before is None or before.log_end is None or cur.log_end is None:
             return True
-        return None
+        return True if cur.log_end >= before.log_end else None
 
 
 def _while_consuming(r: Removal, thresholds: Thresholds) -> bool:

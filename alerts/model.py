@@ -32,6 +32,7 @@ OFFSETS_TOPIC_CLEANER_STALLED = "offsets_topic_cleaner_stalled"
 OUT_OF_RANGE_FETCHES = "out_of_range_fetches"
 CONFIG_RISK = "config_risk"
 COLLECTOR_FAILURE = "collector_failure"
+TOPIC_DELETED = "topic_deleted"
 
 ALERT_KINDS = (
     OFFSET_REWIND,
@@ -50,6 +51,7 @@ ALERT_KINDS = (
     OUT_OF_RANGE_FETCHES,
     CONFIG_RISK,
     COLLECTOR_FAILURE,
+    TOPIC_DELETED,
 )
 
 

@@ -3,6 +3,10 @@
 
 A clean leader change never lowers the reported high watermark: a new leader answers ListOffsets with
 OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch.
+
+A log end that went back under a new topic id is a topic deleted and re-created, not a truncation
+(``topic_deleted``, :mod:`alerts.topic_events`); one that went back before any metadata since says which
+topic it belongs to is judged once one does (:func:`alerts.topic_change.unconfirmed_resets`).
 """
 
 from __future__ import annotations
@@ -12,20 +16,22 @@ from alerts.current import current_partitions
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
+from alerts.topic_change import id_changed, unconfirmed_resets
 
 
 def detect_log_truncations(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
     commits = replay(previous, inputs).commits
+    waiting = unconfirmed_resets(previous, inputs, thresholds)
     findings = []
     for key, cur in current_partitions(inputs).items():  # findings sorted at the end: they are few
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
-        if old.topic_id is not None and cur.topic_id is not None and old.topic_id != cur.topic_id:
-            cause = "topic_recreated"
-        elif cur.leader != old.leader and old.isr is not None and cur.leader not in old.isr:
+        if id_changed(old, cur) or key in waiting:
+            continue  # another topic (alerts.topic_events), or not told yet
+        if cur.leader != old.leader and old.isr is not None and cur.leader not in old.isr:
             cause = "unclean_leader_election"
         else:
             cause = "unknown"

@@ -22,6 +22,7 @@ from alerts.current import current_partitions
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from alerts.thresholds import Thresholds
+from alerts.topic_change import id_changed, unconfirmed_resets
 
 
 def detect_unclean_elections(
@@ -31,10 +32,13 @@ def detect_unclean_elections(
     elections = sum(rises.values())
     commits = replay(previous, inputs).commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
+    waiting = unconfirmed_resets(previous, inputs, thresholds)
     for key, cur in current_partitions(inputs).items():
         old = previous.partitions.get(key)
         if old is None or old.isr is None or old.leader is None or cur.leader is None:
             continue
+        if id_changed(old, cur) or key in waiting:
+            continue  # a re-created topic's partition has new replicas; or not told yet (alerts.topic_change)
         if cur.leader == old.leader or cur.leader in old.isr:
             continue
         went_back = old.log_end is not None and cur.log_end is not None and cur.log_end < old.log_end

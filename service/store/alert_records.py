@@ -18,6 +18,7 @@ from alerts.model import (
     OFFSET_REWIND,
     OFFSET_SKIP,
     OFFSETS_LOST,
+    TOPIC_DELETED,
     UNCLEAN_LEADER_ELECTION,
 )
 
@@ -25,7 +26,7 @@ FIRING = "firing"
 RESOLVED = "resolved"
 
 EVENT_LIKE_KINDS = frozenset(
-    {OFFSET_REWIND, OFFSET_SKIP, LOG_TRUNCATION, UNCLEAN_LEADER_ELECTION, OFFSETS_LOST}
+    {OFFSET_REWIND, OFFSET_SKIP, LOG_TRUNCATION, UNCLEAN_LEADER_ELECTION, OFFSETS_LOST, TOPIC_DELETED}
 )
 
 Fingerprint = tuple[str, str, str | None, str | None, int | None]

@@ -24,7 +24,7 @@ def test_evaluate_runs_all_detectors_and_returns_next_state() -> None:
     )
     assert sorted(kinds(found)) == ["committed_below_log_start", "offset_rewind"]
     assert s2.commits[CommitKey(*G)].offset == 300 and len(s2.ranges[(T, 0)]) == 2
-    assert len(DETECTORS) == 14
+    assert len(DETECTORS) == 15
 
 
 def test_evaluate_same_arguments_same_result() -> None:

@@ -55,7 +55,7 @@ def test_detect_offsets_lost_tombstone_while_group_stable_critical_per_partition
 def test_detect_offsets_lost_tombstone_soon_after_last_commit_of_empty_group_info_not_critical() -> None:
     # Empty: nobody consumes, whoever committed 50 s ago (a tool, or a member that has left since)
     s = _tailed("Empty")
-    inp = inputs(commit_events=(commit(None, 150, 4),), tail_live=True)
+    inp = inputs(offsets=_ranges(150), commit_events=(commit(None, 150, 4),), tail_live=True)
     [f] = detect_offsets_lost(s, inp, 150, TH)
     assert (f.severity, f.cause, f.partition) == ("info", "admin_offset_delete", None)
 
@@ -63,7 +63,8 @@ def test_detect_offsets_lost_tombstone_soon_after_last_commit_of_empty_group_inf
 def test_detect_offsets_lost_idle_group_all_expired_info_group_level() -> None:
     s = _tailed("Empty")
     later = 100 + RETENTION + 60
-    inp = inputs(commit_events=(commit(None, later, 4), commit(None, later, 5, partition=1)), tail_live=True)
+    tombs = (commit(None, later, 4), commit(None, later, 5, partition=1))
+    inp = inputs(offsets=_ranges(later), commit_events=tombs, tail_live=True)
     [f] = detect_offsets_lost(s, inp, later, TH)
     assert (f.severity, f.partition, f.cause, f.magnitude["offsets_lost"]) == ("info", None, "expired", 2)
     assert f.evidence["offsets"] == ("t[0]=40", "t[1]=70")
@@ -73,7 +74,7 @@ def test_detect_offsets_lost_delete_groups_of_idle_group_info_group_deleted() ->
     s = _tailed("Empty")
     at = 100 + DAY
     events = (commit(None, at, 4), commit(None, at, 5, partition=1), group_event("Dead", at, 6))
-    [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(at), commit_events=events, tail_live=True), at, TH)
     assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
         "info",
         "group_deleted",
@@ -97,7 +98,7 @@ def test_detect_offsets_lost_delete_groups_of_kip848_group_last_polled_stable_in
     )
     at = 101.0  # a second after the last commit: "committed recently" does not make it consuming
     events = (commit(None, at, 4), commit(None, at, 5, partition=1), group_event("Dead", at, 6))
-    [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(at), commit_events=events, tail_live=True), at, TH)
     assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
         "info",
         "group_deleted",
@@ -110,14 +111,15 @@ def test_detect_offsets_lost_all_gone_empty_group_not_deleted_info_admin_offset_
     s = _tailed("Empty")
     at = 100 + DAY
     events = (commit(None, at, 4), commit(None, at, 5, partition=1))
-    [f] = detect_offsets_lost(s, inputs(commit_events=events, tail_live=True), at, TH)
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(at), commit_events=events, tail_live=True), at, TH)
     assert (f.severity, f.cause) == ("info", "admin_offset_delete")
 
 
 def test_detect_offsets_lost_part_of_idle_group_offset_delete_info_group_level() -> None:
     s = _tailed("Empty")
     at = 100 + DAY
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at, TH)
+    inp = inputs(offsets=_ranges(at), commit_events=(commit(None, at, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, at, TH)
     assert (f.severity, f.cause, f.topic, f.partition) == ("info", "admin_offset_delete", None, None)
     assert f.evidence["offsets"] == ("t[0]=40",)
 
@@ -167,7 +169,11 @@ def test_detect_offsets_lost_expiry_judged_by_retention_observed_in_an_earlier_c
     events = (group_event("Empty", 100, 1), commit(40, 100, 2))
     s = run(DetectionState(), inputs(commit_events=events, configs=minute, tail_live=True), 100)
     # a tail-only cycle 61 s later: the offset and then the group are tombstoned by the expiry
-    inp = inputs(commit_events=(commit(None, 161, 3), group_event("Dead", 161, 4)), tail_live=True)
+    inp = inputs(
+        offsets=_ranges(161),
+        commit_events=(commit(None, 161, 3), group_event("Dead", 161, 4)),
+        tail_live=True,
+    )
     [f] = detect_offsets_lost(s, inp, 161, TH)
     assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("info", "expired", 1)
     assert f.evidence["retention_seconds"] == 60
@@ -186,7 +192,8 @@ def test_detect_offsets_lost_expiry_reckoned_from_the_record_when_the_poll_saw_t
     s = run(s, inputs(commit_events=(commit(40, 100, 2),), tail_live=True), 104)
     assert s.commits[CommitKey("g", T, 0)].at == 100
     # expired 60 s after the commit, before 60 s after the poll: the offset, then the group, tombstoned
-    inp = inputs(commit_events=(commit(None, 160.5, 3), group_event("Dead", 160.5, 4)), tail_live=True)
+    tombs = (commit(None, 160.5, 3), group_event("Dead", 160.5, 4))
+    inp = inputs(offsets=_ranges(161), commit_events=tombs, tail_live=True)
     [f] = detect_offsets_lost(s, inp, 161, TH)
     assert (f.severity, f.cause, f.magnitude["offsets_lost"]) == ("info", "expired", 1)
 
@@ -204,14 +211,17 @@ def test_detect_offsets_lost_admin_offset_delete_of_tool_committed_memberless_gr
     events = (group_event("Empty", 100, 1), commit(40, 100, 2), commit(70, 100, 3, partition=1))
     s = run(DetectionState(), inputs(commit_events=events, tail_live=True), 100)
     removed = (commit(None, 130, 4), commit(None, 130, 5, partition=1))
-    findings = detect_offsets_lost(s, inputs(commit_events=removed, tail_live=True), 130, TH)
+    findings = detect_offsets_lost(
+        s, inputs(offsets=_ranges(130), commit_events=removed, tail_live=True), 130, TH
+    )
     assert [(f.severity, f.cause, f.topic) for f in findings] == [("info", "admin_offset_delete", None)]
     assert findings[0].magnitude["offsets_lost"] == 2
 
 
 def test_detect_offsets_lost_admin_offset_delete_of_topic_no_member_subscribes_info() -> None:
     s = _members_on(("other",))
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130, TH)
+    inp = inputs(offsets=_ranges(130), commit_events=(commit(None, 130, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 130, TH)
     assert (f.severity, f.cause, f.evidence["members_topics"]) == ("info", "admin_offset_delete", ("other",))
 
 
@@ -237,7 +247,8 @@ def test_detect_offsets_lost_expiry_of_unsubscribed_topic_of_a_live_group_info_e
     # KIP-211: offsets of a topic the members no longer subscribe to expire by commit timestamp
     s = _members_on(("other",))
     later = 100 + RETENTION + 60
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, later, 4),), tail_live=True), later, TH)
+    inp = inputs(offsets=_ranges(later), commit_events=(commit(None, later, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, later, TH)
     assert (f.severity, f.cause, f.partition) == ("info", "expired", None)
 
 
@@ -251,7 +262,9 @@ def test_detect_offsets_lost_polled_offset_of_topic_no_member_is_assigned_info_a
         10,
     )
     inp = inputs(
-        committed=committed(20, {}, groups=("g",)), groups=groups(20, {"g": "Stable"}, assigned=assigned)
+        offsets=_ranges(20),
+        committed=committed(20, {}, groups=("g",)),
+        groups=groups(20, {"g": "Stable"}, assigned=assigned),
     )
     [f] = detect_offsets_lost(s, inp, 20, TH)
     assert (f.severity, f.cause) == ("info", "admin_offset_delete")
@@ -299,7 +312,8 @@ def test_detect_offsets_lost_group_never_seen_recent_commit(
 def test_detect_offsets_lost_group_never_seen_idle(tail_live: bool, severity: str, cause: str) -> None:
     s = run(DetectionState(), inputs(commit_events=(commit(40, 100, 1),), tail_live=tail_live), 100)
     at = 100 + DAY
-    [f] = detect_offsets_lost(s, inputs(commit_events=(commit(None, at, 2),), tail_live=tail_live), at, TH)
+    inp = inputs(offsets=_ranges(at), commit_events=(commit(None, at, 2),), tail_live=tail_live)
+    [f] = detect_offsets_lost(s, inp, at, TH)
     assert (f.severity, f.cause) == (severity, cause)
 
 
@@ -366,3 +380,47 @@ def test_detect_offsets_lost_range_observed_before_the_tombstone_does_not_confir
     s = _members_on((T,))
     inp = inputs(offsets=_ranges(129), commit_events=(commit(None, 130, 4),), tail_live=True)
     assert detect_offsets_lost(s, inp, 131, TH) == ()
+
+
+def _members_on_topic_a() -> DetectionState:
+    """:func:`_members_on` with t observed at 100 under topic id A, log 0-1000 on both partitions."""
+    s = _members_on((T,))
+    meta = metadata(100, {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}, topic_id="A")
+    return run(s, inputs(metadata=meta, offsets=_ranges(100)), 100)
+
+
+def test_detect_offsets_lost_topic_recreated_before_metadata_poll_info_topic_deleted_not_critical() -> None:
+    # deleted, then re-created by the consumer's auto-create: the metadata poll lists it, under a new id
+    s = _members_on_topic_a()
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    meta = metadata(150, {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}, topic_id="B")
+    [f] = detect_offsets_lost(s, inputs(metadata=meta), 150, TH)
+    assert (f.severity, f.cause, f.partition) == ("info", "topic_deleted", None)
+
+
+def test_detect_offsets_lost_topic_listed_under_the_same_id_after_the_loss_critical() -> None:
+    s = _members_on_topic_a()
+    s = run(s, inputs(commit_events=(commit(None, 130, 4),), tail_live=True), 130)
+    meta = metadata(150, {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}, topic_id="A")
+    [f] = detect_offsets_lost(s, inputs(metadata=meta), 150, TH)
+    assert (f.severity, f.cause, f.partition) == ("critical", "deleted_while_consuming", 0)
+
+
+def test_detect_offsets_lost_range_gone_back_after_the_loss_does_not_confirm_the_topic() -> None:
+    # a log range that went back may be a re-created topic's: held until metadata tells
+    s = _members_on_topic_a()
+    reset = offsets(131, {(T, 0): (0, 0), (T, 1): (0, 0)})
+    inp = inputs(offsets=reset, commit_events=(commit(None, 130, 4),), tail_live=True)
+    assert detect_offsets_lost(s, inp, 131, TH) == ()
+    _, held = loss_outcomes(s, inp, 131, TH)
+    assert [p.key.partition for p in held] == [0]
+
+
+def test_loss_outcomes_idle_loss_held_until_the_topic_is_seen_then_info() -> None:
+    s = _tailed("Empty")
+    at = 100 + DAY
+    found, held = loss_outcomes(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at, TH)
+    assert found == () and [(p.key.partition, p.cause) for p in held] == [(0, "admin_offset_delete")]
+    s = run(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at)
+    [f] = detect_offsets_lost(s, inputs(offsets=_ranges(at + 5)), at + 5, TH)
+    assert (f.severity, f.cause) == ("info", "admin_offset_delete")

@@ -1,7 +1,8 @@
 from dataclasses import replace
 
-from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, EpochEnd
-from alerts.state import DetectionState
+from alerts.engine import evaluate
+from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, TOPIC_DELETED, EpochEnd
+from alerts.state import CycleInputs, DetectionState
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from tests.alerts.builders import TH, T, commit, committed, inputs, metadata, offsets, run
 
@@ -30,12 +31,50 @@ def test_detect_log_truncations_end_back_to_leader_outside_isr_unclean_cause() -
     assert f.evidence["groups_beyond_log_end"] == ("g",)
 
 
-def test_detect_log_truncations_topic_id_changed_topic_recreated() -> None:
+def test_detect_log_truncations_topic_id_changed_nothing_topic_event_instead() -> None:
+    # a topic deleted and re-created: not a truncation (alerts.topic_events says what was deleted)
     inp = inputs(
         metadata=metadata(20, {(T, 0): (1, 0, (1,))}, topic_id="B"), offsets=offsets(20, {(T, 0): (0, 3)})
     )
-    [f] = detect_log_truncations(_before(), inp, 20, TH)
-    assert f.cause == "topic_recreated"
+    assert detect_log_truncations(_before(), inp, 20, TH) == ()
+    found = [(f.kind, f.cause) for f in evaluate(_before(), inp, 20, TH)[0]]
+    assert (TOPIC_DELETED, "recreated") in found and not [k for k, _ in found if k == LOG_TRUNCATION]
+
+
+def _stale(at: float, end: int) -> CycleInputs:
+    """A log range at ``at`` handed with the metadata of 10 (the service's latest: it polls it less often)."""
+    return inputs(
+        metadata=metadata(10, {(T, 0): (1, 4, (1,))}, topic_id="A"), offsets=offsets(at, {(T, 0): (0, end)})
+    )
+
+
+def test_detect_log_truncations_end_back_before_metadata_since_waits_then_same_id_critical() -> None:
+    assert detect_log_truncations(_before(), _stale(20, 100), 20, TH) == ()
+    s = run(_before(), _stale(20, 100), 20)
+    assert s.partitions[(T, 0)].log_end == 150  # the point from before stays until the topic is told
+    s = run(s, _stale(25, 100), 25)
+    inp = inputs(
+        metadata=metadata(30, {(T, 0): (1, 4, (1,))}, topic_id="A"), offsets=offsets(30, {(T, 0): (0, 100)})
+    )
+    [f] = detect_log_truncations(s, inp, 30, TH)
+    assert (f.kind, f.severity, f.magnitude["messages_truncated"]) == (LOG_TRUNCATION, "critical", 50)
+
+
+def test_detect_log_truncations_metadata_taken_after_the_first_reset_range_confirms_id() -> None:
+    s = run(_before(), _stale(20, 100), 20)
+    inp = inputs(
+        metadata=metadata(22, {(T, 0): (1, 4, (1,))}, topic_id="A"), offsets=offsets(25, {(T, 0): (0, 100)})
+    )
+    [f] = detect_log_truncations(s, inp, 25, TH)
+    assert (f.severity, f.cause) == ("critical", "unknown")
+
+
+def test_detect_log_truncations_no_metadata_for_topic_confirm_seconds_judged_anyway() -> None:
+    s = run(_before(), _stale(20, 100), 20)
+    late = 20 + TH.topic_confirm_seconds
+    assert detect_log_truncations(s, _stale(late - 1, 100), late - 1, TH) == ()
+    [f] = detect_log_truncations(s, _stale(late, 100), late, TH)
+    assert (f.severity, f.magnitude["messages_truncated"]) == ("critical", 50)
 
 
 def test_detect_log_truncations_end_growing_after_leader_change_nothing() -> None:

@@ -1,0 +1,101 @@
+"""Which topics were deleted or re-created between the previous state and this cycle, and which log ends
+went back under a topic id not confirmed yet: the view :mod:`alerts.topic_events`, :mod:`alerts.lost`,
+:mod:`alerts.truncation`, :mod:`alerts.unclean` and :mod:`alerts.advance` share.
+
+A topic is **deleted** when a complete metadata observation no longer lists it, **re-created** when a
+partition is observed under another topic id than the one it had (both known: metadata v10+). A log
+range is joined with the latest metadata, which the service takes every 30 s while it takes log ranges
+every 5 s: the first ranges of a topic re-created (a consumer's auto-create) after a deletion carry the
+*old* id. A log end that went back is therefore judged only once a metadata observation taken at or
+after the first range that showed it says which topic it belongs to (at most ``topic_confirm_seconds``);
+until then the state keeps the partition's last point from before it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from alerts.current import current_partitions, ranged_partitions, samples
+from alerts.memo import per_cycle
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
+from alerts.thresholds import Thresholds
+
+DELETED = "deleted"
+RECREATED = "recreated"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicChange:
+    """A topic deleted or re-created; ``last`` holds its partitions as last observed before."""
+
+    topic: str
+    cause: str  # DELETED or RECREATED
+    old_id: str | None
+    new_id: str | None  # RECREATED only
+    last: Mapping[int, PartitionPoint]
+
+
+def id_changed(old: PartitionPoint | None, cur: PartitionPoint | None) -> bool:
+    """Both points carry a topic id, and they differ: not the same topic."""
+    return (
+        old is not None
+        and cur is not None
+        and old.topic_id is not None
+        and cur.topic_id is not None
+        and old.topic_id != cur.topic_id
+    )
+
+
+@per_cycle
+def topic_changes(previous: DetectionState, inputs: CycleInputs) -> tuple[TopicChange, ...]:
+    """The topics deleted or re-created since the previous state, by name."""
+    by_topic: dict[str, dict[int, PartitionPoint]] = {}
+    for key, point in previous.partitions.items():
+        by_topic.setdefault(key.topic, {})[key.partition] = point
+    meta = inputs.metadata
+    complete = meta is not None and not meta.failures
+    listed = {t.name for t in meta.topics} if meta is not None and complete else None
+    current = current_partitions(inputs)
+    out = []
+    for topic, last in sorted(by_topic.items()):
+        old_ids = sorted({p.topic_id for p in last.values() if p.topic_id is not None})
+        old_id = old_ids[0] if len(old_ids) == 1 else None
+        if listed is not None and topic not in listed:
+            out.append(TopicChange(topic, DELETED, old_id, None, last))
+            continue
+        new_ids = set()
+        for p, old in last.items():
+            cur = current.get(PartitionKey(topic, p))
+            if cur is not None and cur.topic_id is not None and id_changed(old, cur):
+                new_ids.add(cur.topic_id)
+        if new_ids:
+            out.append(TopicChange(topic, RECREATED, old_id, min(new_ids), last))
+    return tuple(out)
+
+
+@per_cycle
+def unconfirmed_resets(
+    previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds
+) -> frozenset[PartitionKey]:
+    """Partitions whose log end went back under a topic id no metadata confirmed since (a topic
+    re-created, or truncated: not told yet). Judged later; at most ``topic_confirm_seconds`` after the
+    first range that showed it, they are judged with what is known then."""
+    out = set()
+    meta = inputs.metadata
+    for key, cur in ranged_partitions(inputs).items():
+        old = previous.partitions.get(key)
+        if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
+            continue
+        if old.topic_id is None or id_changed(old, cur):
+            continue  # no id to tell it by; or confirmed: another topic
+        first = next(
+            (s.at for s in samples(previous, key, cur) if s.at > old.observed_at and s.log_end < old.log_end),
+            cur.observed_at,
+        )
+        if meta is not None and meta.observed_at >= first:
+            continue  # metadata taken since the range went back: its id is the range's
+        if cur.observed_at - first >= thresholds.topic_confirm_seconds:
+            continue
+        out.add(key)
+    return frozenset(out)
