@@ -48,6 +48,7 @@ OFFSET_SAFETY_KINDS = frozenset(
         "offsets_topic_cleaner_stalled",
         "out_of_range_fetches",
         "config_risk",
+        "topic_deleted",
     }
 )
 
