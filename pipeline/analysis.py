@@ -4,14 +4,17 @@ Same semantics as the online detectors in :mod:`alerts`, replayed over the whole
 functions over each group-partition's records in log order (``source_partition``, ``source_offset``: a
 group's records all live in one ``__consumer_offsets`` partition):
 
-* ``offset_rewind`` — a commit below the previous commit (not a reset after a truncation, below);
-  ``messages_replayed = old - new``;
+* ``offset_rewind`` — a commit below the previous commit, ``messages_replayed = old - new``; after a
+  truncation left the old offset beyond the log end T, ``min(old, T) - new`` (needs log ranges);
 * ``offset_skip`` — a forward move from an offset that was unfetchable before the move (below a log
   start sampled before it, or beyond a log end sampled since the old offset was committed); needs log
-  ranges; ``messages_skipped`` = never read (``new - old`` less what was read on after a reset to
-  earliest past the sampled log start), deleted-unread in ``messages_lost``. Also a move back from
-  beyond a truncated log end to the log end (auto.offset.reset=latest after an unclean election),
-  ``messages_skipped = new - truncated end`` (see :mod:`pipeline.log_ranges`);
+  ranges; ``messages_skipped`` = certainly never read (from below the log start: the deleted-unread part,
+  also in ``messages_lost``, unless the reset's direction is known to be latest: an operator's),
+  ``messages_skipped_max`` / ``messages_read_past_max`` the bounds when the direction is unknown. Also
+  a move back from beyond a truncated log end to T or past it (``auto_reset_direction_unknown``:
+  ``messages_skipped`` 0, ``messages_skipped_max``, ``messages_replayed_max``), and a forward move of an
+  Empty group from a fetchable offset (``admin_reset``, the messages in between). See
+  :mod:`pipeline.log_ranges` and :mod:`alerts.skip`;
 * ``offsets_lost`` — an offset tombstone while the group was consuming (it had members: state neither
   Empty nor Dead; a group the archive never describes had none, as online with the tail live), unless
   the group itself was being deleted;
@@ -35,7 +38,7 @@ from alerts.model import (
 )
 from pipeline import schema
 from pipeline.anomaly_rows import KEY, ORDER, anomaly_row
-from pipeline.log_ranges import outside_log, skips, truncation_resets
+from pipeline.log_ranges import operator_resets, outside_log, skips, truncation_moves
 from pipeline.options import AnalysisSettings
 
 GROUP_KINDS = (schema.GROUP_METADATA, schema.CONSUMER_GROUP_METADATA, schema.GROUP_TOMBSTONE)
@@ -57,6 +60,9 @@ ANOMALY_COLUMNS = (
     "offsets_lost",
     "messages_lost",
     "beyond",
+    "messages_skipped_max",
+    "messages_replayed_max",
+    "messages_read_past_max",
     "group_state",
 )
 
@@ -251,6 +257,18 @@ def with_group_state(rows: DataFrame, history: DataFrame) -> DataFrame:
     )
 
 
+def idle_moves(offsets: DataFrame, history: DataFrame) -> DataFrame:
+    """The forward commits of :func:`offset_records` ``offsets`` made while the group was Empty (classic
+    group records say so; a KIP-848 group's epochs do not say how its membership changed): only the
+    groups ever Empty are looked at, a broadcast semi-join before the window over their records."""
+    groups = history.where(F.col("kind").isin(*GROUP_KINDS))
+    empty = groups.where(F.col("group_state") == "Empty").select("cluster", "group").distinct()
+    forward = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") > F.col("prev_offset")))
+    moves = forward.join(F.broadcast(empty), ["cluster", "group"], "left_semi")
+    stated = with_group_state(moves, groups)
+    return stated.where(F.col("group_state") == "Empty").drop("group_state", "group_deleted")
+
+
 def find_anomalies(
     history: DataFrame,
     offsets: DataFrame,
@@ -260,15 +278,16 @@ def find_anomalies(
     """Every anomaly (columns :data:`ANOMALY_COLUMNS`); ``offsets`` is :func:`offset_records` (or, without
     ``ranges``, :func:`rewind_and_loss_rows`)."""
     settings = settings or AnalysisSettings()
-    found = rewinds_and_losses(offsets, settings).withColumn("_reset", F.lit(False))
+    found = rewinds_and_losses(offsets, settings).withColumn("_exact", F.lit(False))
     if ranges is not None:
-        resets = truncation_resets(offsets, ranges)
-        # a reset to the log end after a truncation is reported as a skip, not as a rewind
-        found = found.join(resets.select(*KEY, *ORDER), [*KEY, *ORDER], "left_anti").unionByName(
-            resets.withColumn("_reset", F.lit(True))
-        )
+        cut = truncation_moves(offsets, ranges)
+        # a move back from beyond a truncated log end replaces the plain rewind: a skip at or past the
+        # truncated end, else a rewind of only what the truncation kept
+        found = found.join(cut.select(*KEY, *ORDER), [*KEY, *ORDER], "left_anti").unionByName(cut)
         for part in (skips(offsets, ranges), outside_log(offsets, ranges)):
-            found = found.unionByName(part.withColumn("_reset", F.lit(False)))
+            found = found.unionByName(part.withColumn("_exact", F.lit(False)))
+        operated = operator_resets(idle_moves(offsets, history), ranges)
+        found = found.unionByName(operated.withColumn("_exact", F.lit(True)))
     found = with_group_state(found, history)
     # offsets_lost only while consuming (alerts.lost's deleted_while_consuming): the group has members. A
     # group the archive never describes has none (members are written to __consumer_offsets; only a tool
@@ -282,9 +301,8 @@ def find_anomalies(
     # the archive knows by its epochs only (Unknown; its members leave by member records)
     deleting = F.col("group_deleted") & F.col("group_state").isin("Empty", "Dead", "Unknown")
     keep = (F.col("kind") != OFFSETS_LOST) | (consuming & ~deleting)
-    admin = (
-        F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP) & (F.col("group_state") == "Empty") & ~F.col("_reset")
-    )
+    empty = F.coalesce(F.col("group_state") == "Empty", F.lit(False))
+    admin = F.col("kind").isin(OFFSET_REWIND, OFFSET_SKIP) & empty & ~F.col("_exact")
     # an operator's reset reads nothing on the way: all of a skip is skipped (alerts.skip)
     admin_skip = admin & (F.col("kind") == OFFSET_SKIP)
     jumped = F.col("new_offset") - F.col("old_offset")
@@ -303,5 +321,8 @@ def find_anomalies(
         .withColumn("cause", cause)
         .withColumn("magnitude", F.when(admin_skip, jumped).otherwise(F.col("magnitude")))
         .withColumn("messages_skipped", F.when(admin_skip, jumped).otherwise(F.col("messages_skipped")))
+        # an operator's tool goes where it is told: no bounds, the figures are exact
+        .withColumn("messages_skipped_max", F.when(~admin, F.col("messages_skipped_max")))
+        .withColumn("messages_read_past_max", F.when(~admin, F.col("messages_read_past_max")))
         .select(*ANOMALY_COLUMNS)
     )

@@ -8,7 +8,17 @@ from pyspark.sql import functions as F
 
 KEY = ("cluster", "group", "topic", "partition")
 ORDER = ("source_partition", "source_offset")
-MEASURES = ("messages_replayed", "messages_skipped", "offsets_lost", "messages_lost", "beyond")
+MEASURES = (
+    "messages_replayed",
+    "messages_skipped",
+    "offsets_lost",
+    "messages_lost",
+    "beyond",
+    # upper bounds when the commits cannot tell which reset it was (alerts.skip); null otherwise
+    "messages_skipped_max",
+    "messages_replayed_max",
+    "messages_read_past_max",
+)
 
 
 def anomaly_row(kind: str | Column, cause: Column, magnitude: Column, **measures: Column) -> list[Column]:

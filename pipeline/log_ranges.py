@@ -5,12 +5,12 @@ transforms over :func:`pipeline.analysis.offset_records` rows, as the online det
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, OFFSET_SKIP
+from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, OFFSET_REWIND, OFFSET_SKIP
 from pipeline import schema
-from pipeline.anomaly_rows import KEY, ORDER, anomaly_row
+from pipeline.anomaly_rows import KEY, MEASURES, ORDER, anomaly_row
 
 TP = ("cluster", "topic", "partition")
 
@@ -39,32 +39,124 @@ def _asof_ranges(moves: DataFrame, ranges: DataFrame) -> DataFrame:
     ).where(F.col("_order") == 1)
 
 
+def _near(value: Column, a: Column, b: Column) -> Column:
+    """As :func:`alerts.current.near`: ``value`` lies between two samples (either may be missing)."""
+    lo, hi = F.least(a, b), F.greatest(a, b)  # least/greatest skip nulls
+    return lo.isNotNull() & (lo <= value) & (value <= hi)
+
+
+def _around(moves: DataFrame, ranges: DataFrame, *cols: str) -> DataFrame:
+    """``moves`` (few) joined with every sample of their partition: ``_r_at``, ``_r_start``, ``_r_end``
+    plus ``cols`` of the move."""
+    m, r = moves.alias("m"), ranges.alias("r")
+    return m.join(r, [F.col(f"m.{c}") == F.col(f"r.{c}") for c in TP]).select(
+        *[F.col(f"m.{c}") for c in (*KEY, *ORDER, *cols)],
+        F.col("r.at").alias("_r_at"),
+        F.col("r.log_start").alias("_r_start"),
+        F.col("r.log_end").alias("_r_end"),
+    )
+
+
+def _bracket(r_at: Column, at: Column) -> list[Column]:
+    """Aggregates: the log start and end of the last sample before ``at`` and of the first at or after it
+    (as :func:`alerts.current.bracket`)."""
+    sample = F.struct(r_at.alias("t"), F.col("_r_start").alias("start"), F.col("_r_end").alias("end"))
+    before = F.max(F.when(r_at < at, sample))
+    after = F.min(F.when(r_at >= at, sample))
+    return [
+        before.getField("start").alias("_start_before"),
+        before.getField("end").alias("_end_before"),
+        after.getField("start").alias("_start_after"),
+        after.getField("end").alias("_end_after"),
+    ]
+
+
 def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
     """``offset_skip`` rows: forward moves whose old offset was below the log start or beyond the log end.
 
-    ``messages_lost`` is the deleted-unread part, ``messages_skipped`` what was never read (see
-    :mod:`alerts.skip`; an ``admin_reset``, known only with the group state, is set in
-    :func:`pipeline.analysis.find_anomalies`)."""
+    As :mod:`alerts.skip`: ``messages_lost`` is the deleted-unread part D (certain), ``messages_skipped``
+    the certain never-read part (D from below the log start), ``messages_skipped_max`` and
+    ``messages_read_past_max`` the bounds when the reset's direction is unknown (landed at or past E_lo,
+    the largest log end sampled before the reset, and not on the log start alone). An ``admin_reset``,
+    known only with the group state, is set in :func:`pipeline.analysis.find_anomalies`."""
     moves = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") > F.col("prev_offset")))
     looked = _asof_ranges(moves, ranges)
     below = F.col("prev_offset") < F.col("r_start")
     beyond = (F.col("r_at") >= F.col("prev_moved_at")) & (F.col("prev_offset") > F.col("r_end"))
-    cause = (
-        F.when(F.col("offset") == F.col("r_end"), F.lit("auto_reset_latest"))
-        .when(F.col("offset") == F.col("r_start"), F.lit("auto_reset_earliest"))
-        .otherwise(F.lit("unknown"))
-    )
     # As alerts.skip: from beyond the log end only the offsets that held messages (up to the sampled log
     # end) count; none, no finding (the online detector also looks at the sample after the move).
     existing = F.least("offset", "r_end") - F.col("prev_offset")
-    jumped = F.when(below, F.col("offset") - F.col("prev_offset")).otherwise(existing)
-    # Deleted unread only up to the log start sampled before the move; from below it, what lies past that
-    # log start was read after a reset to earliest (not skipped) unless it reset to latest.
+    found = looked.where(below | (beyond & (existing > 0))).select(
+        "*", below.alias("_below"), existing.alias("_existing")
+    )
+    # The few skips, each with its partition's samples: E_lo (samples before the reset: the old offset
+    # still fetchable, or taken by its commit) and the samples around the move (where it landed).
+    near = _around(found, ranges, "at", "prev_offset", "prev_at")
+    before_reset = (F.col("_r_at") <= F.col("at")) & (
+        (F.col("_r_start") <= F.col("prev_offset")) | (F.col("_r_at") <= F.col("prev_at"))
+    )
+    seen = near.groupBy(*KEY, *ORDER).agg(
+        F.max(F.when(before_reset, F.col("_r_end"))).alias("_e_lo"), *_bracket(F.col("_r_at"), F.col("at"))
+    )
+    rows = found.join(seen, [*KEY, *ORDER], "left")
+    at_start = _near(F.col("offset"), F.col("_start_before"), F.col("_start_after"))
+    at_end = _near(F.col("offset"), F.col("_end_before"), F.col("_end_after"))
+    earliest = (F.col("offset") < F.col("_e_lo")) | (at_start & ~at_end)
+    unknown = F.col("_below") & ~F.coalesce(earliest, F.lit(False))
+    cause = (
+        F.when(~F.col("_below"), F.lit("unknown"))
+        .when(~unknown, F.lit("auto_reset_earliest"))
+        .when(at_end, F.lit("auto_reset_direction_unknown"))
+        .otherwise(F.lit("unknown"))
+    )
+    jumped = F.when(F.col("_below"), F.col("offset") - F.col("prev_offset")).otherwise(F.col("_existing"))
+    # Deleted unread only up to the log start sampled before the move; from below it, the rest was read
+    # after a reset to earliest, or skipped by one to latest: the certain part is D.
     deleted = F.greatest(F.least("offset", "r_start") - F.col("prev_offset"), F.lit(0))
-    read_past = F.when(below & (cause != "auto_reset_latest"), jumped - deleted).otherwise(F.lit(0))
-    skipped = jumped - read_past
-    return looked.where(below | (beyond & (existing > 0))).select(
-        *anomaly_row(OFFSET_SKIP, cause, skipped, messages_skipped=skipped, messages_lost=deleted)
+    skipped = F.when(F.col("_below"), deleted).otherwise(jumped)
+    return rows.select(
+        *anomaly_row(
+            OFFSET_SKIP,
+            cause,
+            skipped,
+            messages_skipped=skipped,
+            messages_lost=deleted,
+            messages_skipped_max=F.when(unknown, jumped),
+            messages_read_past_max=F.when(unknown, jumped - deleted),
+        )
+    )
+
+
+def operator_resets(idle: DataFrame, ranges: DataFrame) -> DataFrame:
+    """``offset_skip`` rows (``admin_reset``) for forward moves from a fetchable offset while the group had
+    no members: an operator's reset, ``messages_skipped`` = the messages between the two offsets, up to the
+    log end around the move; none, no row. As :mod:`alerts.skip`. ``idle``: the forward moves made while
+    the group was Empty (few: see :func:`pipeline.analysis.idle_moves`)."""
+    near = _around(idle, ranges, "at", "prev_offset", "prev_moved_at")
+    before = F.col("_r_at") <= F.col("at")
+    seen = near.groupBy(*KEY, *ORDER).agg(
+        F.max(F.when(before, F.col("_r_start"))).alias("_max_start"),
+        F.max(
+            F.when(
+                before & (F.col("_r_at") >= F.col("prev_moved_at")), F.col("prev_offset") - F.col("_r_end")
+            )
+        ).alias("_past_end"),
+        *_bracket(F.col("_r_at"), F.col("at")),
+    )
+    rows = idle.join(seen, [*KEY, *ORDER])
+    fetchable = ~(F.coalesce(F.col("prev_offset") < F.col("_max_start"), F.lit(False))) & ~(
+        F.coalesce(F.col("_past_end") > 0, F.lit(False))
+    )
+    end = F.greatest("_end_before", "_end_after")
+    skipped = F.least(F.col("offset"), end) - F.col("prev_offset")
+    return rows.where(fetchable & (skipped > 0)).select(
+        *anomaly_row(
+            OFFSET_SKIP,
+            F.lit("admin_reset"),
+            skipped,
+            messages_skipped=skipped,
+            messages_lost=F.lit(0),
+        )
     )
 
 
@@ -117,48 +209,63 @@ def outside_log(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
         F.col("offset").alias("new_offset"),
         size.cast("bigint").alias("magnitude"),
         *[
-            F.lit(None).cast("bigint").alias(n)
-            for n in ("messages_replayed", "messages_skipped", "offsets_lost")
+            (
+                F.when(F.col("_kind") == COMMITTED_BELOW_LOG_START, size)
+                if n == "messages_lost"
+                else F.when(F.col("_kind") == COMMITTED_BEYOND_LOG_END, size)
+                if n == "beyond"
+                else F.lit(None)
+            )
+            .cast("bigint")
+            .alias(n)
+            for n in MEASURES
         ],
-        F.when(F.col("_kind") == COMMITTED_BELOW_LOG_START, size).cast("bigint").alias("messages_lost"),
-        F.when(F.col("_kind") == COMMITTED_BEYOND_LOG_END, size).cast("bigint").alias("beyond"),
     )
 
 
-def truncation_resets(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
-    """``offset_skip`` rows (cause ``auto_reset_latest``) for moves *back* from an offset left beyond a
-    truncated log end to the log end at reset time (``auto.offset.reset=latest`` after an unclean
-    election): nothing is re-read, but what was written between the truncation and the reset is never
-    read, ``messages_skipped = new - log end right after the truncation`` (the first sample since the
-    old offset was committed that shows it beyond the log end). As
-    :func:`alerts.moves.reset_to_truncated_end`.
+def truncation_moves(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
+    """Moves *back* from an offset left beyond a truncated log end (an unclean election; T = the log end of
+    the first sample since the old offset was committed that shows it beyond the log end, as
+    :func:`alerts.moves.truncation_under`). The offsets T..old held messages the truncation destroyed.
 
-    Only backward moves are candidates (few), so each is joined with its partition's samples."""
+    * new at or past T: an ``offset_skip`` (``auto_reset_direction_unknown``): a reset to latest skipped
+      at most ``new - T``, one to earliest re-read at most ``T - the log start before the truncation``;
+      ``messages_skipped`` 0 (nothing certain);
+    * below T: an ``offset_rewind`` (``auto_reset_earliest``; ``admin_reset`` for an Empty group unless it
+      landed on the log start, set in :func:`pipeline.analysis.find_anomalies`), ``messages_replayed =
+      min(old, T) - new``.
+
+    ``_exact``: the row's cause is final (no admin_reset). Only backward moves are candidates (few), so
+    each is joined with its partition's samples."""
     back = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") < F.col("prev_offset")))
-    m, r = back.alias("m"), ranges.alias("r")
-    joined = m.join(r, [F.col(f"m.{c}") == F.col(f"r.{c}") for c in TP]).select(
-        "m.*", F.col("r.at").alias("_r_at"), F.col("r.log_end").alias("_r_end")
-    )
+    joined = _around(back, ranges, "at", "prev_offset", "prev_moved_at", "offset")
     since_old = (F.col("_r_at") >= F.col("prev_moved_at")) & (F.col("_r_at") <= F.col("at"))
     beyond = since_old & (F.col("prev_offset") > F.col("_r_end"))
-    sample = F.struct(F.col("_r_at").alias("t"), F.col("_r_end").alias("end"))
-    looked = joined.groupBy(*KEY, *ORDER).agg(
-        F.min(F.when(beyond, sample)).getField("end").alias("_truncated_end"),
-        F.max(F.when(F.col("_r_at") < F.col("at"), sample)).getField("end").alias("_end_before"),
-        F.min(F.when(F.col("_r_at") >= F.col("at"), sample)).getField("end").alias("_end_after"),
+    move = Window.partitionBy(*KEY, *ORDER)
+    first_at = F.min(F.when(beyond, F.col("_r_at"))).over(move)
+    marked = joined.select("*", first_at.alias("_first_at"))
+    looked = marked.groupBy(*KEY, *ORDER).agg(
+        F.min(F.when(F.col("_r_at") == F.col("_first_at"), F.col("_r_end"))).alias("_truncated_end"),
+        F.coalesce(F.max(F.when(F.col("_r_at") < F.col("_first_at"), F.col("_r_start"))), F.lit(0)).alias(
+            "_start_floor"
+        ),
+        *_bracket(F.col("_r_at"), F.col("at")),
     )
-    rows = back.join(looked, [*KEY, *ORDER])
-    ends = F.array_compact(F.array("_end_before", "_end_after"))
-    landed = (
-        (F.size(ends) > 0) & (F.array_min(ends) <= F.col("offset")) & (F.col("offset") <= F.array_max(ends))
-    )
-    skipped = F.greatest(F.col("offset") - F.col("_truncated_end"), F.lit(0))
-    return rows.where(F.col("_truncated_end").isNotNull() & landed).select(
+    rows = back.join(looked, [*KEY, *ORDER]).where(F.col("_truncated_end").isNotNull())
+    end = F.col("_truncated_end")
+    skip = F.col("offset") >= end
+    replayed = F.least("prev_offset", end) - F.col("offset")
+    at_start = _near(F.col("offset"), F.col("_start_before"), F.col("_start_after"))
+    return rows.select(
         *anomaly_row(
-            OFFSET_SKIP,
-            F.lit("auto_reset_latest"),
-            skipped,
-            messages_skipped=skipped,
-            messages_lost=F.lit(0),
-        )
+            F.when(skip, F.lit(OFFSET_SKIP)).otherwise(F.lit(OFFSET_REWIND)),
+            F.when(skip, F.lit("auto_reset_direction_unknown")).otherwise(F.lit("auto_reset_earliest")),
+            F.when(skip, F.lit(0)).otherwise(replayed),
+            messages_replayed=F.when(~skip, replayed),
+            messages_skipped=F.when(skip, F.lit(0)),
+            messages_lost=F.when(skip, F.lit(0)),
+            messages_skipped_max=F.when(skip, F.col("offset") - end),
+            messages_replayed_max=F.when(skip, F.greatest(end - F.col("_start_floor"), F.lit(0))),
+        ),
+        (skip | at_start).alias("_exact"),
     )

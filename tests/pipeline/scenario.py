@@ -56,19 +56,37 @@ CYCLES = [
             (6, group_state("g8", 1)),
             (6, commit("g8", "x", 0, 150, 6)),
             (7, commit("g9", "y", 0, 300, 7)),  # then stopped
+            (8, group_state("g12", 0)),  # stopped (Empty) at 100 of z/0
+            (8, commit("g12", "z", 0, 100, 8)),
+            (9, group_state("g13", 1)),
+            (9, commit("g13", "x", 1, 120, 9)),
         ],
     ),
     Cycle(
         30,
         [(20, commit("g5", "v", 0, 500, 20))],
-        ranges={("u", 0): (0, 20), ("v", 0): (0, 400), ("x", 0): (0, 160), ("y", 0): (0, 1500)},
+        ranges={
+            ("u", 0): (0, 20),
+            ("v", 0): (0, 400),
+            ("x", 0): (0, 160),
+            ("x", 1): (0, 130),
+            ("y", 0): (0, 1500),
+            ("z", 0): (0, 400),
+        },
     ),
-    # x/0 truncated to 100 (unclean election): g8's 150 is beyond the log end; delete-records moves y/0's
-    # log start to 700, past g9's 300
+    # x/0 and x/1 truncated to 100 (unclean election): g8's 150 and g13's 120 are beyond the log end;
+    # delete-records moves y/0's log start to 700, past g9's 300
     Cycle(
         50,
         [],
-        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 100), ("y", 0): (700, 1500)},
+        ranges={
+            ("u", 0): (40, 100),
+            ("v", 0): (0, 400),
+            ("x", 0): (0, 100),
+            ("x", 1): (0, 100),
+            ("y", 0): (700, 1500),
+            ("z", 0): (0, 400),
+        },
     ),
     Cycle(
         100,
@@ -77,10 +95,25 @@ CYCLES = [
             (80, commit("g4", "u", 0, 100, 80)),  # from 10, below log start 40: skip of 90
             (90, commit("g1", "t", 0, 120, 90)),  # rewind of 30
             (60, commit("g8", "x", 0, 150, 60)),  # auto-commit of the unchanged (out of range) position
-            (95, commit("g8", "x", 0, 110, 95)),  # reset to latest: 10 written since the truncation skipped
-            (96, commit("g9", "y", 0, 1000, 96)),  # earliest (700), read on to 1000: 400 deleted unread
+            # back to the log end 110: reset to latest (10 written since the truncation skipped) or to
+            # earliest (the 100 kept re-read, then the 10): which is unknown, nothing certain
+            (95, commit("g8", "x", 0, 110, 95)),
+            # earliest (700), read on to 1000, below the log end 1500 sampled while 300 was still
+            # fetchable (where a reset to latest lands at least): 400 deleted unread, 300 read
+            (96, commit("g9", "y", 0, 1000, 96)),
+            (97, commit("g12", "z", 0, 400, 97)),  # an operator's reset of the Empty group: 300 skipped
+            # below the truncated end 100: no reset to latest; 10 of the kept re-read (not 30: 100..120
+            # held messages the truncation destroyed)
+            (94, commit("g13", "x", 1, 90, 94)),
         ],
-        ranges={("u", 0): (40, 100), ("v", 0): (0, 400), ("x", 0): (0, 110), ("y", 0): (700, 1500)},
+        ranges={
+            ("u", 0): (40, 100),
+            ("v", 0): (0, 400),
+            ("x", 0): (0, 110),
+            ("x", 1): (0, 105),
+            ("y", 0): (700, 1500),
+            ("z", 0): (0, 400),
+        },
     ),
     Cycle(200, [(190, commit("g1", "t", 0, 300, 190))], redeliver=2),
     Cycle(
@@ -112,14 +145,23 @@ CYCLES = [
 EXPECTED = {
     ("offset_rewind", "g1", "t", 0, 30),
     ("offset_rewind", "g7", "t", 3, 50),
-    ("offset_skip", "g4", "u", 0, 90),
+    (
+        "offset_skip",
+        "g4",
+        "u",
+        0,
+        30,
+    ),  # 10 -> 100 over a log start of 40: 30 deleted unread, the rest unknown
     ("offsets_lost", "g2", "t", 1, 1),
     ("committed_below_log_start", "g4", "u", 0, 30),
     ("committed_beyond_log_end", "g5", "v", 0, 100),
-    ("offset_skip", "g8", "x", 0, 10),  # back from beyond a truncated log end: a skip, not a rewind
+    ("offset_skip", "g8", "x", 0, 0),  # back from beyond a truncated log end to it: a skip, nothing certain
     ("committed_beyond_log_end", "g8", "x", 0, 50),
     ("offset_skip", "g9", "y", 0, 400),  # 300 -> 1000 over a log start of 700: 300 of it read on
     ("committed_below_log_start", "g9", "y", 0, 400),
+    ("offset_skip", "g12", "z", 0, 300),  # a forward reset while Empty (admin_reset): 100..400 skipped
+    ("offset_rewind", "g13", "x", 1, 10),  # below the truncated end: min(120, 100) - 90
+    ("committed_beyond_log_end", "g13", "x", 1, 20),
 }
 
 

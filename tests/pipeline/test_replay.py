@@ -46,9 +46,13 @@ def test_anomalies_replayed_history_causes_match_online(anomalies: Any) -> None:
     got = {(r.kind, r.group): r.cause for r in rows}
     assert got[("offset_rewind", "g7")] == online[("offset_rewind", "g7")] == "rebalance_recommit"
     assert got[("offset_rewind", "g1")] == online[("offset_rewind", "g1")] == "unknown"
-    assert got[("offset_skip", "g4")] == online[("offset_skip", "g4")] == "auto_reset_latest"
-    assert got[("offset_skip", "g8")] == online[("offset_skip", "g8")] == "auto_reset_latest"
+    # landed on the log end: a reset to latest, or one to earliest read to the end; which is unknown
+    assert got[("offset_skip", "g4")] == online[("offset_skip", "g4")] == "auto_reset_direction_unknown"
+    assert got[("offset_skip", "g8")] == online[("offset_skip", "g8")] == "auto_reset_direction_unknown"
     assert ("offset_rewind", "g8") not in got
+    assert got[("offset_skip", "g9")] == online[("offset_skip", "g9")] == "auto_reset_earliest"
+    assert got[("offset_skip", "g12")] == online[("offset_skip", "g12")] == "admin_reset"
+    assert got[("offset_rewind", "g13")] == online[("offset_rewind", "g13")] == "auto_reset_earliest"
     assert got[("offsets_lost", "g2")] == online[("offsets_lost", "g2")] == "deleted_while_consuming"
 
 
@@ -63,5 +67,24 @@ def test_narrow_rows_without_ranges_find_what_the_full_window_finds(
     full = find_anomalies(groups, offset_records(history))
     narrow = find_anomalies(groups, rewind_and_loss_rows(history))
 
-    assert narrow.count() == 4  # g1, g7 and g8 moving back, g2 tombstoned while consuming: once each
+    # g1, g7, g8 and g13 moving back, g2 tombstoned while consuming: once each
+    assert narrow.count() == 5
     assertDataFrameEqual(narrow, full)
+
+
+def test_anomalies_replayed_history_bounds_match_online(anomalies: Any) -> None:
+    # the upper bounds of a reset whose direction the commits cannot tell, on both sides (null: none)
+    bounds = ("messages_skipped_max", "messages_replayed_max", "messages_read_past_max")
+    moves = ("offset_skip", "offset_rewind")
+    online = {
+        (f.kind, f.group): tuple(f.magnitude.get(b) for b in bounds)
+        for f in online_findings()
+        if f.kind in moves
+    }
+
+    got = {(r.kind, r.group): tuple(r[b] for b in bounds) for r in anomalies.collect() if r.kind in moves}
+
+    assert got == online
+    assert got[("offset_skip", "g4")] == (90, None, 60)  # 10 -> 100, 30 deleted unread
+    assert got[("offset_skip", "g8")] == (10, 100, None)  # truncated to 100, reset to 110
+    assert got[("offset_skip", "g12")] == (None, None, None)  # an operator's reset: exact
