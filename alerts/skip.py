@@ -34,8 +34,9 @@ at most ``messages_replayed_max`` = T - the log start before the truncation. Not
 **Forward from a fetchable offset** while the group had no members (and is not a standalone
 ``assign()`` group): an operator's reset (``kafka-consumer-groups --reset-offsets --to-latest`` on a
 stopped group), ``admin_reset``, info, ``messages_skipped`` = the messages between O and N (up to the log
-end around the move) exactly; none, or no log range observed, no finding. A group with members moving
-forward is reading: never reported.
+end around the move) exactly; none, or no log range observed, no finding. Seen on the tail before the
+range is observed again, past the last log end observed: that count is certain, ``messages_skipped_max``
+= N - O. A group with members moving forward is reading: never reported, nor a standalone group's.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def detect_offset_skips(
                 existing = _existing_past(m, history)
                 if existing is not None and existing > 0:
                     findings.append(_operator_forward(inputs.cluster, m, existing, history))
-            continue
+            continue  # otherwise a consumer's progress
         jumped = m.new.offset - m.old.offset if reason != "beyond_log_end" else _existing_past(m, history)
         if jumped is not None and jumped > 0:
             findings.append(_finding(inputs.cluster, m, reason, jumped, history))
@@ -163,6 +164,13 @@ def _deleted_unread(m: CommitMove, history: Sequence[RangeSample]) -> int:
 
 
 def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequence[RangeSample]) -> Finding:
+    """``skipped``: the messages between the offsets, up to the log end around the move. Seen before the
+    range is observed again, the log end may have grown past the last sample by the reset: then that
+    count is certain, and the rest of the jump a bound."""
+    magnitude = {"messages_skipped": skipped, "messages_deleted_unread": 0, "messages_read_past": 0}
+    before, after = bracket(history, m.new.at)
+    if after is None and before is not None and before.log_end < m.new.offset:
+        magnitude["messages_skipped_max"] = m.new.offset - m.old.offset
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = "fetchable"
     g, t, p = m.key
@@ -174,9 +182,11 @@ def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequen
         topic=t,
         partition=p,
         summary=f"group {g} had no members when {t}[{p}] moved from {m.old.offset} to {m.new.offset}: "
-        f"{skipped} messages never read (admin_reset)",
+        f"{skipped} messages never read"
+        + (f" (at most {magnitude['messages_skipped_max']})" if "messages_skipped_max" in magnitude else "")
+        + " (admin_reset)",
         cause="admin_reset",
-        magnitude={"messages_skipped": skipped, "messages_deleted_unread": 0, "messages_read_past": 0},
+        magnitude=magnitude,
         evidence=evidence,
     )
 

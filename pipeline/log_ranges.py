@@ -149,6 +149,8 @@ def operator_resets(idle: DataFrame, ranges: DataFrame) -> DataFrame:
     )
     end = F.greatest("_end_before", "_end_after")
     skipped = F.least(F.col("offset"), end) - F.col("prev_offset")
+    # no sample since the move (the end of the history): the log end may have grown past the last one
+    open_ended = F.col("_end_after").isNull() & (F.col("_end_before") < F.col("offset"))
     return rows.where(fetchable & (skipped > 0)).select(
         *anomaly_row(
             OFFSET_SKIP,
@@ -156,6 +158,7 @@ def operator_resets(idle: DataFrame, ranges: DataFrame) -> DataFrame:
             skipped,
             messages_skipped=skipped,
             messages_lost=F.lit(0),
+            messages_skipped_max=F.when(open_ended, F.col("offset") - F.col("prev_offset")),
         )
     )
 

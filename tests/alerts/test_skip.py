@@ -616,3 +616,11 @@ def test_detect_offset_skips_back_past_truncated_end_below_log_end_direction_unk
     assert (f.cause, f.severity) == ("auto_reset_direction_unknown", "warning")
     assert (f.magnitude["messages_skipped"], f.magnitude["messages_skipped_max"]) == (0, 10)
     assert f.magnitude["messages_replayed_max"] == 100
+
+
+def test_detect_offset_skips_empty_group_reset_past_last_sampled_log_end_certain_part_and_bound() -> None:
+    # seen on the tail before the range is observed again: the log end may have grown past 1500 by then
+    reset = inputs(commit_events=(commit(1800, 20, 3),), tail_live=True)
+    [f] = detect_offset_skips(_stopped_at_300(), reset, 20, TH)
+    assert (f.cause, f.severity) == ("admin_reset", "info")
+    assert (f.magnitude["messages_skipped"], f.magnitude["messages_skipped_max"]) == (1200, 1500)
