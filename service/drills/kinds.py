@@ -67,7 +67,12 @@ def retention_loss(kafka: DrillKafka, watch: Watch, names: Names, options: Optio
 
 def skip(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Caused:
     """A stopped group at 50, the log start moved to 120; its consumer comes back with
-    ``auto.offset.reset=latest`` and commits the log end (200): 70 deleted unread, 80 skipped."""
+    ``auto.offset.reset=latest`` and commits the log end (200): 70 deleted unread, 80 skipped.
+
+    The service sees 70 deleted unread for certain and at most 150 skipped: a consumer reset to the log
+    start (120) that read to the end before committing would commit 200 as well, so the commits cannot
+    tell the direction (``auto_reset_direction_unknown``), and the drill's own operation gives the service
+    nothing else to tell it by."""
     kafka.create_topic(names.topic)
     kafka.produce(names.topic, RECORDS)
     kafka.commit(names.group, names.topic, LOW)
@@ -83,8 +88,12 @@ def skip(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Cau
         landed = member.commit_position(LOW)
         caused = Caused(
             time.monotonic(),
-            # skipped counts from the old offset: the deleted-unread ones are among them
-            {"messages_deleted_unread": DELETE_BEFORE - LOW, "messages_skipped": landed - LOW},
+            # certain: the deleted-unread ones; at most, counted from the old offset: all of the jump
+            {
+                "messages_deleted_unread": DELETE_BEFORE - LOW,
+                "messages_skipped": DELETE_BEFORE - LOW,
+                "messages_skipped_max": landed - LOW,
+            },
         )
         time.sleep(2.0)
         return caused
@@ -198,7 +207,8 @@ SPECS: dict[str, Spec] = {
             frozenset({"warning", "critical"}),
             "a reset to latest over deleted and unread messages",
             skip,
-            cause="auto_reset_latest",
+            # a landing on the log end: to latest, or to earliest read to the end (see skip())
+            cause="auto_reset_direction_unknown",
         ),
         Spec(
             "retention-loss",

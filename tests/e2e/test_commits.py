@@ -117,6 +117,42 @@ def test_admin_reset_to_earliest_on_empty_group_info_rewind(
     assert alert.snapshot_id is None  # not critical: no snapshot
 
 
+def test_admin_reset_to_latest_on_empty_group_info_skip(
+    tail_runtime: RuntimeThread, kafka3: SandboxCluster
+) -> None:
+    # a stopped group (it had members) moved forward by an operator from a fetchable offset: once not
+    # reported at all; a consumer's own progress never is (it commits with members)
+    topic, group = _names("adminlatest")
+    create_topics(kafka3, [NewTopic(topic, 1, 3, topic_configs=SAFE)])
+    produce(kafka3, topic, 150)
+    consume_and_commit(kafka3, group, topic, 150)  # then leaves: the group is Empty
+    wait_for(lambda: tail_runtime.sees_commit(group, topic, 0, 150), 30, "tail saw 150")
+    produce(kafka3, topic, 50)  # nobody reads them
+    # the log end sampled before the reset: the count is exact, not a bound
+    wait_for(lambda: tail_runtime.sees_partition(topic, 0, log_end=200), 90, "runtime sees log end 200")
+    done = kafka3.run_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        "--bootstrap-server",
+        kafka3.bootstrap_servers,
+        "--group",
+        group,
+        "--topic",
+        topic,
+        "--reset-offsets",
+        "--to-latest",
+        "--execute",
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    [alert] = tail_runtime.wait_alerts("admin reset skip", 30, kind="offset_skip", group=group)
+    assert (alert.topic, alert.partition, alert.severity, alert.cause) == (topic, 0, "info", "admin_reset")
+    assert alert.magnitude == {"messages_skipped": 50, "messages_deleted_unread": 0, "messages_read_past": 0}
+    assert (alert.evidence["old_offset"], alert.evidence["new_offset"]) == (150, 200)
+    assert alert.evidence["old_offset_was"] == "fetchable"
+    assert alert.snapshot_id is None  # not critical: no snapshot
+
+
 def test_unclean_enabled_single_replica_topic_config_risk(
     tail_runtime: RuntimeThread, kafka3: SandboxCluster
 ) -> None:
@@ -143,5 +179,6 @@ def test_commit_incidents_pipeline_over_archive_equals_online_alerts(
 ) -> None:
     online, found = pipeline_vs_online(tail_runtime, spark, GROUPS, tmp_path)
 
-    assert sorted(kind for kind, *_ in online) == ["offset_rewind", "offset_rewind"]  # seek-back, admin reset
+    # seek-back, admin reset to earliest (rewind), admin reset to latest (skip)
+    assert sorted(kind for kind, *_ in online) == ["offset_rewind", "offset_rewind", "offset_skip"]
     assert found == online

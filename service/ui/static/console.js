@@ -34,6 +34,8 @@ function svg(tag, attrs = {}, ...children) {
 const token = () => sessionStorage.getItem(TOKEN_KEY) || "";
 const enc = encodeURIComponent;
 const num = (v) => (v === null || v === undefined ? "–" : Number(v).toLocaleString("en-US"));
+// A magnitude ending in _max is an upper bound (alerts.skip): "at most", never a count.
+const bound = (k) => (k.endsWith("_max") ? `${k} (at most)` : k);
 const when = (t) => (t ? new Date(t * 1000).toISOString().replace("T", " ").slice(0, 19) + "Z" : "–");
 const secs = (v) => (v === null || v === undefined ? "–" : `${Number(v).toFixed(1)} s`);
 
@@ -262,7 +264,7 @@ async function alertPage(page, id) {
         ["snapshot", a.snapshot_id ? el("button", { type: "button", id: "snapshot", onclick: () => download(`/api/v1/snapshots/${enc(a.snapshot_id)}/download`, `${a.snapshot_id}.tar.gz`).catch((e) => alert(e.message)) }, `download ${a.snapshot_id}`) : "none"],
       ]),
     ),
-    el("section", { id: "magnitude" }, el("h2", {}, "Magnitude"), table(["", "this occurrence", "total"], Object.keys(a.magnitude).map((k) => [k, num(a.magnitude[k]), num(a.magnitude_total[k])]), [1, 2])),
+    el("section", { id: "magnitude" }, el("h2", {}, "Magnitude"), table(["", "this occurrence", "total"], Object.keys(a.magnitude).map((k) => [bound(k), num(a.magnitude[k]), num(a.magnitude_total[k])]), [1, 2])),
     el("section", { id: "evidence" }, el("h2", {}, "Evidence"), kv(Object.entries(a.evidence).map(([k, v]) => [k, show(v)]))),
     el("section", { id: "transitions" }, el("h2", {}, "History"), table(["at", "transition", "severity", "cause", "detail"], a.transitions.map((t) => [when(t.at), t.transition, t.severity, t.cause || "", show(t.detail)]))),
     el("section", { id: "notifications" }, el("h2", {}, "Notifications"), a.notifications.length ? table(["receiver", "event", "state", "attempts", "delivered", "last error"], a.notifications.map((n) => [n.receiver, n.event, n.state, num(n.attempts), when(n.delivered_at), n.last_error || ""])) : el("p", { class: "muted" }, "none")),
