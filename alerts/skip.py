@@ -22,7 +22,10 @@ at least E_lo (:func:`alerts.moves.reset_floor`). So:
 
 **From beyond the log end, forward**: only the offsets that held messages count (up to the log end around
 the move); none, no finding. ``admin_reset`` or ``unknown`` (a reset to latest from beyond the end moves
-back, never forward).
+back, never forward). Past the log end around the move, nobody read there: ``messages_skipped`` exact,
+critical. Within it, the log end may have grown past the old offset before the group fetched there, and it
+read on from it (or it reset and read on): nothing certain, warning, ``messages_skipped_max`` = N - the log
+end right after the truncation (what a group resuming at the old offset skipped below it, plus the jump).
 
 **Back from beyond a truncated log end** to at or past T, the log end right after the truncation
 (:func:`alerts.moves.truncation_under`; below T it is an ``offset_rewind``): a reset to latest lands on
@@ -89,6 +92,19 @@ def detect_offset_skips(
     return tuple(findings)
 
 
+def _end_around(m: CommitMove, history: Sequence[RangeSample]) -> int:
+    """The log end around the move: the larger of the samples either side (-1 without any)."""
+    return max((s.log_end for s in bracket(history, m.new.at) if s is not None), default=-1)
+
+
+def _past_truncation(m: CommitMove, history: Sequence[RangeSample]) -> int:
+    """At most skipped by a forward move from beyond the log end landing within the log: from the log end
+    the first sample since the old commit showing it beyond shows (right after the truncation) up to the
+    new offset: a group that resumed at the old offset skipped the messages written below it."""
+    ends = [s.log_end for s in history if s.at >= m.old.moved_at and m.old.offset > s.log_end]
+    return min(m.new.offset, _end_around(m, history)) - (ends[0] if ends else m.old.offset)
+
+
 def _existing_past(m: CommitMove, history: Sequence[RangeSample]) -> int | None:
     """Of the offsets a forward move jumped, how many held messages: up to the log end around the move
     (the larger of the samples either side); None if no sample brackets it. Offsets past the log end
@@ -107,9 +123,14 @@ def _finding(
     if operator_commit(m):
         cause = "admin_reset"
         magnitude |= {"messages_skipped": jumped, "messages_read_past": 0}
-    elif reason == "beyond_log_end":
-        cause = "unknown"
+    elif reason == "beyond_log_end" and m.new.offset > _end_around(m, history):
+        cause = "unknown"  # past the log end: a seek, nothing read from beyond it
         magnitude |= {"messages_skipped": jumped, "messages_read_past": 0}
+    elif reason == "beyond_log_end":
+        # within the log again: the log end may have passed the old offset before the consumer fetched
+        # there (it read on from it, having skipped the truncated end..old), or it reset and read on
+        cause = "unknown"
+        magnitude |= {"messages_skipped": 0, "messages_skipped_max": _past_truncation(m, history)}
     elif _earliest(m, history):
         cause = "auto_reset_earliest"
         magnitude |= {"messages_skipped": deleted, "messages_read_past": jumped - deleted}
@@ -120,12 +141,19 @@ def _finding(
             "messages_skipped_max": jumped,
             "messages_read_past_max": jumped - deleted,
         }
-    severity: Severity = "info" if cause == "admin_reset" else "critical"
+    severity: Severity = (
+        "info" if cause == "admin_reset" else "critical" if magnitude["messages_skipped"] > 0 else "warning"
+    )
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = reason
     g, t, p = m.key
     head = f"group {g} jumped {t}[{p}] from unfetchable offset {m.old.offset} to {m.new.offset}: "
-    if "messages_skipped_max" in magnitude:
+    if reason == "beyond_log_end" and "messages_skipped_max" in magnitude:
+        summary = (
+            f"{head}at most {magnitude['messages_skipped_max']} messages skipped, none for certain: the log "
+            f"end may have passed the old offset before the group read on from it ({cause})"
+        )
+    elif "messages_skipped_max" in magnitude:
         rest = jumped - deleted
         summary = (
             f"{head}{deleted} messages deleted unread; of the {rest} after them, at most {rest} skipped "

@@ -91,12 +91,18 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
     )
     # The few skips, each with its partition's samples: E_lo (samples before the reset: the old offset
     # still fetchable, or taken by its commit) and the samples around the move (where it landed).
-    near = _around(found, ranges, "at", "prev_offset", "prev_at")
+    near = _around(found, ranges, "at", "prev_offset", "prev_at", "prev_moved_at")
     before_reset = (F.col("_r_at") <= F.col("at")) & (
         (F.col("_r_start") <= F.col("prev_offset")) | (F.col("_r_at") <= F.col("prev_at"))
     )
+    r_at = F.col("_r_at")
+    truncated = (r_at >= F.col("prev_moved_at")) & (F.col("prev_offset") > F.col("_r_end"))
     seen = near.groupBy(*KEY, *ORDER).agg(
-        F.max(F.when(before_reset, F.col("_r_end"))).alias("_e_lo"), *_bracket(F.col("_r_at"), F.col("at"))
+        F.max(F.when(before_reset, F.col("_r_end"))).alias("_e_lo"),
+        F.min(F.when(truncated, F.struct(r_at.alias("t"), F.col("_r_end").alias("end"))))
+        .getField("end")
+        .alias("_truncated_end"),
+        *_bracket(r_at, F.col("at")),
     )
     rows = found.join(seen, [*KEY, *ORDER], "left")
     at_start = _near(F.col("offset"), F.col("_start_before"), F.col("_start_after"))
@@ -113,7 +119,12 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
     # Deleted unread only up to the log start sampled before the move; from below it, the rest was read
     # after a reset to earliest, or skipped by one to latest: the certain part is D.
     deleted = F.greatest(F.least("offset", "r_start") - F.col("prev_offset"), F.lit(0))
-    skipped = F.when(F.col("_below"), deleted).otherwise(jumped)
+    # From beyond the log end to within the log again: the group may have read on from its old offset once
+    # the log end passed it, having skipped what was written below it since the truncation
+    end_around = F.greatest("_end_before", "_end_after")
+    within = ~F.col("_below") & (F.col("offset") <= end_around)
+    skipped = F.when(F.col("_below"), deleted).when(within, F.lit(0)).otherwise(jumped)
+    past_truncation = F.least(F.col("offset"), end_around) - F.col("_truncated_end")
     return rows.select(
         *anomaly_row(
             OFFSET_SKIP,
@@ -121,7 +132,7 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
             skipped,
             messages_skipped=skipped,
             messages_lost=deleted,
-            messages_skipped_max=F.when(unknown, jumped),
+            messages_skipped_max=F.when(unknown, jumped).when(within, past_truncation),
             messages_read_past_max=F.when(unknown, jumped - deleted),
         )
     )

@@ -624,3 +624,12 @@ def test_detect_offset_skips_empty_group_reset_past_last_sampled_log_end_certain
     [f] = detect_offset_skips(_stopped_at_300(), reset, 20, TH)
     assert (f.cause, f.severity) == ("admin_reset", "info")
     assert (f.magnitude["messages_skipped"], f.magnitude["messages_skipped_max"]) == (1200, 1500)
+
+
+def test_detect_offset_skips_forward_from_beyond_landing_within_log_nothing_certain_warning() -> None:
+    # truncated to 100 under 150, then 60 written (log end 160): a stopped group restarting at 150 fetches
+    # there and reads on to 160 (skipping the 100..150 written below it), or reset and read on: unknown
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 160)}), committed=committed(30, {G: 160}))
+    [f] = detect_offset_skips(_truncated(), inp, 30, TH)
+    assert (f.cause, f.severity, f.evidence["old_offset_was"]) == ("unknown", "warning", "beyond_log_end")
+    assert f.magnitude == {"messages_deleted_unread": 0, "messages_skipped": 0, "messages_skipped_max": 60}

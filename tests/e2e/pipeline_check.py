@@ -17,6 +17,12 @@ evaluates a tail-seen skip at once, with the samples it has received by then; a 
 start) before the commit but answered after that evaluation is not among them, while the pipeline has
 every sample by its stamp. So the pipeline's figure is at least the online one (the same when no
 collection was in flight, the usual case); compared as such, then left out of both sets.
+
+The upper bounds of a reset whose direction the commits cannot tell (``messages_skipped_max``,
+``messages_replayed_max``) are compared where both sides derive them from the same samples: the moves
+back from beyond a truncated log end (``log_end_after_truncation``: the first sample showing the
+truncation, a change the exported ranges hold). Bounds from below the log start depend on which samples
+preceded the reset, and are left to the unit-level replay (tests/pipeline/test_replay.py).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from tests.pipeline.online import KINDS
 Finding = tuple[str, str, str, int, int]
 Key = tuple[str, str, str, int]
 GROWS_WHILE_HELD = "committed_below_log_start"
+BOUNDS = ("messages_skipped_max", "messages_replayed_max")
 
 
 def pipeline_vs_online(
@@ -43,12 +50,15 @@ def pipeline_vs_online(
     wanted = set(groups)
     online: set[Finding] = set()
     skips_from_below: set[Key] = set()
+    bounds: dict[Key, tuple[object, ...]] = {}
     for a in runtime.list_alerts():
         if a.kind not in KINDS or a.group not in wanted or a.topic is None or a.partition is None:
             continue
         online.add((a.kind, a.group, a.topic, a.partition, int(a.magnitude.get(KINDS[a.kind]) or 0)))
         if a.kind == "offset_skip" and a.evidence.get("old_offset_was") == "below_log_start":
             skips_from_below.add((a.kind, a.group, a.topic, a.partition))
+        if "log_end_after_truncation" in a.evidence:
+            bounds[(a.kind, a.group, a.topic, a.partition)] = tuple(a.magnitude.get(b) for b in BOUNDS)
     runtime.stop()
     settings = runtime.settings
     options = HistoryOptions(
@@ -61,11 +71,13 @@ def pipeline_vs_online(
     )
     run_history(spark, options)
     rows = spark.read.parquet(str(out / "job" / "anomalies")).collect()
-    found = {
-        (r.kind, r.group, r.topic, r.partition, int(r.magnitude or 0))
-        for r in rows
-        if r.cluster == CLUSTER and r.group in wanted
-    }
+    mine = [r for r in rows if r.cluster == CLUSTER and r.group in wanted]
+    found = {(r.kind, r.group, r.topic, r.partition, int(r.magnitude or 0)) for r in mine}
+    pipeline_bounds = {(r.kind, r.group, r.topic, r.partition): tuple(r[b] for b in BOUNDS) for r in mine}
+    for key, want in bounds.items():
+        assert pipeline_bounds.get(key) == want, (
+            f"bounds of {key}: pipeline {pipeline_bounds.get(key)}, online {want}"
+        )
     return _bounded_magnitudes(online, found, skips_from_below)
 
 
