@@ -34,7 +34,12 @@ def kafka1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]
 @pytest.fixture(scope="session")
 def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]:
     """Controller 100 plus brokers 1, 2, 3; tests that stop brokers must start them again."""
-    cluster = start_sandbox(tmp_path_factory.mktemp("kafka3"), brokers=3)
+    # retention checked every second (default 5 min): the truth matrix's time-retention cells
+    cluster = start_sandbox(
+        tmp_path_factory.mktemp("kafka3"),
+        brokers=3,
+        broker_properties={"log.retention.check.interval.ms": 1000},
+    )
     try:
         yield cluster
     finally:

@@ -101,3 +101,41 @@ def truths(
 
 def _latest_id(msgs: list[Acked]) -> str | None:
     return max(msgs, key=lambda a: a.at).topic_id if msgs else None
+
+
+@dataclass(frozen=True)
+class PartitionTruth:
+    """What happened to one partition's acknowledged messages, whoever read them.
+
+    ``truncated``: messages of the topic's current incarnation the log no longer holds above its log start
+    (cut from the end: an unclean election); ``deleted``: messages of an incarnation that no longer exists
+    (the topic deleted, or deleted and re-created). Retention and ``delete-records`` remove from the start:
+    neither.
+    """
+
+    topic: str
+    partition: int
+    truncated: int
+    deleted: int
+
+
+def partition_truths(
+    acked: Iterable[Acked], held: Iterable[str], current_ids: Mapping[str, str | None]
+) -> dict[Partition, PartitionTruth]:
+    """``current_ids``: each topic's id now (None: the topic does not exist)."""
+    held_set = set(held)
+    by_partition: dict[Partition, list[Acked]] = defaultdict(list)
+    for a in acked:
+        by_partition[(a.topic, a.partition)].append(a)
+    out = {}
+    for (topic, partition), msgs in by_partition.items():
+        now = current_ids.get(topic)
+        current = [a for a in msgs if now is not None and a.topic_id == now]
+        deleted = sum(1 for a in msgs if a not in current and a.payload not in held_set)
+        kept = [a.offset for a in current if a.payload in held_set]
+        start = min(kept) if kept else None
+        truncated = sum(
+            1 for a in current if a.payload not in held_set and start is not None and a.offset >= start
+        )
+        out[(topic, partition)] = PartitionTruth(topic, partition, truncated, deleted)
+    return out

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tests.truth.oracle import truths
+from tests.truth.oracle import partition_truths, truths
 from tests.truth.records import Acked, Read
 
 G, T = "g", "t"
@@ -61,3 +61,23 @@ def test_truths_old_incarnation_unread_is_lost_not_skipped() -> None:
     reads = _reads([a.payload for a in old[:6]] + [a.payload for a in new])
     t = _one(old + new, reads, [a.payload for a in new], 5)
     assert (t.lost, t.skipped, t.pending) == (4, 0, 0)
+
+
+def test_partition_truths_cut_from_the_end_truncated() -> None:
+    kept, cut = _acked(100), _acked(50, start=100, tag="old")
+    fresh = _acked(30, start=100, tag="new", at=5.0)
+    held = [a.payload for a in kept + fresh]
+    [t] = partition_truths(kept + cut + fresh, held, {T: "id1"}).values()
+    assert (t.truncated, t.deleted) == (50, 0)
+
+
+def test_partition_truths_retention_from_the_start_not_truncated() -> None:
+    acked = _acked(100)
+    [t] = partition_truths(acked, [a.payload for a in acked[70:]], {T: "id1"}).values()
+    assert (t.truncated, t.deleted) == (0, 0)
+
+
+def test_partition_truths_topic_recreated_deleted_not_truncated() -> None:
+    old, new = _acked(50, topic_id="id1", tag="old"), _acked(5, topic_id="id2", tag="new", at=5.0)
+    [t] = partition_truths(old + new, [a.payload for a in new], {T: "id2"}).values()
+    assert (t.truncated, t.deleted) == (0, 50)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.truth.oracle import Truth
-from tests.truth.verdict import Claim, problems
+from tests.truth.oracle import PartitionTruth, Truth
+from tests.truth.verdict import Claim, partition_problems, problems
 
 G, T = "g", "t"
 
@@ -63,3 +63,29 @@ def test_problems_info_about_a_clean_group_within() -> None:
 def test_problems_other_groups_claims_ignored() -> None:
     other = Claim("offset_skip", "critical", "x", "other", T, 0, {"messages_skipped": 99})
     assert problems(_truth(), [other]) == []
+
+
+def test_partition_problems_truncation_claimed_for_a_recreated_topic_fails() -> None:
+    claim = Claim("log_truncation", "critical", "topic_recreated", None, T, 0, {"messages_truncated": 50})
+    assert partition_problems(PartitionTruth(T, 0, truncated=0, deleted=50), [claim])
+
+
+def test_partition_problems_truncation_within_the_cut() -> None:
+    claim = Claim(
+        "log_truncation", "critical", "unclean_leader_election", None, T, 0, {"messages_truncated": 50}
+    )
+    assert partition_problems(PartitionTruth(T, 0, truncated=50, deleted=0), [claim]) == []
+
+
+def test_problems_bounded_warning_about_a_clean_group_within() -> None:
+    claim = _claim(
+        "offset_skip", "warning", messages_skipped=0, messages_skipped_max=39, messages_replayed_max=100
+    )
+    assert problems(_truth(), [claim]) == []
+
+
+def test_problems_zero_bounded_warning_about_a_clean_group_fails() -> None:
+    claim = _claim(
+        "offset_skip", "warning", messages_skipped=0, messages_skipped_max=0, messages_replayed_max=0
+    )
+    assert problems(_truth(), [claim])

@@ -6,9 +6,11 @@ Three rules, per group-partition:
   unread) is at most what really happened; an upper bound (``*_max``) is at least it;
 * **no certain loss missed**: a group-partition that lost messages has a finding that says so (a loss
   figure above 0 on that group, or a truncation or deleted topic naming it);
-* **no page without harm**: a warning or critical finding about a group-partition of a consumption kind
-  (re-read, skip, loss) stands on something that happened to its data. A direction asserted without
-  evidence fails this or the first rule: it claims a re-read or a skip that did not happen.
+* **no page without harm**: a critical finding about a group-partition of a consumption kind (re-read,
+  skip, loss) stands on something that happened to its data; so does a warning, unless it gives bounds
+  (``*_max`` above 0: "at most"), i.e. says which histories fit and that it cannot tell them apart. A
+  direction asserted without evidence fails this or the first rule: it claims a re-read or a skip that did
+  not happen.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.truth.oracle import Truth
+from tests.truth.oracle import PartitionTruth, Truth
 
 PAGES = frozenset({"warning", "critical"})
 # The kinds that claim something happened to a group's data (the rest state a condition: lag, risk, a
@@ -79,9 +81,17 @@ def problems(truth: Truth, claims: Iterable[Claim]) -> list[str]:
     if truth.lost and not any(_reports_loss(c, truth) for c in mine):
         found.append(f"{where}: {truth.lost} lost, no finding says so: {[c.short() for c in mine]}")
     for c in mine:
-        if c.kind in CONSUMPTION_KINDS and c.severity in PAGES and c.group is not None and truth.clean:
+        if c.kind not in CONSUMPTION_KINDS or c.group is None or not truth.clean:
+            continue
+        # a warning that says what it cannot know (bounds) may stand where nothing happened: one of the
+        # histories it names did not; a critical, or a warning stated as fact, may not
+        if c.severity == "critical" or (c.severity in PAGES and not _bounded(c)):
             found.append(f"{where}: pages {c.short()}, but nothing was lost, skipped or re-read")
     return found
+
+
+def _bounded(c: Claim) -> bool:
+    return any(name.endswith("_max") and value for name, value in c.magnitude.items())
 
 
 def _reports_loss(c: Claim, t: Truth) -> bool:
@@ -93,3 +103,18 @@ def _reports_loss(c: Claim, t: Truth) -> bool:
     if c.kind == "log_truncation":
         return _num(m, "messages_truncated") > 0
     return False
+
+
+def partition_problems(truth: PartitionTruth, claims: Iterable[Claim]) -> list[str]:
+    """Topic-wide claims about one partition (no group) against what happened to its messages: a
+    truncation never counts more than was cut from the end of the same topic, nor a deleted topic's."""
+    where = f"{truth.topic}[{truth.partition}]"
+    found = []
+    for c in claims:
+        if c.group is not None or c.topic != truth.topic or c.partition not in (None, truth.partition):
+            continue
+        if c.kind == "log_truncation" and c.partition == truth.partition:
+            cut = _num(c.magnitude, "messages_truncated")
+            if cut > truth.truncated:
+                found.append(f"{where}: claims {cut} truncated, {truth.truncated} were ({c.short()})")
+    return found

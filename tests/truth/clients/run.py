@@ -111,8 +111,10 @@ def _read(spec: ChildSpec, topic: str, partition: int, offset: int, value: bytes
 
 # ---------------------------------------------------------------------------------------- kafka-python
 def run_kafka_python(spec: ChildSpec, journal: Journal, events: Events, stop: Stop) -> None:
-    from kafka import KafkaConsumer, TopicPartition
+    from kafka import TopicPartition
     from kafka.consumer.subscription_state import ConsumerRebalanceListener
+
+    from tests.support.group_consumer import GroupConsumer
 
     class Listener(ConsumerRebalanceListener):
         def on_partitions_revoked(self, revoked: Any) -> None:
@@ -121,7 +123,9 @@ def run_kafka_python(spec: ChildSpec, journal: Journal, events: Events, stop: St
         def on_partitions_assigned(self, assigned: Any) -> None:
             events.partitions("assigned", assigned)
 
-    consumer = KafkaConsumer(
+    # kafka-python 3.0.12 can leave a fresh member REBALANCING for good (a client bug, not an offset
+    # incident: tests/support/group_consumer.py); its subclass there asks for the rejoin the bug drops.
+    consumer = GroupConsumer(
         bootstrap_servers=spec.bootstrap,
         group_id=spec.group,
         client_id=f"truth-{spec.client}",
