@@ -11,7 +11,7 @@ import pytest
 
 from service.sandbox.cluster import SandboxCluster
 from tests.truth import ops
-from tests.truth.clients import CLIENTS, JAVA_CLIENTS, PYTHON_CLIENTS, NotApplicable, start_member
+from tests.truth.clients import CLIENTS, JAVA_CLIENTS, PYTHON_CLIENTS, start_member
 from tests.truth.producer import produce
 from tests.truth.records import Acked, Journal, load_acked
 
@@ -123,9 +123,30 @@ def test_member_standalone_assigned_one_partition_reads_it_and_commits_with_grou
 
 
 @pytest.mark.parametrize("client", JAVA_CLIENTS)
-def test_member_java_standalone_raises_not_applicable(
+def test_member_java_standalone_reads_assigned_partition_stopped_commits_end(
     kafka1: SandboxCluster, tmp_path: Path, client: str
 ) -> None:
-    with pytest.raises(NotApplicable, match="group and partition cannot be specified together"):
-        start_member(client, kafka1.bootstrap_servers, "g", ["t"], tmp_path / "r.jsonl", mode="assign")
-    assert not (tmp_path / "r.jsonl").exists()
+    topic, group = _name("t"), _name("g")
+    ops.create_topic(kafka1, topic, 2, 1)
+    _produce(kafka1, tmp_path, topic, 5, 1)
+    acked = _produce(kafka1, tmp_path, topic, 20, 0)
+    m = start_member(
+        client,
+        kafka1.bootstrap_servers,
+        group,
+        [topic],
+        tmp_path / "reads.jsonl",
+        mode="assign",
+        partitions=[0],
+        cluster=kafka1,
+    )
+    try:
+        assert m.wait_assigned(60) == [(topic, 0)]
+        m.wait_read(0, 19, 60)
+    finally:
+        m.stop()
+    reads = m.reads()
+    assert [(r.partition, r.offset, r.payload) for r in reads] == [(0, a.offset, a.payload) for a in acked]
+    assert {(r.group, r.topic, r.client) for r in reads} == {(group, topic, client)}
+    assert ops.committed_offsets(kafka1, group) == {(topic, 0): 20}, m.log_tail()
+    assert any(e["event"] == "closed" for e in m.events()), m.log_tail()

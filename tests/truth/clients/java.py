@@ -9,7 +9,12 @@ consumer up and closes it).
 (and flushes after each); the parent's reader thread journals each line as it arrives. Assignments are seen
 in the consumer's own INFO log: ``Adding newly assigned partitions: t-0, t-1`` (classic: the partitions
 added) or the ``Assigned partitions: [t-0]`` line of ``Reconciling assignment`` (KIP-848: the whole
-assignment). The member's log config lets the consumer internals' INFO through to stderr (joins, resets to
+assignment). A standalone member (``assign``) is :data:`STANDALONE` instead (the console consumer refuses
+``--group`` with ``--partition``): a KafkaConsumer that assigns itself the partitions with the group's
+id, printing records as the console consumer does, its assignment as ``Standalone assigned partitions:
+t-0`` (``java-consumer``: the same program with ``group.protocol=consumer``, i.e. the new
+AsyncKafkaConsumer and its own commit path; a standalone consumer joins no group either way). The member's
+log config lets the consumer internals' INFO through to stderr (joins, resets to
 committed or reset offsets, commits that failed: all in ``<out>.log``), everything else at WARN.
 """
 
@@ -22,9 +27,11 @@ from pathlib import Path
 from service.sandbox import jvm
 
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+STANDALONE = Path(__file__).with_name("Standalone.java")
 RECORD_LINE = re.compile(r"^Partition:(\d+)\tOffset:(\d+)\t(.*)$")
 ASSIGNED_LINE = re.compile(r"Adding newly assigned partitions: ([^()]*?)\s*\(org\.apache")
 RECONCILED_LINE = re.compile(r"^\s+Assigned partitions:\s*(\[.*\])\s*$")  # KIP-848: the whole assignment
+STANDALONE_LINE = re.compile(r"^Standalone assigned partitions: (.*)$")
 REVOKED_LINE = re.compile(
     r"(Revoke previously assigned|Lost previously assigned) partitions ([^()]*?)\s*\(org"
 )
@@ -96,6 +103,32 @@ def command(
     return jvm.java_command(lib, CONSOLE_CONSUMER, args, (*jvm.TOOL_JVM_OPTS, log))
 
 
+def standalone_command(
+    lib: Path,
+    log: str,
+    *,
+    client: str,
+    bootstrap: str,
+    group: str,
+    topic: str,
+    partitions: Sequence[int],
+    reset: str,
+    allow_auto_create: bool,
+    extra: dict[str, object],
+) -> list[str]:
+    """:data:`STANDALONE` run from source: ``partitions`` of ``topic`` assigned, committing as ``group``."""
+    props: dict[str, object] = {
+        "allow.auto.create.topics": str(allow_auto_create).lower(),
+        "client.id": f"truth-{client}",
+    }
+    if client == "java-consumer":
+        props["group.protocol"] = "consumer"
+    props.update(extra)
+    args = [bootstrap, group, reset, topic, ",".join(map(str, partitions))]
+    args += [f"{key}={value}" for key, value in props.items()]
+    return jvm.java_command(lib, str(STANDALONE), args, (*jvm.TOOL_JVM_OPTS, log))
+
+
 def parse_record(line: str) -> tuple[int, int, str] | None:
     m = RECORD_LINE.match(line)
     return (int(m[1]), int(m[2]), m[3]) if m else None
@@ -113,20 +146,15 @@ def parse_partitions(text: str) -> list[list[object]]:
 
 def rebalance_event(line: str) -> tuple[str, list[list[object]]] | None:
     """("assigned" | "revoked" | "lost", partitions) for a rebalance log line of the consumer."""
-    if m := ASSIGNED_LINE.search(line) or RECONCILED_LINE.match(line):
+    if m := ASSIGNED_LINE.search(line) or RECONCILED_LINE.match(line) or STANDALONE_LINE.match(line):
         return "assigned", parse_partitions(m[1])
     if m := REVOKED_LINE.search(line):
         return ("lost" if m[1].startswith("Lost") else "revoked"), parse_partitions(m[2])
     return None
 
 
-def unsupported(mode: str, topics: Sequence[str]) -> str | None:
-    """Why the console consumer cannot run this member, or None."""
-    if mode == "assign":
-        return (
-            "kafka-console-consumer cannot consume assigned partitions with a group: 'Options group and "
-            "partition cannot be specified together' (and without --group it commits nothing)"
-        )
+def unsupported(topics: Sequence[str]) -> str | None:
+    """Why a Java member (the console consumer, or :data:`STANDALONE`) cannot read ``topics``, or None."""
     if len(topics) != 1:
-        return "kafka-console-consumer does not print a record's topic: one topic per Java member"
+        return "the Java members do not print a record's topic: one topic per Java member"
     return None

@@ -237,13 +237,24 @@ def start_member(
     if reset not in ("earliest", "latest"):
         raise ValueError(f"unknown reset {reset!r}: earliest or latest")
     parts = _partitions(topic_list, partitions)
-    if mode == "assign" and parts is None and client not in JAVA_CLIENTS:
+    if client in JAVA_CLIENTS and (reason := java.unsupported(topic_list)):
+        raise NotApplicable(f"{client}: {reason}")
+    if mode == "assign" and parts is None:
         parts = _every_partition(bootstrap, topic_list)
     out.parent.mkdir(parents=True, exist_ok=True)
     auto_create = AUTO_CREATE_FIXED.get(client, allow_auto_create)
     if client in JAVA_CLIENTS:
         return _start_java(
-            client, bootstrap, group, topic_list, out, reset, mode, auto_create, extra, cluster
+            client,
+            bootstrap,
+            group,
+            topic_list,
+            out,
+            reset,
+            parts if mode == "assign" else None,
+            auto_create,
+            extra,
+            cluster,
         )
     spec = ChildSpec(
         client=client,
@@ -300,32 +311,45 @@ def _start_java(
     topics: list[str],
     out: Path,
     reset: str,
-    mode: str,
+    assigned: list[tuple[str, int]] | None,
     auto_create: bool,
     extra: dict[str, Any] | None,
     cluster: SandboxCluster | None,
 ) -> Member:
-    reason = java.unsupported(mode, topics)
-    if reason:
-        raise NotApplicable(f"{client}: {reason}")
+    """The console consumer (subscribed), or :data:`java.STANDALONE` for ``assigned`` partitions."""
     if cluster is not None:
         lib, log4j2 = cluster.lib, cluster.release.log4j2
     else:
         release = versions.release(None)
         lib, log4j2 = versions.ensure_jars(config.sandbox_home(), release), release.log4j2
-    cmd = java.command(
-        lib,
-        java.log_option(out.parent, log4j2),
-        client=client,
-        bootstrap=bootstrap,
-        group=group,
-        topic=topics[0],
-        reset=reset,
-        allow_auto_create=auto_create,
-        extra=dict(extra or {}),
-        session_timeout_ms=SESSION_TIMEOUT_MS,
-        heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
-    )
+    log = java.log_option(out.parent, log4j2)
+    if assigned is not None:
+        cmd = java.standalone_command(
+            lib,
+            log,
+            client=client,
+            bootstrap=bootstrap,
+            group=group,
+            topic=topics[0],
+            partitions=[p for _, p in assigned],
+            reset=reset,
+            allow_auto_create=auto_create,
+            extra=dict(extra or {}),
+        )
+    else:
+        cmd = java.command(
+            lib,
+            log,
+            client=client,
+            bootstrap=bootstrap,
+            group=group,
+            topic=topics[0],
+            reset=reset,
+            allow_auto_create=auto_create,
+            extra=dict(extra or {}),
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+        )
     events = Events(events_path(out))
     events.write("started", command=cmd)
 
