@@ -4,10 +4,16 @@ Each topic has replicas [1, 2] (leader 1), min.insync.replicas=1. 100 messages; 
 each topic's group reads and commits 150; broker 1 stops, broker 2 starts and is elected uncleanly with
 log end 100; broker 1 comes back and truncates. The runtime must report the election, the truncation (50)
 and the committed offsets 50 past the log end. Then each group's consumer returns, gets OFFSET_OUT_OF_RANGE
-at 150 and resets: ``earliest`` to the log start 0 (150 re-read, a rewind), ``latest`` to the log end 100 (a
-move back of 50 offsets that will be filled by new messages, read once: nothing is re-read, the old ones
-were lost by the truncation; reported as an ``offset_skip`` caused by ``auto_reset_latest`` of the messages
-written between the truncation and the reset, none here, and not as a rewind).
+at 150 and resets:
+
+* ``earliest`` to the log start 0: an ``offset_rewind`` (``auto_reset_earliest``: no reset to latest lands
+  below the truncated log end) of 100 re-read, not 150: offsets 100..150 held messages the truncation
+  destroyed, and the new ones written there were never read before;
+* ``latest`` to the log end 100, committed at once: a move back of 50 offsets that will be filled by new
+  messages. A reset to the log start that read the 100 kept messages before committing would commit 100
+  too, so the commits cannot tell which it was: an ``offset_skip`` (``auto_reset_direction_unknown``,
+  warning) with nothing certain (``messages_skipped`` 0), at most 0 skipped (nothing was written since the
+  truncation) or at most 100 re-read; not a rewind.
 """
 
 from __future__ import annotations
@@ -145,29 +151,34 @@ def test_unclean_election_committed_beyond_log_end_by_50_snapshotted(
     wait_for(lambda: (runtime3.alerts.get(alert.id) or alert).status == "resolved", 60, "beyond resolved")
 
 
-def test_unclean_election_earliest_reset_rewind_150_replayed(
+def test_unclean_election_earliest_reset_rewind_100_kept_replayed(
     runtime3: RuntimeThread, incident: Incident
 ) -> None:
     topic, group = incident.topics["earliest"], incident.groups["earliest"]
     assert incident.committed["earliest"][:1] == [0]  # the reset went to the log start
     alert = _one(runtime3, "offset_rewind", topic, group=group)
     assert (alert.partition, alert.severity, alert.cause) == (0, "critical", "auto_reset_earliest")
-    assert alert.magnitude["messages_replayed"] == 150
+    # the 100 the truncation kept, not 150: offsets 100..150 now hold messages never read before
+    assert alert.magnitude["messages_replayed"] == 100
     assert (alert.evidence["old_offset"], alert.evidence["new_offset"]) == (150, 0)
+    assert alert.evidence["log_end_after_truncation"] == 100
     assert alert.occurrences == 1
     snapped = wait_for(lambda: (runtime3.alerts.get(alert.id) or alert).snapshot_id, 90, "rewind snapshot")
     assert runtime3.runtime.store is not None and runtime3.runtime.store.snapshot(snapped) is not None
     assert runtime3.list_alerts(kind="offset_skip", topic=topic) == []
 
 
-def test_unclean_election_latest_reset_to_log_end_skip_not_rewind(
+def test_unclean_election_latest_reset_to_log_end_direction_unknown_skip_not_rewind(
     runtime3: RuntimeThread, incident: Incident
 ) -> None:
     topic, group = incident.topics["latest"], incident.groups["latest"]
     assert incident.committed["latest"] == [100]  # straight to the truncated log end
     alert = _one(runtime3, "offset_skip", topic, group=group)
-    assert (alert.partition, alert.severity, alert.cause) == (0, "warning", "auto_reset_latest")
-    assert alert.magnitude["messages_skipped"] == 0  # nothing produced between truncation and reset
+    # a reset to the log start that read the 100 kept messages would have committed 100 as well
+    assert (alert.partition, alert.severity, alert.cause) == (0, "warning", "auto_reset_direction_unknown")
+    assert alert.magnitude["messages_skipped"] == 0  # nothing certain
+    assert alert.magnitude["messages_skipped_max"] == 0  # nothing produced between truncation and reset
+    assert alert.magnitude["messages_replayed_max"] == 100  # the kept messages, had it reset to earliest
     assert (alert.evidence["old_offset"], alert.evidence["new_offset"]) == (150, 100)
     assert alert.evidence["log_end_after_truncation"] == 100
     assert alert.evidence["note"] == "committed offset was beyond the log end"
