@@ -146,7 +146,11 @@ def test_drill_command_every_kind_passes_alerted_notified_acked_and_cleaned_up(
     assert by_kind["rewind"]["messages_replayed"] == 100
     # 70 deleted unread is certain; the rest of the jump to the log end only a bound (direction unknown)
     skip = by_kind["skip"]
-    assert (skip["messages_skipped"], skip["messages_deleted_unread"], skip["messages_skipped_max"]) == (70, 70, 150)
+    assert (skip["messages_skipped"], skip["messages_deleted_unread"], skip["messages_skipped_max"]) == (
+        70,
+        70,
+        150,
+    )
     assert by_kind["retention-loss"]["messages_lost"] == 70
     assert by_kind["lag"]["lag"] == 600
     # the receiver got each drill alert, marked as a drill; an acked event-like one resolved
