@@ -76,7 +76,7 @@ def detect_offset_skips(
         history = history_for(previous, m, partitions)
         if m.new.offset < m.old.offset:
             cut = truncation_under(m, history)
-            if cut is not None and m.new.offset >= cut.end:
+            if cut is not None and m.new.offset >= cut.end and _could_matter(m, cut):
                 findings.append(_reset_after_truncation(inputs.cluster, m, cut, history))
             continue
         reason = old_out_of_range(m, history)
@@ -219,6 +219,13 @@ def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequen
     )
 
 
+def _could_matter(m: CommitMove, cut: Truncation) -> bool:
+    """Whether a reset back from beyond the truncated end could have skipped or re-read anything: not when
+    the new offset is the truncated end and nothing was kept below it (a topic re-created under a stale
+    commit, an emptied log: every history reads nothing twice and passes nothing)."""
+    return m.new.offset > cut.end or cut.end > cut.start_floor
+
+
 def _reset_after_truncation(
     cluster: str, m: CommitMove, cut: Truncation, history: Sequence[RangeSample]
 ) -> Finding:
@@ -238,7 +245,8 @@ def _reset_after_truncation(
         partition=p,
         summary=f"group {g} reset {t}[{p}] from {m.old.offset}, beyond the log end (truncated to "
         f"{cut.end}), to {m.new.offset}: at most {skipped_max} messages skipped (reset to latest) or at "
-        f"most {replayed_max} re-read (reset to earliest, read on): direction unknown ({DIRECTION_UNKNOWN})",
+        f"most {replayed_max} re-read (reset to earliest, read on), or neither (resumed at the truncation, "
+        f"as a client that checks leader epochs does, KIP-320): direction unknown ({DIRECTION_UNKNOWN})",
         cause=DIRECTION_UNKNOWN,
         magnitude={
             "messages_skipped": 0,

@@ -265,8 +265,10 @@ def truncation_moves(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
         ),
         *_bracket(F.col("_r_at"), F.col("at")),
     )
-    rows = back.join(looked, [*KEY, *ORDER]).where(F.col("_truncated_end").isNotNull())
     end = F.col("_truncated_end")
+    # as alerts.skip._could_matter: a reset to the truncated end with nothing kept below it is no finding
+    matters = (F.col("offset") > end) | (end > F.col("_start_floor")) | (F.col("offset") < end)
+    rows = back.join(looked, [*KEY, *ORDER]).where(end.isNotNull() & matters)
     skip = F.col("offset") >= end
     replayed = F.least("prev_offset", end) - F.col("offset")
     at_start = _near(F.col("offset"), F.col("_start_before"), F.col("_start_after"))

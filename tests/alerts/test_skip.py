@@ -167,6 +167,21 @@ def test_detect_offset_skips_back_to_truncated_end_nothing_produced_direction_un
     assert f.evidence["old_offset_was"] == "beyond_log_end"
 
 
+def test_detect_offset_skips_stale_commit_back_to_an_emptied_log_nothing() -> None:
+    # A topic re-created (or emptied) under a commit of 50 that its consumer re-commits as 0: log 0..0
+    # before the move too, so a reset either way skipped nothing and re-read nothing (truth matrix:
+    # aiokafka re-creates a deleted topic and commits 0 on it).
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(10, {(T, 0): (0, 50)}), committed=committed(10, {G: 50})),
+        10,
+    )
+    s = run(s, inputs(offsets=offsets(20, {(T, 0): (50, 50)}), committed=committed(20, {G: 50})), 20)
+    s = run(s, inputs(offsets=offsets(25, {(T, 0): (0, 0)}), committed=committed(25, {G: 50})), 25)
+    inp = inputs(offsets=offsets(30, {(T, 0): (0, 0)}), committed=committed(30, {G: 0}))
+    assert detect_offset_skips(s, inp, 30, TH) == ()
+
+
 def test_detect_offset_skips_back_to_grown_log_end_after_truncation_direction_unknown_bounds() -> None:
     # Was critical, 20 skipped: 20 messages were written between the truncation (log end 100) and the
     # commit of the log end 120, which a reset to latest skipped, and a reset to earliest read after
