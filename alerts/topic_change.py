@@ -7,8 +7,9 @@ partition is observed under another topic id than the one it had (both known: me
 range is joined with the latest metadata, which the service takes every 30 s while it takes log ranges
 every 5 s: the first ranges of a topic re-created (a consumer's auto-create) after a deletion carry the
 *old* id. A log end that went back is therefore judged only once a metadata observation taken at or
-after the first range that showed it says which topic it belongs to (at most ``topic_confirm_seconds``);
-until then the state keeps the partition's last point from before it.
+after the first range that showed it says which topic it belongs to (at most ``topic_confirm_seconds``),
+or at once when the range's leader epoch is newer than the last one's (:func:`newer_epoch`); until then
+the state keeps the partition's last point from before it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,28 @@ def id_changed(old: PartitionPoint | None, cur: PartitionPoint | None) -> bool:
         and cur.topic_id is not None
         and old.topic_id != cur.topic_id
     )
+
+
+def _asked(inputs: CycleInputs, key: PartitionKey) -> int | None:
+    """The leader epoch the partition's leader answered the log range with (ListOffsets), not the
+    metadata's: the range's own, however old the metadata it is handed with."""
+    offsets = inputs.offsets
+    if offsets is None:
+        return None
+    return next(
+        (o.leader_epoch for o in offsets.partitions if o.topic == key.topic and o.partition == key.partition),
+        None,
+    )
+
+
+def newer_epoch(old: PartitionPoint, epoch: int | None) -> bool:
+    """The range comes from a later leader epoch of the same partition: a log end that went back with it is
+    a truncation by that leader (an unclean election), told at once, without waiting for metadata (which
+    may fail for a while when brokers are down: a truncation judged late is judged after the consumers
+    reset, and names no group beyond the log end). A re-created topic's epochs start at 0 again, so a
+    range of it under a higher epoch than the old topic's last is possible only after leader changes in
+    the new topic faster than one metadata interval."""
+    return old.leader_epoch is not None and epoch is not None and epoch > old.leader_epoch
 
 
 @per_cycle
@@ -89,6 +112,8 @@ def unconfirmed_resets(
             continue
         if old.topic_id is None or id_changed(old, cur):
             continue  # no id to tell it by; or confirmed: another topic
+        if newer_epoch(old, _asked(inputs, key)):
+            continue  # the same topic: a new topic's leader epochs start again at 0
         first = next(
             (s.at for s in samples(previous, key, cur) if s.at > old.observed_at and s.log_end < old.log_end),
             cur.observed_at,

@@ -4,7 +4,8 @@ from alerts.engine import evaluate
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, TOPIC_DELETED, EpochEnd
 from alerts.state import CycleInputs, DetectionState
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
-from tests.alerts.builders import TH, T, commit, committed, inputs, metadata, offsets, run
+from collectors.model import OffsetsObservation, PartitionOffsets
+from tests.alerts.builders import TH, C, T, commit, committed, inputs, metadata, offsets, run
 
 
 def _before() -> DetectionState:
@@ -58,6 +59,18 @@ def test_detect_log_truncations_end_back_before_metadata_since_waits_then_same_i
     )
     [f] = detect_log_truncations(s, inp, 30, TH)
     assert (f.kind, f.severity, f.magnitude["messages_truncated"]) == (LOG_TRUNCATION, "critical", 50)
+
+
+def test_detect_log_truncations_end_back_under_a_newer_leader_epoch_judged_at_once() -> None:
+    # An unclean election: the range comes from leader epoch 5 (the last was 4) while metadata, polled less
+    # often (or failing while brokers restart), is older than it. Judged now, with the group still beyond.
+    inp = inputs(
+        metadata=metadata(10, {(T, 0): (1, 4, (1,))}, topic_id="A"),
+        offsets=OffsetsObservation(C, 20, (PartitionOffsets(T, 0, 0, 100, 2, 5),)),
+    )
+    [f] = detect_log_truncations(_before(), inp, 20, TH)
+    assert (f.severity, f.magnitude["messages_truncated"]) == ("critical", 50)
+    assert f.evidence["groups_beyond_log_end"] == ("g",)
 
 
 def test_detect_log_truncations_metadata_taken_after_the_first_reset_range_confirms_id() -> None:
