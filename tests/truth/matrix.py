@@ -15,6 +15,8 @@ from service.sandbox.cluster import SandboxCluster
 from tests.e2e.harness import RuntimeThread
 from tests.truth.cells import CLIENTS, SCENARIOS, CellSpec
 from tests.truth.clients import NotApplicable
+from tests.truth.disruptive import OPERATIONS as DISRUPTIVE
+from tests.truth.disruptive import run_disruptive
 from tests.truth.stage import CellOutcome, Stage
 from tests.truth.unclean import run_unclean
 
@@ -63,6 +65,12 @@ def catalog() -> list[CellSpec]:
         CellSpec("topic-recreated", "librdkafka", "empty", "earliest"),
         CellSpec("topic-recreated", "kafka-python", "empty", "latest"),
     ]
+    for client in CLIENTS:  # the third phase (tests.truth.disruptive): after every other cell
+        for reset in ("earliest", "latest"):
+            cells.append(CellSpec("partitions-added", client, "active", reset))
+        cells.append(CellSpec("coordinator-failover", client, "active"))
+    for i, client in enumerate(CLIENTS):  # a leader moves under the member: each client once
+        cells.append(CellSpec(("reassignment", "preferred-election")[i % 2], client, "active"))
     return cells
 
 
@@ -84,7 +92,8 @@ def run_matrix(
     results: dict[str, Outcome] = {}
     stages = {c.id: Stage(kafka, runtime, root, c.id.replace(".", "-")) for c in cells}
     unclean = [c for c in cells if c.operation == "unclean-election"]
-    others = [c for c in cells if c.operation != "unclean-election"]
+    disruptive = [c for c in cells if c.operation in DISRUPTIVE]
+    others = [c for c in cells if c.operation != "unclean-election" and c not in disruptive]
 
     def one(spec: CellSpec, scene: Callable[[Stage, CellSpec], None]) -> tuple[str, Outcome]:
         stage = stages[spec.id]
@@ -108,9 +117,10 @@ def run_matrix(
         for c in unclean:
             stages[c.id].abandon()
             results[c.id] = NotRun(failed, skipped=False)
-        return results
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results.update(pool.map(lambda c: (c.id, stages[c.id].finish()), unclean))
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results.update(pool.map(lambda c: (c.id, stages[c.id].finish()), unclean))
+    results.update(run_disruptive(kafka, stages, disruptive, one))  # alone: brokers stop
     return results
 
 

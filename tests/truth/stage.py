@@ -135,6 +135,7 @@ class Stage:
         mode: str = "subscribe",
         partitions: Sequence[int] | None = None,
         allow_auto_create: bool = False,
+        extra: dict[str, Any] | None = None,
     ) -> Member:
         out = self.root / f"{self.cell}-{group}-{len(self.members)}.jsonl"
         m = start_member(
@@ -147,6 +148,7 @@ class Stage:
             mode=mode,
             partitions=list(partitions) if partitions is not None else None,
             allow_auto_create=allow_auto_create,
+            extra=extra,
             cluster=self.kafka,
         )
         self.members.append(m)
