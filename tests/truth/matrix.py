@@ -5,6 +5,7 @@ A cell that cannot apply is listed with its reason (the test skips it and says w
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -86,10 +87,18 @@ Outcome = CellOutcome | NotRun
 
 
 def run_matrix(
-    kafka: SandboxCluster, runtime: RuntimeThread, root: Path, cells: Sequence[CellSpec], workers: int = 6
+    kafka: SandboxCluster,
+    runtime: RuntimeThread,
+    root: Path,
+    cells: Sequence[CellSpec],
+    workers: int = 6,
+    phases: dict[str, float] | None = None,
 ) -> dict[str, Outcome]:
-    """Run ``cells``: the unclean-election ones together around one election, the rest side by side."""
+    """Run ``cells``: the unclean-election ones together around one election, the rest side by side.
+    ``phases`` (if given) gets each phase's wall seconds."""
     results: dict[str, Outcome] = {}
+    took = phases if phases is not None else {}
+    began = time.monotonic()
     stages = {c.id: Stage(kafka, runtime, root, c.id.replace(".", "-")) for c in cells}
     unclean = [c for c in cells if c.operation == "unclean-election"]
     disruptive = [c for c in cells if c.operation in DISRUPTIVE]
@@ -110,6 +119,8 @@ def run_matrix(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(one, c, SCENARIOS[c.operation]) for c in others]
         results.update(f.result() for f in futures)
+    took["side_by_side"] = round(time.monotonic() - began, 1)
+    began = time.monotonic()
     try:
         run_unclean([(stages[c.id], c) for c in unclean])
     except Exception:
@@ -120,11 +131,16 @@ def run_matrix(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             results.update(pool.map(lambda c: (c.id, stages[c.id].finish()), unclean))
+    took["unclean_election"] = round(time.monotonic() - began, 1)
+    began = time.monotonic()
     results.update(run_disruptive(kafka, stages, disruptive, one))  # alone: brokers stop
+    took["disruptive"] = round(time.monotonic() - began, 1)
     return results
 
 
-def table(cells: Sequence[CellSpec], results: dict[str, Outcome]) -> dict[str, object]:
+def table(
+    cells: Sequence[CellSpec], results: dict[str, Outcome], phases: dict[str, float] | None = None
+) -> dict[str, object]:
     """The claim-versus-truth table: every cell, what its consumers did and what offsetguard said."""
     rows = []
     for c in cells:
@@ -147,4 +163,4 @@ def table(cells: Sequence[CellSpec], results: dict[str, Outcome]) -> dict[str, o
         else:
             base["verdict"] = "not run"
         rows.append(base)
-    return {"cells": rows}
+    return {"phases_seconds": phases or {}, "cells": rows}

@@ -26,13 +26,17 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 CELLS = [c for c in catalog() if re.search(os.environ.get("OFFSETGUARD_TRUTH_CELLS", ""), c.id)]
 
 
+PHASES: dict[str, float] = {}  # each phase's wall seconds, for the table
+
+
 @pytest.fixture(scope="module")
 def matrix(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Outcome]]:
+    PHASES.clear()
     tmp = tmp_path_factory.mktemp("truth")
     runtime = RuntimeThread(e2e_settings(kafka3, tmp))
     try:
         runtime.wait_caught_up()
-        yield run_matrix(kafka3, runtime, tmp / "journals", CELLS)
+        yield run_matrix(kafka3, runtime, tmp / "journals", CELLS, phases=PHASES)
     finally:
         runtime.stop()
 
@@ -50,6 +54,6 @@ def test_matrix_cell_claims_within_the_truth(matrix: dict[str, Outcome], cell: s
 
 def test_matrix_table_lists_every_cell(matrix: dict[str, Outcome], tmp_path: Path) -> None:
     path = Path(os.environ.get("OFFSETGUARD_TRUTH_TABLE") or tmp_path / "truth.json")
-    rows = table(CELLS, matrix)
+    rows = table(CELLS, matrix, PHASES)
     path.write_text(json.dumps(rows, indent=1) + "\n")
     assert [r["cell"] for r in json.loads(path.read_text())["cells"]] == [c.id for c in CELLS]
