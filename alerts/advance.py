@@ -9,9 +9,15 @@ from operator import attrgetter
 from alerts.blind import seen
 from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
-from alerts.current import observed_retention_seconds, ranged_partitions, unranged_partitions
+from alerts.current import (
+    observed_retention_seconds,
+    offsets_retention_seconds,
+    ranged_partitions,
+    unranged_partitions,
+)
 from alerts.history import OffsetHistory, RangeHistory
 from alerts.lost import loss_outcomes
+from alerts.recreation import pruned, recreations
 from alerts.rewind import rewind_outcomes
 from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
 from alerts.sweep import sweeping
@@ -65,7 +71,8 @@ def advance(
             del partitions[key]
             ranges.pop(key, None)
     spacing = thresholds.history_spacing_seconds
-    if spacing <= 0 or sweeping(previous, inputs, now, thresholds):
+    full = spacing <= 0 or sweeping(previous, inputs, now, thresholds)
+    if full:
         history = {
             key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
             for key, point in rp.commits.items()
@@ -82,6 +89,14 @@ def advance(
                 kept = previous.commit_history.get(changed, ())
                 history[changed] = _sampled(kept, now, moved.offset, keep, spacing)
     sighting = seen(previous, inputs, thresholds)
+    recreated = pruned(
+        recreations(previous, inputs),
+        inputs,
+        partitions,
+        rp.commits if full else None,  # whether each group is back inside the log: judged when sweeping
+        now,
+        offsets_retention_seconds(previous, inputs, thresholds),
+    )
     return DetectionState(
         partitions=partitions,
         ranges=ranges,
@@ -100,6 +115,7 @@ def advance(
         unclean_counter_seen_at=unclean_counter_seen_at(previous.unclean_counter_seen_at, inputs.metrics),
         offsets_seen_at=sighting.offsets_seen_at,
         blind_spans=sighting.blind_spans,
+        recreated=recreated,
     )
 
 

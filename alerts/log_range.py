@@ -4,28 +4,53 @@ Below the log start, retention deleted messages the group never read (``messages
 end (strictly: equal is a caught-up group), the log was truncated or the topic re-created under the
 group. A committed offset newer than the range observation is not compared with it: the log may have grown
 since (re-commits of the same offset do not make it newer).
+
+Beyond the log end of a re-created topic (:mod:`alerts.recreation`) that no range observed since held, the
+commit is the deleted topic's: made on it, or its stale position committed into the new one by a consumer
+that kept it. Nothing was truncated: cause ``topic_recreated``, a warning (the consumer resets by its
+``auto.offset.reset`` when it fetches). A commit the new log held once is judged as any other: critical.
+A log end gone back under a topic id no metadata confirmed yet (:func:`alerts.topic_change.
+unconfirmed_resets`) is judged once it is told, as ``log_truncation`` is: a re-creation's first ranges
+carry the old id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from alerts.commits import EMPTY, replay
-from alerts.current import committed_of, current_partitions
+from alerts.current import committed_of, current_partitions, samples
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
-from alerts.state import CommitKey, CycleInputs, DetectionState, partition_key
+from alerts.recreation import recreations
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    CycleInputs,
+    DetectionState,
+    PartitionKey,
+    PartitionPoint,
+    Recreation,
+    partition_key,
+)
 from alerts.thresholds import Thresholds
+from alerts.topic_change import unconfirmed_resets
+
+TOPIC_RECREATED = "topic_recreated"
 
 
 def detect_committed_outside_log(
     previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
 ) -> tuple[Finding, ...]:
-    found, _ = outside_findings(previous, inputs)
+    found, _ = outside_findings(previous, inputs, thresholds)
     return tuple(found[key] for key in sorted(found))
 
 
 def outside_findings(
-    previous: DetectionState, inputs: CycleInputs, keys: Iterable[CommitKey] | None = None
+    previous: DetectionState,
+    inputs: CycleInputs,
+    thresholds: Thresholds,
+    keys: Iterable[CommitKey] | None = None,
 ) -> tuple[dict[CommitKey, Finding], set[CommitKey]]:
     """The finding of each group-partition of ``keys`` (every committed one if None) outside its log, and
     every one of them outside its log by value, flagged or not (a commit beyond the log end is flagged
@@ -35,6 +60,8 @@ def outside_findings(
         return {}, set()
     partitions = current_partitions(inputs)
     rp = replay(previous, inputs)
+    recreated = recreations(previous, inputs)
+    untold = unconfirmed_resets(previous, inputs, thresholds)
     findings: dict[CommitKey, Finding] = {}
     outside: set[CommitKey] = set()
     for key, point in committed_of(rp.commits, keys):
@@ -73,7 +100,14 @@ def outside_findings(
                 evidence=evidence,
             )
         elif point.offset > r.log_end and point.moved_at <= r.observed_at:
+            pk = partition_key(key)
+            if pk in untold:
+                continue  # truncated or another topic: judged once metadata tells (still outside)
             beyond = point.offset - r.log_end
+            entry = recreated.get(pk)
+            if entry is not None and _stale(previous, pk, r, point, entry):
+                findings[key] = _recreated(inputs.cluster, key, point, beyond, r, entry, evidence)
+                continue
             findings[key] = Finding(
                 kind=COMMITTED_BEYOND_LOG_END,
                 severity="critical",
@@ -87,3 +121,53 @@ def outside_findings(
                 evidence=evidence,
             )
     return findings, outside
+
+
+def _stale(
+    previous: DetectionState, pk: PartitionKey, r: PartitionPoint, point: CommitPoint, entry: Recreation
+) -> bool:
+    """``r`` is of the re-created topic, and no range of it observed since held ``point``'s offset: the
+    offset cannot be a position in the new log that a truncation took away."""
+    since = entry.seen_at
+    if since is None or r.observed_at < since:
+        return False
+    return not any(s.at >= since and s.log_end >= point.offset for s in samples(previous, pk, r))
+
+
+def _recreated(
+    cluster: str,
+    key: CommitKey,
+    point: CommitPoint,
+    beyond: int,
+    r: PartitionPoint,
+    entry: Recreation,
+    evidence: dict[str, Any],
+) -> Finding:
+    where = f"{key.topic}[{key.partition}]"
+    ids = f"topic id {entry.old_id} -> {entry.new_id or 'not listed yet'}"
+    if point.at <= entry.gone_at:
+        # committed before the deletion was seen: on the old topic, or (between the deletion and its
+        # sighting) its position committed into the new one; either way an offset of the deleted topic
+        what = f"group {key.group}'s committed {point.offset} on {where} belongs to the deleted topic"
+    else:
+        what = f"group {key.group} committed {point.offset} on {where} after its topic was re-created: a "
+        what += "stale position of the deleted topic"
+    return Finding(
+        kind=COMMITTED_BEYOND_LOG_END,
+        severity="warning",
+        cluster=cluster,
+        group=key.group,
+        topic=key.topic,
+        partition=key.partition,
+        summary=f"{what} ({ids}), {beyond} past the re-created topic's log end {r.log_end}; nothing was "
+        "truncated: the consumer will reset by its auto.offset.reset when it fetches",
+        cause=TOPIC_RECREATED,
+        magnitude={"beyond": beyond},
+        evidence={
+            **evidence,
+            "old_topic_id": entry.old_id,
+            "new_topic_id": entry.new_id,
+            "old_topic_gone_at": entry.gone_at,
+            "new_topic_seen_at": entry.seen_at,
+        },
+    )

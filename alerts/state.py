@@ -138,6 +138,17 @@ class PendingLoss:
     members_topics: tuple[str, ...] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Recreation:
+    """A partition whose topic was seen gone (deleted, or listed under another topic id): whatever is
+    observed of it since ``seen_at`` is another topic, re-created under the same name (alerts.recreation)."""
+
+    old_id: str | None  # the deleted topic's id
+    new_id: str | None  # the re-created topic's id; None until metadata lists it
+    gone_at: float  # when the old topic was first seen gone (metadata without it, or under another id)
+    seen_at: float | None = None  # when the partition was first observed again since; None: not yet
+
+
 @dataclass(frozen=True)
 class DetectionState:
     """Everything the detectors compare against. Empty on the first cycle."""
@@ -160,6 +171,9 @@ class DetectionState:
     # group-partitions a tail tombstone removed, and when: a committed-offsets poll taken before that must
     # not bring them back (kept until a poll taken after it has been applied)
     tombstoned: Mapping[CommitKey, float] = field(default_factory=dict)
+    # partitions of a topic deleted or re-created, until their groups commit inside the new log again (a
+    # commit beyond its end is then a stale one of the deleted topic, not a truncation: alerts.log_range)
+    recreated: Mapping[PartitionKey, Recreation] = field(default_factory=dict)
     # the slow rules' last judgements (alerts.sweep; None when ``Thresholds.sweep_seconds`` is 0). Never
     # saved: a restored state sweeps.
     swept: Swept | None = None

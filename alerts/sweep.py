@@ -129,7 +129,7 @@ def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds
     rp = replay(previous, inputs)
     by_partition, by_group = _index(previous.swept, rp.commits)
     offsets_seen = inputs.offsets is not None
-    outside, outside_keys = outside_findings(previous, inputs)
+    outside, outside_keys = outside_findings(previous, inputs, thresholds)
     return Swept(
         at=now,
         blind_spans=seen(previous, inputs, thresholds).blind_spans,
@@ -179,7 +179,7 @@ def _changed(
         # Outside its log: what changed, and whatever was outside by value last time (its evidence and
         # the group's state move on; a commit beyond the log end is flagged once a newer range shows it).
         keys.update(outside_keys)
-        found, now_outside = outside_findings(previous, inputs, keys)
+        found, now_outside = outside_findings(previous, inputs, thresholds, keys)
         outside = _merged(last.outside, keys, found, commits)
         outside_keys = frozenset(now_outside)
         ranges, unjudged = now_ranges, frozenset()

@@ -38,6 +38,7 @@ from alerts.state import (
     PendingLoss,
     PendingRewind,
     RangeSample,
+    Recreation,
 )
 from service.store.alerts import Part  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
 
@@ -85,6 +86,7 @@ def _small(state: DetectionState) -> dict[str, Any]:
         "offsets_seen_at": state.offsets_seen_at,
         "blind_spans": state.blind_spans,
         "tombstoned": [[*k, at] for k, at in state.tombstoned.items()],
+        "recreated": [[*k, r.old_id, r.new_id, r.gone_at, r.seen_at] for k, r in state.recreated.items()],
         "commit_fields": _COMMIT_FIELDS,
         "partition_fields": _PARTITION_FIELDS,
     }
@@ -188,6 +190,9 @@ def _state(
         offsets_seen_at=b.get("offsets_seen_at"),
         blind_spans=tuple(BlindSpan(*s) for s in b.get("blind_spans", ())),
         tombstoned={CommitKey(g, t, p): at for g, t, p, at in b.get("tombstoned", ())},
+        recreated={  # absent in states saved before it
+            PartitionKey(t, p): Recreation(*r) for t, p, *r in b.get("recreated", ())
+        },
     )
 
 

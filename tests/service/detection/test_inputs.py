@@ -7,7 +7,7 @@ import pytest
 
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
-from alerts.state import CommitKey, CommitPoint, DetectionState, OffsetSample, PartitionKey
+from alerts.state import CommitKey, CommitPoint, DetectionState, OffsetSample, PartitionKey, Recreation
 from service.detection import state_codec
 from service.detection.inputs import CollectorHealth, FreshObservations
 from service.scheduler import CollectorStatus as JobStatus
@@ -237,3 +237,29 @@ def test_state_codec_read_names_are_one_copy_per_name() -> None:
     h1, h2 = (k for k in s.commits if k.group == "h")
     assert h1.group is h2.group and h1.topic is h2.topic
     assert next(iter(s.ranges)).topic is next(iter(s.partitions)).topic is h1.topic
+
+
+def _with_recreated() -> DetectionState:
+    return replace(
+        _saved_state(),
+        recreated={
+            PartitionKey(T, 0): Recreation("A", "B", 20.0, 21.0),
+            PartitionKey(T, 1): Recreation("A", None, 30.0),
+        },
+    )
+
+
+def test_state_codec_recreated_survives_save_and_load() -> None:
+    s = _with_recreated()
+    body, parts = state_codec.encode(s)
+    assert state_codec.load(body, state_codec.FORMAT, list(parts)) == s
+    assert state_codec.loads(state_codec.dumps(s)) == s
+
+
+def test_state_codec_state_saved_before_recreated_loads_without_it() -> None:
+    s = _with_recreated()
+    body, parts = state_codec.encode(s)
+    small = json.loads(body)
+    del small["recreated"]  # what the release before saved
+    loaded = state_codec.load(json.dumps(small), state_codec.FORMAT, list(parts))
+    assert loaded.recreated == {} and loaded == replace(s, recreated={})
