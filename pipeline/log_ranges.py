@@ -178,7 +178,12 @@ def outside_log(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
     """``committed_beyond_log_end`` / ``committed_below_log_start``: once per committed offset, at the
     first range sample that shows it outside the log. A hold lasts from the commit that moved the offset
     to the next record that changed it: re-commits of the same offset (auto-commit, a paused member) are
-    one hold, as online they are one alert."""
+    one hold, as online they are one alert.
+
+    No cause for a commit beyond the log end: online tells a re-created topic's stale commit (cause
+    ``topic_recreated``, a warning) from a truncation by the topic ids metadata gave with each range; the
+    ranges here (exported from the store's log-range changes) carry none, so the two are one kind with the
+    same ``beyond``, which is what the e2e comparison holds them to (kind and magnitude, not cause)."""
     moved = ~F.col("offset").eqNullSafe(F.col("prev_offset"))
     held = offsets.where((F.col("kind") == schema.COMMIT) & moved).alias("c")
     r = ranges.alias("r")
