@@ -48,7 +48,7 @@ def id_changed(old: PartitionPoint | None, cur: PartitionPoint | None) -> bool:
     )
 
 
-def _asked(inputs: CycleInputs, key: PartitionKey) -> int | None:
+def asked_epoch(inputs: CycleInputs, key: PartitionKey) -> int | None:
     """The leader epoch the partition's leader answered the log range with (ListOffsets), not the
     metadata's: the range's own, however old the metadata it is handed with."""
     offsets = inputs.offsets
@@ -68,6 +68,14 @@ def newer_epoch(old: PartitionPoint, epoch: int | None) -> bool:
     range of it under a higher epoch than the old topic's last is possible only after leader changes in
     the new topic faster than one metadata interval."""
     return old.leader_epoch is not None and epoch is not None and epoch > old.leader_epoch
+
+
+def same_epoch_or_older(old: PartitionPoint, epoch: int | None) -> bool:
+    """The range's leader epoch is known and not newer than the last one: a log end gone back under it is
+    no truncation of this topic (every leader change, clean or unclean, starts a newer epoch), but another
+    incarnation of it (a topic re-created, epochs from 0 again). Metadata that still lists the old id then
+    confirms nothing: a broker that has not yet applied the deletion answers with the old topic."""
+    return old.leader_epoch is not None and epoch is not None and epoch <= old.leader_epoch
 
 
 @per_cycle
@@ -112,13 +120,17 @@ def unconfirmed_resets(
             continue
         if old.topic_id is None or id_changed(old, cur):
             continue  # no id to tell it by; or confirmed: another topic
-        if newer_epoch(old, _asked(inputs, key)):
+        if newer_epoch(old, asked_epoch(inputs, key)):
             continue  # the same topic: a new topic's leader epochs start again at 0
         first = next(
             (s.at for s in samples(previous, key, cur) if s.at > old.observed_at and s.log_end < old.log_end),
             cur.observed_at,
         )
-        if meta is not None and meta.observed_at >= first:
+        if (
+            meta is not None
+            and meta.observed_at >= first
+            and not same_epoch_or_older(old, asked_epoch(inputs, key))
+        ):
             continue  # metadata taken since the range went back: its id is the range's
         if cur.observed_at - first >= thresholds.topic_confirm_seconds:
             continue

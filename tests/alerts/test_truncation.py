@@ -3,6 +3,7 @@ from dataclasses import replace
 from alerts.engine import evaluate
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, TOPIC_DELETED, EpochEnd
 from alerts.state import CycleInputs, DetectionState
+from alerts.topic_change import unconfirmed_resets
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from collectors.model import OffsetsObservation, PartitionOffsets
 from tests.alerts.builders import TH, C, T, commit, committed, inputs, metadata, offsets, run
@@ -137,3 +138,25 @@ def test_detect_log_truncations_leader_seen_by_metadata_first_still_unclean_caus
     [f] = detect_log_truncations(prev, inp, 20, TH)
     assert (f.cause, f.evidence["old_leader"], f.evidence["new_leader"]) == ("unclean_leader_election", 1, 2)
     assert f.magnitude["messages_truncated"] == 50
+
+
+def test_detect_log_truncations_end_back_under_the_same_epoch_stale_metadata_nothing() -> None:
+    # A topic re-created: its leader answers the range under epoch 4 again (epochs from 0, here equal to the
+    # old topic's last) while a broker that has not applied the deletion yet still lists the old id in
+    # metadata taken after the range. No leader change gives no truncation: nothing, and still waiting.
+    inp = inputs(
+        metadata=metadata(21, {(T, 0): (1, 4, (1,))}, topic_id="A"),
+        offsets=OffsetsObservation(C, 20, (PartitionOffsets(T, 0, 0, 3, 1, 4),)),
+    )
+    assert detect_log_truncations(_before(), inp, 21, TH) == ()
+    assert unconfirmed_resets(_before(), inp, TH) == {(T, 0)}
+
+
+def test_detect_log_truncations_same_epoch_past_topic_confirm_seconds_still_nothing() -> None:
+    late = 20 + TH.topic_confirm_seconds
+    s = run(_before(), _stale(20, 100), 20)
+    inp = inputs(
+        metadata=metadata(10, {(T, 0): (1, 4, (1,))}, topic_id="A"),
+        offsets=OffsetsObservation(C, late, (PartitionOffsets(T, 0, 0, 100, 1, 4),)),
+    )
+    assert detect_log_truncations(s, inp, late, TH) == ()

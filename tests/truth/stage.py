@@ -65,12 +65,17 @@ class CellOutcome:
                     "topic": c.topic,
                     "partition": c.partition,
                     "magnitude": dict(c.magnitude),
+                    "evidence": {k: v for k, v in c.evidence.items() if _plain(v)},
                 }
                 for c in self.claims
             ],
             "problems": list(self.problems),
             "notes": list(self.notes),
         }
+
+
+def _plain(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | list | tuple)
 
 
 @dataclass
