@@ -58,7 +58,7 @@ VARIABLES = {
 # Panels and rules that stay empty for a healthy sandbox with one rewind (everything else must have data).
 MAY_BE_EMPTY_PANELS = {"Under-replicated partitions per topic", "Stale collectors"}
 RULES_WITH_DATA = {"OffsetguardOffsetRewind"}
-RULES_WITHOUT_DATA = {"OffsetguardCommittedBeyondLogEnd", "OffsetguardMessagesLost", "OffsetguardDown"}
+RULES_WITHOUT_DATA = {"OffsetguardMessagesLost", "OffsetguardDown"}
 TIMINGS: dict[str, float] = {}
 
 
