@@ -31,7 +31,7 @@ from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
 from alerts.model import OFFSET_REWIND, Finding, Severity
 from alerts.moves import Truncation, history_for, landing, move_evidence, operator_commit, truncation_under
-from alerts.state import CycleInputs, DetectionState, PendingRewind, RangeSample
+from alerts.state import CommitKey, CycleInputs, DetectionState, PendingRewind, RangeSample
 from alerts.thresholds import Thresholds
 
 RECOMMIT = "rebalance_recommit"
@@ -62,6 +62,7 @@ def rewind_outcomes(
         elif now - p.new.at < window:
             pending.append(p)
 
+    removed = _removals(previous, inputs)
     for i, m in enumerate(moves):
         if m.new.offset >= m.old.offset:
             continue
@@ -69,6 +70,10 @@ def rewind_outcomes(
         cut = truncation_under(m, history)
         if cut is not None and m.new.offset >= cut.end:
             continue  # an offset_skip (direction unknown, from beyond the log end), see alerts.skip
+        vanished = _vanished_before(m, removed, window)
+        if cut is None and vanished is not None:
+            findings.append(_after_removal(inputs.cluster, m, history, vanished))
+            continue
         cause = _cause(m, history, cut)
         undo = None
         if cause is None:
@@ -95,6 +100,50 @@ def _cause(m: CommitMove, history: Sequence[RangeSample], cut: Truncation | None
         return RECOMMIT
     # below the truncated log end: no reset to latest lands there, and the old offset was unfetchable
     return "auto_reset_earliest" if cut is not None else None
+
+
+def _removals(previous: DetectionState, inputs: CycleInputs) -> dict[CommitKey, list[float]]:
+    """When each group-partition's committed offset vanished lately: this cycle's removals and the losses
+    still held until their topic is known."""
+    out: dict[CommitKey, list[float]] = {}
+    for r in replay(previous, inputs).removals:
+        out.setdefault(r.key, []).append(r.at)
+    for loss in previous.pending_losses:
+        out.setdefault(loss.key, []).append(loss.at)
+    return out
+
+
+def _vanished_before(m: CommitMove, removed: dict[CommitKey, list[float]], window: float) -> float | None:
+    """When the offset vanished, if it did within ``window`` before the old commit was made: the old
+    offset is then a consumer's position re-committed after its offsets were deleted (with the topic,
+    most often), and what the move back re-reads depends on what the topic holds now."""
+    times = [at for at in removed.get(m.key, ()) if m.old.at - window <= at <= m.old.at]
+    return max(times) if times else None
+
+
+def _after_removal(cluster: str, m: CommitMove, history: Sequence[RangeSample], vanished: float) -> Finding:
+    """A move back from an offset re-committed right after the group's offset vanished. If the topic was
+    deleted and re-created (a consumer or auto-create made it again), the old offset belongs to the
+    deleted topic and the move is the consumer's reset on the new one: nothing re-read. If the topic
+    still holds the old messages, up to ``old - new`` are read again. Which, the commits cannot tell."""
+    at_most = m.old.offset - m.new.offset
+    evidence = move_evidence(m, history)
+    evidence["offset_vanished_at"] = vanished
+    g, t, p = m.key
+    return Finding(
+        kind=OFFSET_REWIND,
+        severity="warning",
+        cluster=cluster,
+        group=g,
+        topic=t,
+        partition=p,
+        summary=f"group {g} moved {t}[{p}] back from {m.old.offset} to {m.new.offset} right after its "
+        f"committed offset vanished: at most {at_most} messages re-read if the topic still holds them, none "
+        "if it was deleted and re-created (the old offset was the deleted topic's)",
+        cause="after_offsets_removed",
+        magnitude={"messages_replayed": 0, "messages_replayed_max": at_most},
+        evidence=evidence,
+    )
 
 
 def _undo(m: CommitMove, later: tuple[CommitMove, ...], window: float) -> CommitMove | None:

@@ -242,3 +242,30 @@ def test_detect_offset_rewinds_membership_at_each_commit_from_tail_group_records
         (100, "info", "admin_reset"),
         (10, "critical", "unknown"),
     ]
+
+
+def test_detect_offset_rewinds_back_from_a_recommit_right_after_the_offset_vanished_bounded_warning() -> None:
+    # The truth matrix's topic deleted under a running aiokafka consumer: the deletion tombstones the
+    # group's 50; the consumer re-commits its position 50 (now on the re-created topic), then resets to 0.
+    # Nothing was re-read; were the old messages still there, 50 would be: at most 50, nothing certain.
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(1, {(T, 0): (0, 50)}), commit_events=(commit(50, 0.5, 1),), tail_live=True),
+        1,
+    )
+    events = (commit(None, 2.2, 2), commit(50, 2.3, 3), commit(0, 2.9, 4))
+    [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 3, TH)
+    assert (f.kind, f.severity, f.cause) == (OFFSET_REWIND, "warning", "after_offsets_removed")
+    assert f.magnitude == {"messages_replayed": 0, "messages_replayed_max": 50}
+    assert f.evidence["offset_vanished_at"] == 2.2
+
+
+def test_detect_offset_rewinds_commit_long_after_the_offset_vanished_still_critical() -> None:
+    s = run(
+        DetectionState(),
+        inputs(offsets=offsets(1, {(T, 0): (0, 500)}), commit_events=(commit(50, 0.5, 1),), tail_live=True),
+        1,
+    )
+    events = (commit(None, 2.2, 2), commit(300, 100, 3), commit(100, 101, 4))
+    [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 101, TH)
+    assert (f.severity, f.magnitude["messages_replayed"]) == ("critical", 200)
