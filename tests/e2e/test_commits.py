@@ -95,20 +95,7 @@ def test_admin_reset_to_earliest_on_empty_group_info_rewind(
     produce(kafka3, topic, 150)
     consume_and_commit(kafka3, group, topic, 150)  # then leaves: the group is Empty
     wait_for(lambda: tail_runtime.sees_commit(group, topic, 0, 150), 30, "tail saw 150")
-    done = kafka3.run_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        "--bootstrap-server",
-        kafka3.bootstrap_servers,
-        "--group",
-        group,
-        "--topic",
-        topic,
-        "--reset-offsets",
-        "--to-earliest",
-        "--execute",
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    _reset(kafka3, group, topic, "--to-earliest")
 
     [alert] = tail_runtime.wait_alerts("admin reset rewind", 30, kind="offset_rewind", group=group)
     assert (alert.topic, alert.partition, alert.severity, alert.cause) == (topic, 0, "info", "admin_reset")
@@ -130,20 +117,7 @@ def test_admin_reset_to_latest_on_empty_group_info_skip(
     produce(kafka3, topic, 50)  # nobody reads them
     # the log end sampled before the reset: the count is exact, not a bound
     wait_for(lambda: tail_runtime.sees_partition(topic, 0, log_end=200), 90, "runtime sees log end 200")
-    done = kafka3.run_tool(
-        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
-        "--bootstrap-server",
-        kafka3.bootstrap_servers,
-        "--group",
-        group,
-        "--topic",
-        topic,
-        "--reset-offsets",
-        "--to-latest",
-        "--execute",
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    _reset(kafka3, group, topic, "--to-latest")
 
     [alert] = tail_runtime.wait_alerts("admin reset skip", 30, kind="offset_skip", group=group)
     assert (alert.topic, alert.partition, alert.severity, alert.cause) == (topic, 0, "info", "admin_reset")
@@ -182,3 +156,21 @@ def test_commit_incidents_pipeline_over_archive_equals_online_alerts(
     # seek-back, admin reset to earliest (rewind), admin reset to latest (skip)
     assert sorted(kind for kind, *_ in online) == ["offset_rewind", "offset_rewind", "offset_skip"]
     assert found == online
+
+
+def _reset(kafka: SandboxCluster, group: str, topic: str, mode: str) -> None:
+    """``kafka-consumer-groups --reset-offsets <mode> --execute``, as an operator runs it."""
+    done = kafka.run_tool(
+        "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
+        "--bootstrap-server",
+        kafka.bootstrap_servers,
+        "--group",
+        group,
+        "--topic",
+        topic,
+        "--reset-offsets",
+        mode,
+        "--execute",
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
