@@ -160,7 +160,8 @@ def _recreated(
         topic=key.topic,
         partition=key.partition,
         summary=f"{what} ({ids}), {beyond} past the re-created topic's log end {r.log_end}; nothing was "
-        "truncated: the consumer will reset by its auto.offset.reset when it fetches",
+        "truncated: the consumer resets by its auto.offset.reset when it fetches, unless the new topic "
+        f"reaches {point.offset} first (it then resumes there, past what the new topic holds below it)",
         cause=TOPIC_RECREATED,
         magnitude={"beyond": beyond},
         evidence={

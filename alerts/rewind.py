@@ -29,9 +29,12 @@ from collections.abc import Sequence
 
 from alerts.commits import CommitMove, replay
 from alerts.current import current_partitions
+from alerts.lost import WHILE_CONSUMING
+from alerts.membership import consuming
 from alerts.model import OFFSET_REWIND, Finding, Severity
 from alerts.moves import Truncation, history_for, landing, move_evidence, operator_commit, truncation_under
-from alerts.state import CommitKey, CycleInputs, DetectionState, PendingRewind, RangeSample
+from alerts.recreation import recreations
+from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PendingRewind, RangeSample
 from alerts.thresholds import Thresholds
 
 RECOMMIT = "rebalance_recommit"
@@ -103,20 +106,30 @@ def _cause(m: CommitMove, history: Sequence[RangeSample], cut: Truncation | None
 
 
 def _removals(previous: DetectionState, inputs: CycleInputs) -> dict[CommitKey, list[float]]:
-    """When each group-partition's committed offset vanished lately: this cycle's removals and the losses
-    still held until their topic is known."""
+    """When a group-partition's committed offset vanished lately while a member consumed its topic (this
+    cycle's removals and the losses still held until their topic is known), or when its topic was seen
+    gone (deleted or re-created). Under a consuming member only a topic's deletion removes an offset: the
+    coordinator refuses OffsetDelete of a subscribed topic, and an active group's offsets do not expire."""
     out: dict[CommitKey, list[float]] = {}
     for r in replay(previous, inputs).removals:
-        out.setdefault(r.key, []).append(r.at)
+        if consuming(r.group, r.key.topic):
+            out.setdefault(r.key, []).append(r.at)
     for loss in previous.pending_losses:
-        out.setdefault(loss.key, []).append(loss.at)
+        if loss.cause == WHILE_CONSUMING:
+            out.setdefault(loss.key, []).append(loss.at)
+    gone = recreations(previous, inputs)
+    if gone:
+        for m in replay(previous, inputs).moves:
+            seen = gone.get(PartitionKey(m.key.topic, m.key.partition))
+            if seen is not None:
+                out.setdefault(m.key, []).append(seen.gone_at)
     return out
 
 
 def _vanished_before(m: CommitMove, removed: dict[CommitKey, list[float]], window: float) -> float | None:
-    """When the offset vanished, if it did within ``window`` before the old commit was made: the old
-    offset is then a consumer's position re-committed after its offsets were deleted (with the topic,
-    most often), and what the move back re-reads depends on what the topic holds now."""
+    """When the offset vanished (or its topic went), if within ``window`` before the old commit was made:
+    the old offset is then a consumer's position re-committed after its topic was deleted, and what the
+    move back re-reads depends on what the topic holds now."""
     times = [at for at in removed.get(m.key, ()) if m.old.at - window <= at <= m.old.at]
     return max(times) if times else None
 

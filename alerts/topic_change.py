@@ -72,9 +72,11 @@ def newer_epoch(old: PartitionPoint, epoch: int | None) -> bool:
 
 def same_epoch_or_older(old: PartitionPoint, epoch: int | None) -> bool:
     """The range's leader epoch is known and not newer than the last one: a log end gone back under it is
-    no truncation of this topic (every leader change, clean or unclean, starts a newer epoch), but another
-    incarnation of it (a topic re-created, epochs from 0 again). Metadata that still lists the old id then
-    confirms nothing: a broker that has not yet applied the deletion answers with the old topic."""
+    most likely another incarnation of the topic (re-created, epochs from 0 again; every leader change of
+    the same topic starts a newer epoch). Metadata that still lists the old id then confirms nothing (a
+    broker that has not applied the deletion yet answers with the old topic): the partition waits for
+    metadata with the new id, at most ``topic_confirm_seconds``, and is then judged as it stands (the
+    last point's epoch comes from metadata, which can run ahead of the range: never silenced for good)."""
     return old.leader_epoch is not None and epoch is not None and epoch <= old.leader_epoch
 
 

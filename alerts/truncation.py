@@ -16,7 +16,7 @@ from alerts.current import current_partitions
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
-from alerts.topic_change import asked_epoch, id_changed, same_epoch_or_older, unconfirmed_resets
+from alerts.topic_change import id_changed, unconfirmed_resets
 
 
 def detect_log_truncations(
@@ -29,8 +29,8 @@ def detect_log_truncations(
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
-        if id_changed(old, cur) or key in waiting or same_epoch_or_older(old, asked_epoch(inputs, key)):
-            continue  # another topic (alerts.topic_events), not told yet, or under no newer leader
+        if id_changed(old, cur) or key in waiting:
+            continue  # another topic (alerts.topic_events), or not told yet
         if cur.leader != old.leader and old.isr is not None and cur.leader not in old.isr:
             cause = "unclean_leader_election"
         else:

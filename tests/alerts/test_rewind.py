@@ -248,11 +248,7 @@ def test_detect_offset_rewinds_back_from_a_recommit_right_after_the_offset_vanis
     # The truth matrix's topic deleted under a running aiokafka consumer: the deletion tombstones the
     # group's 50; the consumer re-commits its position 50 (now on the re-created topic), then resets to 0.
     # Nothing was re-read; were the old messages still there, 50 would be: at most 50, nothing certain.
-    s = run(
-        DetectionState(),
-        inputs(offsets=offsets(1, {(T, 0): (0, 50)}), commit_events=(commit(50, 0.5, 1),), tail_live=True),
-        1,
-    )
+    s = _consuming(50)
     events = (commit(None, 2.2, 2), commit(50, 2.3, 3), commit(0, 2.9, 4))
     [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 3, TH)
     assert (f.kind, f.severity, f.cause) == (OFFSET_REWIND, "warning", "after_offsets_removed")
@@ -269,3 +265,27 @@ def test_detect_offset_rewinds_commit_long_after_the_offset_vanished_still_criti
     events = (commit(None, 2.2, 2), commit(300, 100, 3), commit(100, 101, 4))
     [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 101, TH)
     assert (f.severity, f.magnitude["messages_replayed"]) == ("critical", 200)
+
+
+def _consuming(log_end: int, state: str = "Stable") -> DetectionState:
+    """The group at 50 on T[0]; with ``state`` Stable a member is assigned T[0] (it consumes the topic)."""
+    assigned = {"g": ((T, 0),)} if state == "Stable" else None
+    return run(
+        DetectionState(),
+        inputs(
+            offsets=offsets(1, {(T, 0): (0, log_end)}),
+            groups=groups(1, {"g": state}, assigned=assigned),
+            commit_events=(commit(50, 0.5, 1),),
+            tail_live=True,
+        ),
+        1,
+    )
+
+
+def test_detect_offset_rewinds_recommit_after_an_idle_groups_offset_vanished_rewind_as_ever() -> None:
+    # An Empty group's offset expires or is deleted by an operator (no member consumes the topic): that is
+    # no topic deletion, and a move back after a re-commit is a rewind as ever (here an operator's).
+    s = _consuming(500, state="Empty")
+    events = (commit(None, 2.2, 2), commit(300, 2.3, 3), commit(100, 2.9, 4))
+    [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 3, TH)
+    assert (f.cause, f.magnitude["messages_replayed"]) == ("admin_reset", 200)

@@ -259,7 +259,8 @@ def reset_offsets(stage: Stage, spec: CellSpec) -> None:
             mode.replace("shift-by-back", "shift-by").replace("shift-by-forward", "shift-by"),
             value,
         )
-    time.sleep(2)  # offsetguard sees the move (or the deletion) while the group is still stopped
+    # offsetguard sees the move (or the deletion) while the group is still stopped
+    wait_for(lambda: not stage.runtime.sees_commit(g, t, 0, 100), 60, f"offsetguard sees {g} leave 100")
     resume(stage, spec, g, t)
 
 

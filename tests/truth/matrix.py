@@ -130,12 +130,21 @@ def run_matrix(
             results[c.id] = NotRun(failed, skipped=False)
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            results.update(pool.map(lambda c: (c.id, stages[c.id].finish()), unclean))
+            results.update(pool.map(lambda c: _finished(c.id, stages[c.id]), unclean))
     took["unclean_election"] = round(time.monotonic() - began, 1)
     began = time.monotonic()
     results.update(run_disruptive(kafka, stages, disruptive, one))  # alone: brokers stop
     took["disruptive"] = round(time.monotonic() - began, 1)
     return results
+
+
+def _finished(cell: str, stage: Stage) -> tuple[str, Outcome]:
+    """The cell's account, or its failure (one cell's timeout must not take the others' accounts)."""
+    try:
+        return cell, stage.finish()
+    except Exception:
+        stage.abandon()
+        return cell, NotRun(traceback.format_exc(), skipped=False)
 
 
 def table(
