@@ -37,32 +37,21 @@ from alerts.model import (
     OFFSETS_LOST,
 )
 from pipeline import schema
-from pipeline.anomaly_rows import KEY, ORDER, anomaly_row
+from pipeline.anomaly_rows import KEY, MEASURES, ORDER, anomaly_row
 from pipeline.log_ranges import operator_resets, outside_log, skips, truncation_moves
 from pipeline.options import AnalysisSettings
 
 GROUP_KINDS = (schema.GROUP_METADATA, schema.CONSUMER_GROUP_METADATA, schema.GROUP_TOMBSTONE)
 ANOMALY_COLUMNS = (
-    "cluster",
-    "group",
-    "topic",
-    "partition",
+    *KEY,
     "kind",
     "cause",
     "at",
-    "source_partition",
-    "source_offset",
+    *ORDER,
     "old_offset",
     "new_offset",
     "magnitude",
-    "messages_replayed",
-    "messages_skipped",
-    "offsets_lost",
-    "messages_lost",
-    "beyond",
-    "messages_skipped_max",
-    "messages_replayed_max",
-    "messages_read_past_max",
+    *MEASURES,
     "group_state",
 )
 
