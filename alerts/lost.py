@@ -37,7 +37,7 @@ A deleted topic's tombstones usually arrive before the next metadata poll shows 
 consumer's auto-create having re-created it, under a new topic id), while the members still subscribe
 to it: every loss is held in ``DetectionState.pending_losses`` until an observation after it shows
 whether the topic exists, at most ``topic_confirm_seconds``: metadata (the topic listed under the id it
-had before), or a log range of the partition that did not go back (one that did may be a new topic).
+had before), or, where no topic id was known, a log range of the partition that did not go back.
 Then it is reported with its cause, or as ``topic_deleted``; a loss whose topic is still unknown after
 ``topic_confirm_seconds`` keeps its cause (``deleted_while_consuming`` pages). Held, the offsets of a
 deleted topic are still there for :mod:`alerts.topic_events` to count what each group had not read.
@@ -158,9 +158,12 @@ def _loss(r: Removal, cause: str) -> PendingLoss:
 class _TopicCheck:
     """Whether a loss's topic still exists, from this cycle's metadata and log ranges (None: not known
     yet). The topic id known before the loss is compared with this cycle's: under another id the topic of
-    the offsets is gone (deleted, and re-created by a consumer's auto-create before the metadata poll). A
-    log range says only that a topic of that name exists: one whose log end went back since may be a new
-    topic, and waits for metadata (:mod:`alerts.topic_change`)."""
+    the offsets is gone (deleted, and re-created by a consumer's auto-create before the metadata poll).
+    Where an id was known, only metadata can confirm the topic: a log range says only that a partition of
+    that name answered, and a broker that had not yet applied the deletion still answers with the old
+    log's range (matrix: an aiokafka consumer's topic deleted, the old leader's range after the
+    tombstones confirmed it and paged). Without ids a log range that did not go back confirms it (one
+    that went back may be a new topic, and waits for metadata, :mod:`alerts.topic_change`)."""
 
     def __init__(self, previous: DetectionState, inputs: CycleInputs) -> None:
         meta = inputs.metadata
@@ -190,6 +193,8 @@ class _TopicCheck:
                 return False
             if self.names_at >= loss.at:
                 return True
+        if before is not None and before.topic_id is not None:
+            return None  # only metadata can tell this topic from a re-created one of the same name
         cur = self.ranged.get(key) if self.ranged_at >= loss.at else None
         if cur is None:
             return None
