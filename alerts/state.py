@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from alerts.model import CollectorStatus, CommitEvent, EpochEnd, GroupEvent
+from alerts.model import CollectorStatus, CommitEvent, EpochEnd, Finding, GroupEvent
 from collectors.model import (
     ClusterMetadata,
     CommittedObservation,
@@ -21,9 +21,6 @@ from collectors.model import (
     MetricsObservation,
     OffsetsObservation,
 )
-
-if TYPE_CHECKING:
-    from alerts.sweep import Swept
 
 # (topic, partition, offset) -> epoch seconds at which the partition's log end first reached ``offset``
 # in its current run (after the last time it was below), or None if unknown.
@@ -147,6 +144,33 @@ class Recreation:
     new_id: str | None  # the re-created topic's id; None until metadata lists it
     gone_at: float  # when the old topic was first seen gone (metadata without it, or under another id)
     seen_at: float | None = None  # when the partition was first observed again since; None: not yet
+
+
+@dataclass(frozen=True)
+class Swept:
+    """The slow rules' last judgements (:mod:`alerts.sweep`) and what they were judged on (kept in the
+    detection state, never saved: a restart sweeps)."""
+
+    at: float  # the last sweep
+    blind_spans: tuple[BlindSpan, ...]  # what the last sweep measured by
+    retention_seconds: float
+    # the committed offsets of the last evaluation (the previous state's, when the caller passed back the
+    # state it got), and the group-partitions changed since lag and the forecast last judged (they judge
+    # only in evaluations with log ranges)
+    commits: Mapping[CommitKey, CommitPoint]
+    unjudged: frozenset[CommitKey]
+    ranges: Mapping[PartitionKey, tuple[int | None, int | None]]  # log start and end as last judged
+    groups: Mapping[str, GroupPoint]
+    by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]]  # as of the last sweep
+    by_group: Mapping[str, tuple[CommitKey, ...]]
+    indexed: int  # the group-partitions in the indexes (gone ones included)
+    lag: Mapping[CommitKey, tuple[Finding, ...]]
+    retention: Mapping[CommitKey, Finding]
+    expiry: Mapping[str, Finding]
+    # committed offsets outside their log: the findings, and every group-partition outside by value
+    # (flagged or not), judged again at every evaluation with log ranges
+    outside: Mapping[CommitKey, Finding]
+    outside_keys: frozenset[CommitKey]
 
 
 @dataclass(frozen=True)

@@ -41,46 +41,18 @@ from alerts.log_range import outside_findings
 from alerts.model import Finding
 from alerts.retention import retention_findings
 from alerts.state import (
-    BlindSpan,
     CommitKey,
     CommitPoint,
     CycleInputs,
     DetectionState,
-    GroupPoint,
     PartitionKey,
     PartitionPoint,
+    Swept,
     partition_key,
 )
 from alerts.thresholds import Thresholds
 
 V = TypeVar("V")
-
-
-@dataclass(frozen=True)
-class Swept:
-    """The slow rules' last judgements and what they were judged on (kept in the detection state, never
-    saved: a restart sweeps)."""
-
-    at: float  # the last sweep
-    blind_spans: tuple[BlindSpan, ...]  # what the last sweep measured by
-    retention_seconds: float
-    # the committed offsets of the last evaluation (the previous state's, when the caller passed back the
-    # state it got), and the group-partitions changed since lag and the forecast last judged (they judge
-    # only in evaluations with log ranges)
-    commits: Mapping[CommitKey, CommitPoint]
-    unjudged: frozenset[CommitKey]
-    ranges: Mapping[PartitionKey, tuple[int | None, int | None]]  # log start and end as last judged
-    groups: Mapping[str, GroupPoint]
-    by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]]  # as of the last sweep
-    by_group: Mapping[str, tuple[CommitKey, ...]]
-    indexed: int  # the group-partitions in the indexes (gone ones included)
-    lag: Mapping[CommitKey, tuple[Finding, ...]]
-    retention: Mapping[CommitKey, Finding]
-    expiry: Mapping[str, Finding]
-    # committed offsets outside their log: the findings, and every group-partition outside by value
-    # (flagged or not), judged again at every evaluation with log ranges
-    outside: Mapping[CommitKey, Finding]
-    outside_keys: frozenset[CommitKey]
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,7 @@ import pytest
 
 from alerts.engine import evaluate
 from alerts.model import CommitEvent, Finding
-from alerts.state import CommitKey, CycleInputs, DetectionState
-from alerts.sweep import Swept
+from alerts.state import CommitKey, CycleInputs, DetectionState, Swept
 from alerts.thresholds import Limits, Thresholds
 from collectors.model import (
     CommittedObservation,
