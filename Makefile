@@ -11,7 +11,7 @@ MATRIX_JARS := deploy/sandbox/versions/.resolved
 CONFIG ?=
 PYTEST_ARGS ?=
 
-.PHONY: install tools run test check lint typecheck pytest bench clean
+.PHONY: install tools run test check lint imports typecheck pytest bench clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,11 +52,15 @@ endif
 
 test: check
 
-check: install lint typecheck pytest
+check: install lint imports typecheck pytest
 
 lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# The layers and the one door to Kafka, as contracts ([tool.importlinter] in pyproject.toml)
+imports: $(INSTALLED)
+	$(VENV)/bin/lint-imports
 
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
