@@ -56,6 +56,7 @@ def truths(
     held: Iterable[str],
     committed: Mapping[tuple[str, str, int], int | None],
     starts: Mapping[tuple[str, str, int], float],
+    ends: Mapping[tuple[str, str, int], float] | None = None,
 ) -> dict[tuple[str, str, int], Truth]:
     """The truth of every group-partition in ``starts``.
 
@@ -63,6 +64,8 @@ def truths(
     ``committed``: each group-partition's committed offset now (None: none), in the current incarnation.
     ``starts``: when each group-partition began to be in scope (messages acknowledged before it are out
     of scope: a group that starts at the log end never meant to read what came before).
+    ``ends``: when a group-partition stopped being in scope (the group deleted: what came after is no
+    longer its to read); none: in scope to the end.
     """
     held_set = set(held)
     by_partition: dict[Partition, list[Acked]] = defaultdict(list)
@@ -76,7 +79,8 @@ def truths(
     out = {}
     for key, start in starts.items():
         group, topic, partition = key
-        msgs = [a for a in by_partition.get((topic, partition), ()) if a.at >= start]
+        end = (ends or {}).get(key, float("inf"))
+        msgs = [a for a in by_partition.get((topic, partition), ()) if start <= a.at < end]
         counts = Counter(r.payload for r in reads_of.get(key, ()))
         # every read of a payload this group read on any partition counts (a payload moves with nothing)
         read_payloads = set(counts)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import kafka.errors as kerr
-from kafka import KafkaConsumer, TopicPartition
 
 from alerts.state import CommitKey
 from service.sandbox.cluster import SandboxCluster
@@ -24,6 +23,7 @@ from service.store.alert_records import Alert
 from tests.e2e.harness import RuntimeThread, retrying, wait_for
 from tests.truth import ops
 from tests.truth.clients import Member, start_member
+from tests.truth.logread import held_payloads
 from tests.truth.oracle import Truth, partition_truths, truths
 from tests.truth.producer import produce, topic_id
 from tests.truth.records import Acked, Journal, Read
@@ -223,29 +223,11 @@ class Stage:
 
     def _held(self) -> list[str]:
         """Every payload the cell's topics hold now, read back from the log start."""
-        held: list[str] = []
-        consumer = KafkaConsumer(
-            **self.kafka.client_config(), enable_auto_commit=False, allow_auto_create_topics=False
-        )
         try:
-            for topic in sorted(self.topics):
-                parts = consumer.partitions_for_topic(topic) or set()
-                tps = [TopicPartition(topic, p) for p in sorted(parts)]
-                if not tps:
-                    continue
-                consumer.assign(tps)
-                consumer.seek_to_beginning(*tps)
-                ends = consumer.end_offsets(tps)
-                deadline = time.monotonic() + 60
-                while any(consumer.position(tp) < ends[tp] for tp in tps):
-                    assert time.monotonic() < deadline, f"{self.cell}: reading back {topic} timed out"
-                    for batch in consumer.poll(timeout_ms=200).values():
-                        held.extend(r.value.decode() for r in batch if r.value is not None)
+            return held_payloads(self.kafka, self.topics)
         except kerr.KafkaError as exc:
             self.note(f"reading back the log: {exc!r}")
-        finally:
-            consumer.close()
-        return held
+            return []
 
     def _claims(self) -> Iterable[Claim]:
         alerts: dict[str, Alert] = {}

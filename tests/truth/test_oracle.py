@@ -55,6 +55,15 @@ def test_truths_messages_before_the_groups_start_out_of_scope() -> None:
     assert (t.scope, t.lost, t.read) == (5, 0, 5)
 
 
+def test_truths_messages_after_the_groups_end_out_of_scope() -> None:
+    # a deleted group: what came after is no longer its to read (retention deleting it is no loss of its)
+    read = _acked(10, at=1.0)
+    after = _acked(5, start=10, at=9.0)
+    key = (G, T, 0)
+    t = truths(read + after, _reads([a.payload for a in read]), [], {key: None}, {key: 0.0}, {key: 5.0})[key]
+    assert (t.scope, t.lost, t.read, t.clean) == (10, 0, 10, True)
+
+
 def test_truths_old_incarnation_unread_is_lost_not_skipped() -> None:
     old = _acked(10, topic_id="id1", tag="old")
     new = _acked(5, topic_id="id2", at=5.0, tag="new")
