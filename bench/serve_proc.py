@@ -48,9 +48,17 @@ class Serve:
             return False
 
     def alerts(self) -> list[dict[str, Any]]:
-        r = self.http.get("/api/v1/alerts", params={"cluster": self.name, "limit": 1000})
-        r.raise_for_status()
-        return list(r.json()["alerts"])
+        """Every alert of the cluster, newest first (page after page)."""
+        out: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"cluster": self.name, "limit": 1000}
+        while True:
+            r = self.http.get("/api/v1/alerts", params=params)
+            r.raise_for_status()
+            page = r.json()
+            out.extend(page["alerts"])
+            if not page.get("next_cursor"):
+                return out
+            params["cursor"] = page["next_cursor"]
 
     def partitions(self, topic: str) -> list[dict[str, Any]]:
         """The topic's partitions as the service last saw them (log range, leader, ISR)."""

@@ -1,6 +1,8 @@
 // Consumer group members for bench/soak, many in one JVM: the Java client, classic or KIP-848 protocol.
 //
-// Run in source-file mode with the sandbox jars: java -cp 'lib/*' Members.java <bootstrap>
+// Run in source-file mode with the sandbox jars: java -cp 'lib/*' Members.java <bootstrap> <journal>
+// Every record a member processed is appended to <journal> (flushed) before it commits: one JSON object a
+// line, {"group","topic","partition","offset","payload","client","at"} (tests/truth/records.py's Read).
 // Commands on stdin, one per line:
 //   start <member-id> <group> <topic> <classic|consumer>   a member that polls and commits what it read
 //                                                         (commitSync at most once a second)
@@ -10,21 +12,56 @@
 //                                                         partition and seeks there: an active member's rewind
 // On stdin EOF every member closes and the JVM exits. Printed: "<member-id> <event> [details]".
 import java.io.BufferedReader;
+import java.io.FileOutputStream;
 import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public class Members {
+    static Writer journal;
+
+    static String quoted(String s) {
+        StringBuilder b = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c == '"' || c == '\\') b.append('\\').append(c);
+            else if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+            else b.append(c);
+        }
+        return b.append('"').toString();
+    }
+
+    static void journal(String group, String client, ConsumerRecords<byte[], byte[]> records) throws java.io.IOException {
+        StringBuilder b = new StringBuilder();
+        double at = System.currentTimeMillis() / 1000.0;
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            String payload = r.value() == null ? "" : new String(r.value(), StandardCharsets.UTF_8);
+            b.append("{\"group\":").append(quoted(group)).append(",\"topic\":").append(quoted(r.topic()))
+                .append(",\"partition\":").append(r.partition()).append(",\"offset\":").append(r.offset())
+                .append(",\"payload\":").append(quoted(payload)).append(",\"client\":").append(quoted(client))
+                .append(",\"at\":").append(at).append("}\n");
+        }
+        synchronized (Members.class) {
+            journal.write(b.toString());
+            journal.flush();
+        }
+    }
+
     static final class Member implements Runnable {
         final String id;
+        final String group;
+        final String client;
         final KafkaConsumer<byte[], byte[]> consumer;
         final String topic;
         final AtomicBoolean running = new AtomicBoolean(true);
@@ -46,6 +83,8 @@ public class Members {
             p.put("key.deserializer", ByteArrayDeserializer.class.getName());
             p.put("value.deserializer", ByteArrayDeserializer.class.getName());
             this.id = id;
+            this.group = group;
+            this.client = "java-" + protocol;
             this.topic = topic;
             this.consumer = new KafkaConsumer<>(p);
             this.thread = new Thread(this, "member-" + id);
@@ -66,7 +105,10 @@ public class Members {
                     if (n != null) rewind(n);
                     ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(500));
                     long now = System.currentTimeMillis();
-                    if (!records.isEmpty()) readSinceCommit = true;
+                    if (!records.isEmpty()) {
+                        journal(group, client, records);
+                        readSinceCommit = true;
+                    }
                     if (readSinceCommit && now - lastCommit >= 1000) {
                         try {
                             consumer.commitSync(Duration.ofSeconds(10));
@@ -80,7 +122,7 @@ public class Members {
                 }
             } catch (WakeupException e) {
                 // stopping
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | java.io.IOException e) {
                 System.out.println(id + " error " + e);
             } finally {
                 try {
@@ -123,6 +165,7 @@ public class Members {
 
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0];
+        journal = new OutputStreamWriter(new FileOutputStream(args[1], true), StandardCharsets.UTF_8);
         Map<String, Member> members = new ConcurrentHashMap<>();
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         String line;

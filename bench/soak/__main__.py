@@ -1,6 +1,7 @@
 """``bench/soak`` (issue 13): an hour of normal operations on the 3-broker sandbox, then real incidents.
 
-50 groups of real consumers (Java client, classic and KIP-848 protocol) with steady traffic, watched by a
+50 groups of real consumers (kafka-python, aiokafka, librdkafka and the Java client, classic and KIP-848
+protocol; each journaling what it read) with steady traffic, watched by a
 separate ``offsetguard serve`` (default settings), while a schedule performs what operators do every day:
 consumer rolling restarts and scaling, broker rolling restarts, controller restarts and a controller
 quorum loss, preferred-leader elections, a partition reassignment, topic creation and deletion, admin
@@ -8,7 +9,9 @@ offset deletion, group deletion, a whole-cluster outage; retention deletes consu
 topic is cleaned and Empty groups' offsets expire (``offsets.retention.minutes=1``) all along. Every
 warning/critical alert is a false page (printed with its evidence) but ``collector_failure`` during and
 right after the outage and the quorum loss. Then injected incidents (see :mod:`bench.soak.incidents`)
-must each be caught with the right kind and magnitude. Writes ``bench/results/soak.json``.
+must each be caught with the right kind and magnitude. Last, every finding is judged against what the
+consumers really read (:mod:`bench.soak.truth`: no claim above the truth, no certain loss missed, no page
+without harm). Writes ``bench/results/soak.json``.
 
     python -m bench.soak [--minutes 60] [--gap 60] [--dir D]
 """
@@ -53,10 +56,13 @@ def main() -> None:
     (RESULTS / "soak.json").write_text(json.dumps(result, indent=2) + "\n")
     for page in result["false_pages"]:
         print("FALSE PAGE", json.dumps(page), flush=True)
+    for problem in result.get("truth_problems", []):
+        print("BEYOND THE TRUTH", problem, flush=True)
     print(
         f"RESULT {result['duration_s'] / 60:.0f} min, operations {result['operations']}, "
         f"false pages {result['false_page_count']}, incidents caught "
-        f"{result['incidents_caught']}/{result['incidents_injected']}",
+        f"{result['incidents_caught']}/{result['incidents_injected']}, claims beyond the truth "
+        f"{len(result.get('truth_problems', []))}",
         flush=True,
     )
 

@@ -1,5 +1,10 @@
-"""The soak's group members: one JVM (``Members.java``, the Java client) running classic and KIP-848
-members, driven over its stdin."""
+"""The soak's group members over the four clients: Java (one JVM, ``Members.java``, classic and KIP-848
+members driven over its stdin) and kafka-python, aiokafka and librdkafka (a process per member, the
+ground-truth harness's :func:`tests.truth.clients.start_member`). Every member journals each record it
+processed (:class:`tests.truth.records.Read`), so the soak can tell what the consumers really read.
+
+Rewinding and pausing a member (the incidents) need a hand inside the consumer: only Java members do it.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,12 @@ from typing import IO, NamedTuple
 
 from service.sandbox import jvm
 from service.sandbox.cluster import SandboxCluster
+from tests.truth.clients import Member, start_member
+from tests.truth.records import Read, load_reads
 
 SOURCE = Path(__file__).with_name("Members.java")
 JVM_OPTS = ("-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1")
+JAVA = ("java-classic", "java-consumer")  # the JVM's members: group.protocol classic / consumer (KIP-848)
 
 
 class Rewound(NamedTuple):
@@ -23,11 +31,13 @@ class Rewound(NamedTuple):
     new: int
 
 
-class Members:
-    """``start``/``stop``/``rewind`` members by id; :meth:`close` stops them all and the JVM."""
+class JavaMembers:
+    """``start``/``stop``/``rewind``/``pause`` Java members by id; :meth:`close` stops them and the JVM."""
 
-    def __init__(self, cluster: SandboxCluster, log: Path) -> None:
-        cmd = jvm.java_command(cluster.lib, str(SOURCE), [cluster.bootstrap_servers], JVM_OPTS)
+    def __init__(self, cluster: SandboxCluster, log: Path, journal: Path) -> None:
+        args = [cluster.bootstrap_servers, str(journal)]
+        cmd = jvm.java_command(cluster.lib, str(SOURCE), args, JVM_OPTS)
+        self.journal = journal
         self._log = log.open("w")
         self._proc = subprocess.Popen(
             cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True, bufsize=1
@@ -35,7 +45,6 @@ class Members:
         self._lines: queue.SimpleQueue[str] = queue.SimpleQueue()
         self._reader = threading.Thread(target=self._read, daemon=True, name="soak-members")
         self._reader.start()
-        self.running: dict[str, tuple[str, str, str]] = {}  # member -> (group, topic, protocol)
 
     def _read(self) -> None:
         out: IO[str] | None = self._proc.stdout
@@ -67,26 +76,17 @@ class Members:
     def start(self, member: str, group: str, topic: str, protocol: str) -> None:
         self._send(f"start {member} {group} {topic} {protocol}")
         self._expect(member, "started", 60)
-        self.running[member] = (group, topic, protocol)
 
     def stop(self, member: str) -> None:
         self._send(f"stop {member}")
         self._expect(member, "stopped", 60)
-        self.running.pop(member, None)
-
-    def restart(self, member: str) -> None:
-        group, topic, protocol = self.running[member]
-        self.stop(member)
-        self.start(member, group, topic, protocol)
 
     def rewind(self, member: str, n: int) -> Rewound:
-        """The member commits ``n`` below its committed offset on its first partition and reads on."""
         self._send(f"rewind {member} {n}")
         topic, partition, old, new = self._expect(member, "rewound", 60)
         return Rewound(topic, int(partition), int(old), int(new))
 
     def pause(self, member: str) -> None:
-        """The member stays in its group (heartbeats, polls) but reads and commits nothing more."""
         self._send(f"pause {member}")
         self._expect(member, "paused", 60)
 
@@ -99,3 +99,76 @@ class Members:
                 self._proc.kill()
                 self._proc.wait()
         self._log.close()
+
+
+class Members:
+    """Every member of the soak by id, whatever its client. A Python member whose process ended by itself
+    (a library that gave up after the whole cluster was down) is started again by :meth:`revive`, as its
+    deployment would restart it."""
+
+    def __init__(self, cluster: SandboxCluster, workdir: Path) -> None:
+        self._cluster = cluster
+        self._dir = workdir / "members"
+        self._dir.mkdir(parents=True, exist_ok=True)
+        self._java = JavaMembers(cluster, workdir / "members.log", self._dir / "java.jsonl")
+        self._python: dict[str, Member] = {}
+        self._starts = 0
+        self.running: dict[str, tuple[str, str, str]] = {}  # member -> (group, topic, client)
+        self.revived: list[str] = []
+
+    def start(self, member: str, group: str, topic: str, client: str) -> None:
+        if client in JAVA:
+            self._java.start(member, group, topic, client.removeprefix("java-"))
+        else:
+            self._starts += 1
+            out = self._dir / f"{member}-{self._starts}.jsonl"
+            m = start_member(client, self._cluster.bootstrap_servers, group, topic, out)
+            m.wait_assigned(90, nonempty=False)
+            self._python[member] = m
+        self.running[member] = (group, topic, client)
+
+    def stop(self, member: str) -> None:
+        if member in self._python:
+            self._python.pop(member).stop()
+        else:
+            self._java.stop(member)
+        self.running.pop(member, None)
+
+    def restart(self, member: str) -> None:
+        group, topic, client = self.running[member]
+        self.stop(member)
+        self.start(member, group, topic, client)
+
+    def revive(self) -> list[str]:
+        """Start again every Python member whose process ended; their ids."""
+        dead = [member for member, m in self._python.items() if not m.alive()]
+        for member in dead:
+            self._python.pop(member)
+            self.start(member, *self.running[member])
+        self.revived.extend(dead)
+        return dead
+
+    def _java_member(self, member: str) -> str:
+        if self.running[member][2] not in JAVA:
+            raise ValueError(f"{member}: only a Java member can be rewound or paused")
+        return member
+
+    def rewind(self, member: str, n: int) -> Rewound:
+        """The member commits ``n`` below its committed offset on its first partition and reads on."""
+        return self._java.rewind(self._java_member(member), n)
+
+    def pause(self, member: str) -> None:
+        """The member stays in its group (heartbeats, polls) but reads and commits nothing more."""
+        self._java.pause(self._java_member(member))
+
+    def reads(self) -> list[Read]:
+        """Every record any member processed, from the journals."""
+        out = load_reads(self._java.journal)
+        for path in sorted(self._dir.glob("m*.jsonl")):
+            out.extend(load_reads(path))
+        return out
+
+    def close(self) -> None:
+        for member in list(self._python):
+            self._python.pop(member).stop()
+        self._java.close()

@@ -14,6 +14,7 @@ from kafka import TopicPartition
 from kafka.admin import NewTopic
 
 from bench.soak.world import World, retrying, tool_commit
+from tests.truth.ops import committed_offsets
 
 PREFERRED = 0  # ElectLeaders election type
 
@@ -128,6 +129,8 @@ def retire_group(world: World, timing: Timing) -> str:
     group = world.free(members=1)[0]
     for member in world.groups.pop(group):
         world.members.stop(member)
+    # what it had not committed is no longer the group's to read (bench.soak.truth)
+    world.retired[group] = (time.time(), committed_offsets(world.cluster, group))
     admin = world.admin()
     try:
         retrying(lambda: admin.delete_groups([group]))  # refused until the members' leave is processed

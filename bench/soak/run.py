@@ -1,4 +1,5 @@
-"""One soak run: operations on a schedule, then incidents, judged from what ``offsetguard serve`` raised."""
+"""One soak run: operations on a schedule, then incidents, judged from what ``offsetguard serve`` raised
+and against what the consumers really read (:mod:`bench.soak.truth`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.serve_proc import Serve, until
-from bench.soak import incidents, operations
+from bench.soak import incidents, operations, truth
 from bench.soak.incidents import Alert, Injected
 from bench.soak.operations import BLIND, SCHEDULE, Timing
 from bench.soak.world import TRAFFIC_RETENTION_MS, World, build, start_cluster
@@ -51,6 +52,7 @@ def soak(plan: Plan, workdir: Path) -> dict[str, Any]:
         ops, blind = _operate(world, plan)
         time.sleep(plan.quiet)
         injected = _inject(world, serve, plan)
+        out.update(truth.judge(world, serve))  # stops the members
         alerts = serve.alerts()
         out.update(_judge(alerts, ops, blind, injected))
         t = world.traffic
@@ -85,6 +87,11 @@ def _operate(world: World, plan: Plan) -> tuple[list[dict[str, Any]], list[tuple
         record["seconds"] = round(time.time() - t0, 1)
         if op.__name__ in BLIND:
             blind.append((t0, time.time()))
+        try:
+            if revived := world.members.revive():  # a deployment restarts a consumer that exited
+                record["revived"] = revived
+        except Exception as exc:
+            record["revive_error"] = repr(exc)
         log.info("op %s", record)
         ops.append(record)
         time.sleep(plan.gap)
@@ -113,7 +120,8 @@ def _inject(world: World, serve: Serve, plan: Plan) -> list[Injected]:
                 continue
             alert = min((a for a in serve.alerts() if want.matches(a)), key=lambda a: a["started_at"])
             incident.found[want.kind] = {
-                "caught": want.magnitude(alert["magnitude"]),
+                "caught": want.caught(alert),
+                "kind": alert["kind"],
                 "severity": alert["severity"],
                 "cause": alert.get("cause"),
                 "magnitude": alert["magnitude"],

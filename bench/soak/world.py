@@ -1,6 +1,8 @@
 """The soak's cluster and workload: a 3-broker sandbox with short retention checks and offset expiry,
-traffic topics consumed by classic and KIP-848 groups, steady produce traffic, and the spare parts the
-operations use (tool-committed groups, unused topics)."""
+traffic topics consumed by groups over the four clients (kafka-python, aiokafka, librdkafka, and Java
+classic and KIP-848), steady produce traffic whose every acknowledged message is journaled (a unique
+payload each, :class:`tests.truth.records.Acked`), and the spare parts the operations use
+(tool-committed groups, unused topics)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import kafka.errors as kerr
 from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
@@ -19,6 +22,8 @@ from kafka.structs import OffsetAndMetadata
 
 from bench.soak.members import Members
 from service.sandbox.cluster import SandboxCluster, start_sandbox
+from tests.truth.producer import topic_id
+from tests.truth.records import Acked, Journal
 
 OFFSETS_RETENTION_MINUTES = 1  # Empty groups' offsets expire after a minute (checked every 5 s)
 BROKER_PROPERTIES = {
@@ -41,6 +46,9 @@ COMPACT_CONFIGS = {
 }
 # the retention incident's topic: as the others until the incident shortens it (incidents.RETENTION_MS)
 RETENTION_CONFIGS = {**SAFE, "retention.ms": str(TRAFFIC_RETENTION_MS), "segment.ms": "5000"}
+# The groups' clients, in turn (the incidents' groups are Java's: only a Java member can be rewound or
+# paused from outside); a Java group is KIP-848 every other time.
+CLIENT_CYCLE = ("kafka-python", "aiokafka", "librdkafka", "java")
 
 
 def traffic_configs(retention_ms: int) -> dict[str, str]:
@@ -59,11 +67,16 @@ class Traffic(threading.Thread):
 
     STALLED_S = 30.0
 
-    def __init__(self, cluster: SandboxCluster, topics: list[str], keyed: list[str], rate: float) -> None:
+    def __init__(
+        self, cluster: SandboxCluster, topics: list[str], keyed: list[str], rate: float, acked: Path
+    ) -> None:
         super().__init__(daemon=True, name="soak-traffic")
         self.cluster = cluster
         self.producer = self._producer()
         self.topics, self.keyed, self.rate = list(topics), set(keyed), rate
+        self.ids = {t: topic_id(cluster.bootstrap_servers, t) for t in self.topics}
+        self.acked_journal = Journal(acked)
+        self._journal_lock = threading.Lock()
         self.sent = self.errors = self.replaced = 0
         self.acked_at = time.monotonic()
         self._halt = threading.Event()
@@ -89,16 +102,28 @@ class Traffic(threading.Thread):
         self.producer = fresh
         self.replaced += 1
 
-    def _acked(self, _: object) -> None:
+    def know(self, topic: str) -> None:
+        """Journal acknowledgements of ``topic`` too (another producer's, through :meth:`acked`)."""
+        self.ids[topic] = topic_id(self.cluster.bootstrap_servers, topic)
+
+    def acked(self, payload: str, meta: Any) -> None:
+        """A send's callback: journal ``payload`` where it landed."""
+        entry = Acked(meta.topic, self.ids[meta.topic], meta.partition, meta.offset, payload, time.time())
+        with self._journal_lock:  # a replaced producer's last callbacks may overlap the new one's
+            self.acked_journal.write(entry)
+
+    def _acked(self, payload: str, meta: Any) -> None:
         self.acked_at = time.monotonic()
+        self.acked(payload, meta)
 
     def run(self) -> None:
         n = 0
         while not self._halt.wait(1.0 / self.rate):
             topic = self.topics[n % len(self.topics)]
             key = b"k%d" % (n % 20) if topic in self.keyed else None
+            payload = f"m{n}"
             try:
-                self.producer.send(topic, b"m%d" % n, key=key).add_callback(self._acked)
+                self.producer.send(topic, payload.encode(), key=key).add_callback(self._acked, payload)
                 self.sent += 1
             except kerr.KafkaError:
                 self.errors += 1
@@ -107,6 +132,8 @@ class Traffic(threading.Thread):
                 self._replace()
         with suppress(kerr.KafkaError):
             self.producer.close(timeout=10)
+        with self._journal_lock:
+            self.acked_journal.close()
 
     def halt(self) -> None:
         self._halt.set()
@@ -121,12 +148,15 @@ class World:
     suffix: str
     topics: list[str]  # consumed traffic topics
     groups: dict[str, list[str]]  # group -> its members
-    protocols: dict[str, str]  # group -> classic | consumer
+    clients: dict[str, str]  # group -> kafka-python | aiokafka | librdkafka | java-classic | java-consumer
     spare_topics: list[str] = field(default_factory=list)  # unused: deleted by an operation
     tool_groups: list[str] = field(default_factory=list)  # committed by a tool, never consumed
     topic_of: dict[str, str] = field(default_factory=dict)  # group -> the topic its members subscribe to
     reserved: set[str] = field(default_factory=set)  # groups the incidents use: never retired
     counters: dict[str, int] = field(default_factory=dict)  # round-robin positions of the operations
+    started: dict[str, float] = field(default_factory=dict)  # group -> when its first member started
+    # group -> when it was deleted, and its committed offsets then
+    retired: dict[str, tuple[float, dict[tuple[str, int], int]]] = field(default_factory=dict)
     n_members: int = 0
 
     def free(self, members: int | None = None, at_least: int = 1) -> list[str]:
@@ -144,7 +174,8 @@ class World:
         self.n_members += 1
         member = f"m{self.n_members}"
         topic = self.topic_of[group]
-        self.members.start(member, group, topic, self.protocols[group])
+        self.started.setdefault(group, time.time())
+        self.members.start(member, group, topic, self.clients[group])
         self.groups[group].append(member)
         return member
 
@@ -157,8 +188,9 @@ def build(
     rate: float,
     retention_ms: int = TRAFFIC_RETENTION_MS,
 ) -> World:
-    """Topics, then ``n_groups`` groups (every fourth KIP-848, every fifth with two members) and three
-    the incidents use, traffic, two tool-committed groups and two unused topics."""
+    """Topics, then ``n_groups`` groups (their clients in turn, :data:`CLIENT_CYCLE`; every fifth with two
+    members) and three the incidents use (Java), traffic, two tool-committed groups and two unused
+    topics."""
     suffix = uuid.uuid4().hex[:4]
     topics = [f"soak-t{i}-{suffix}" for i in range(n_topics)]
     compact = f"soak-compact-{suffix}"
@@ -179,22 +211,25 @@ def build(
     finally:
         admin.close()
     consumed = [*topics, compact, moving]
-    members = Members(cluster, workdir / "members.log")
-    traffic = Traffic(cluster, [*consumed, retention], [compact], rate)
+    members = Members(cluster, workdir)
+    traffic = Traffic(cluster, [*consumed, retention], [compact], rate, workdir / "acked.jsonl")
     world = World(cluster, members, traffic, suffix, consumed, {}, {})
     world.spare_topics = spare
     for i in range(n_groups):
         group = f"soak-g{i}-{suffix}"
         world.groups[group] = []
-        world.protocols[group] = "consumer" if i % 4 == 3 else "classic"
+        client = CLIENT_CYCLE[i % len(CLIENT_CYCLE)]
+        if client == "java":
+            client = "java-consumer" if (i // len(CLIENT_CYCLE)) % 2 else "java-classic"
+        world.clients[group] = client
         world.topic_of[group] = consumed[i % len(consumed)]
-    for name, topic, protocol in (
-        ("rewind-classic", topics[0], "classic"),
-        ("rewind-kip848", topics[1], "consumer"),
-        ("retention", retention, "classic"),
+    for name, topic, client in (
+        ("rewind-classic", topics[0], "java-classic"),
+        ("rewind-kip848", topics[1], "java-consumer"),
+        ("retention", retention, "java-classic"),
     ):  # the incidents' groups
         group = f"soak-{name}-{suffix}"
-        world.groups[group], world.protocols[group], world.topic_of[group] = [], protocol, topic
+        world.groups[group], world.clients[group], world.topic_of[group] = [], client, topic
         world.reserved.add(group)
     world.traffic.start()
     try:

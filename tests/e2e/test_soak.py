@@ -1,7 +1,8 @@
 """The suite's version of ``bench/soak`` (issue 13): every operation of the schedule once but the slow
 ones other e2e modules cover (a broker rolling restart: ``test_no_false_alerts``; the whole-cluster
 outage: ``test_outage``), on a fresh sandbox with its own broker settings, watched by a separate
-``offsetguard serve``; then the injected incidents. No false page, every incident caught."""
+``offsetguard serve``; then the injected incidents. No false page, every incident caught, members over
+the four clients, and every finding within what they really read."""
 
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ def test_soak_operations_no_false_page_then_every_incident_caught(tmp_path: Path
     assert result["incidents_caught"] == result["incidents_injected"] == 4, json.dumps(
         result["incidents"], indent=1
     )
+    truth = result["truth"]
+    assert set(truth["reads_by_client"]) == {
+        "kafka-python",
+        "aiokafka",
+        "librdkafka",
+        "java-classic",
+        "java-consumer",
+    }, truth
+    assert truth["records_read"] > 0 and truth["group_partitions"] >= 12 * 3, truth
+    assert result["truth_problems"] == [], json.dumps(result["truth_problems"], indent=1)
