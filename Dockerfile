@@ -22,6 +22,7 @@ COPY alerts ./alerts
 COPY collectors ./collectors
 COPY pipeline ./pipeline
 COPY service ./service
+COPY sandbox ./sandbox
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /dist .
 
 # --- spark-builder: the wheels of the pyspark extra (only built for the pipeline target) ----------------

@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 JARS := deploy/sandbox/lib/.resolved
 SPARK_JARS := deploy/spark/lib/.resolved
-# The other Kafka releases of the version matrix (service/sandbox/versions.py), for make test only
+# The other Kafka releases of the version matrix (sandbox/versions.py), for make test only
 MATRIX_JARS := deploy/sandbox/versions/.resolved
 CONFIG ?=
 PYTEST_ARGS ?=
@@ -36,7 +36,7 @@ $(SPARK_JARS): deploy/spark/pom.xml
 	mvn -q -B -f deploy/spark/pom.xml dependency:copy-dependencies
 	touch $@
 
-$(MATRIX_JARS): $(INSTALLED) deploy/sandbox/pom.xml deploy/sandbox/pom-3.x.xml service/sandbox/versions.py
+$(MATRIX_JARS): $(INSTALLED) deploy/sandbox/pom.xml deploy/sandbox/pom-3.x.xml sandbox/versions.py
 	$(VENV)/bin/offsetguard sandbox jars --all
 	touch $@
 

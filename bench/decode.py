@@ -39,7 +39,7 @@ from collectors.tail import OffsetsTail
 from collectors.tail_kafka import AiokafkaTailConsumer, consumer_kwargs
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOPIC = "__consumer_offsets"

@@ -32,8 +32,8 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from alerts.state import CommitKey
+from sandbox.cluster import SandboxCluster, start_sandbox
 from service.runtime import Runtime, build_runtime
-from service.sandbox.cluster import SandboxCluster, start_sandbox
 from service.settings import Settings, load_settings
 from service.store.alert_records import Alert
 

@@ -26,7 +26,7 @@ from kafka.errors import KafkaError
 from kafka.structs import OffsetAndMetadata
 
 from bench.serve_proc import Serve, until
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 
 RESULTS = Path(__file__).parent / "results"
 CLUSTER = "outage"

@@ -46,7 +46,7 @@ from pipeline.options import HistoryOptions
 from pipeline.progress import Progress
 from pipeline.session import build_session, ensure_kafka_jars
 from pipeline.sources import read_kafka
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 
 COMMIT_COLUMNS = (
     *("cluster", "group", "topic", "partition", "offset", "leader_epoch", "commit_timestamp", "metadata"),

@@ -30,7 +30,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from collectors.kafka_seam import KafkaPythonSeam
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 from service.scheduler import CollectorJob
 from service.settings import Settings
 from service.state import LatestObservations

@@ -86,7 +86,7 @@ class RssPeak:
 
 
 FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^:()]+):\d+\)$")
-OWN = ("alerts", "collectors", "service", "pipeline")
+OWN = ("alerts", "collectors", "service", "pipeline", "sandbox")
 
 
 def component(file: str) -> str | None:

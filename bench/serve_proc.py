@@ -13,7 +13,7 @@ import httpx
 import yaml
 
 from bench.service_run import free_port, terminate
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 
 class Serve:

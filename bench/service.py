@@ -42,8 +42,8 @@ from typing import Any
 from bench import proctree
 from bench.service_run import ServiceRun, copy_store, firing_alerts, kminion_run, offsetguard_run
 from bench.service_traffic import Churn, expected_committed, populate_size
+from sandbox.cluster import SandboxCluster, start_sandbox
 from service.metrics.standing import WINDOW_S
-from service.sandbox.cluster import SandboxCluster, start_sandbox
 
 CHURN = 0.01  # share of the partitions moved every 5 s by default
 # Steady state starts this long after the picture is complete: past the standing renders a service keeps

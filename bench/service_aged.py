@@ -31,7 +31,7 @@ from typing import Any
 
 from bench.service_run import copy_store, firing_alerts, offsetguard_run
 from bench.service_traffic import Churn, expected_committed
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 RESULTS = Path(__file__).resolve().parent / "results" / "service_ab.json"
 SCRAPE_S = 15.0

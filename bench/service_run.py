@@ -26,8 +26,8 @@ import yaml
 
 from bench import proctree
 from bench.service_traffic import Churn
+from sandbox.cluster import SandboxCluster
 from service.metrics.endpoint import PROMETHEUS_HEADERS
-from service.sandbox.cluster import SandboxCluster
 
 START_TIMEOUT_S = 600.0
 

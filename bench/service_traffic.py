@@ -12,7 +12,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
 from bench.poll import measure_offsetguard, populate
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 PARTITIONS_PER_TOPIC = 100
 PER_GROUP = 25

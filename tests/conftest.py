@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 
 pytest_plugins = ["tests.ordering"]  # --module-order=reverse|random[:SEED]
 

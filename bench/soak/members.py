@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import IO, NamedTuple
 
-from service.sandbox import jvm
-from service.sandbox.cluster import SandboxCluster
+from sandbox import jvm
+from sandbox.cluster import SandboxCluster
 from tests.truth.clients import Member, start_member
 from tests.truth.records import Read, load_reads
 

@@ -21,7 +21,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from bench.soak.members import Members
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 from tests.truth.producer import topic_id
 from tests.truth.records import Acked, Journal
 

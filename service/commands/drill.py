@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
 
 def cluster_of(args: argparse.Namespace) -> ClusterSettings:
     if args.sandbox:
-        from service.sandbox import security
-        from service.sandbox.cluster import SandboxCluster
+        from sandbox import security
+        from sandbox.cluster import SandboxCluster
 
         return SandboxCluster.load(Path(args.sandbox)).cluster_settings("sandbox", principal=security.ADMIN)
     clusters = load_settings(args.config).clusters
@@ -83,8 +83,8 @@ def brokers_of(args: argparse.Namespace) -> Brokers | None:
     """Broker control for the drills that stop brokers: a sandbox's, never a configured cluster's."""
     if not args.sandbox:
         return None
+    from sandbox.cluster import SandboxCluster
     from service.drills.brokers import SandboxBrokers
-    from service.sandbox.cluster import SandboxCluster
 
     return SandboxBrokers(SandboxCluster.load(Path(args.sandbox)))
 

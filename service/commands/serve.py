@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     settings = _with_cli_overrides(load_settings(args.config), args)
     sandbox = None
     if args.sandbox:
-        from service.sandbox.cluster import start_sandbox
+        from sandbox.cluster import start_sandbox
 
         sandbox = start_sandbox(Path(args.sandbox), brokers=1)
         print(f"sandbox Kafka at {sandbox.bootstrap_servers}", flush=True)

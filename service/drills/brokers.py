@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from service.sandbox.cluster import SandboxCluster
+    from sandbox.cluster import SandboxCluster
 
 
 class Brokers(Protocol):

@@ -23,7 +23,7 @@ import pytest
 import yaml
 from kafka import KafkaAdminClient, KafkaProducer
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.settings import load_settings
 from tests.collectors.tail.sandbox_it import commit, ensure_topic
 from tests.deploy.dockerfile import requirements_export_code

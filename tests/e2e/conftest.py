@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.harness import RuntimeThread, e2e_settings
 
 

@@ -9,7 +9,7 @@ import kafka.errors as kerr
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.support.group_consumer import GroupConsumer, subscribe
 
 

@@ -22,8 +22,8 @@ from kafka.admin import NewTopic
 
 from alerts.state import CommitKey
 from collectors.model import ClusterMetadata, OffsetsObservation
+from sandbox.cluster import SandboxCluster
 from service.runtime import Runtime, build_runtime
-from service.sandbox.cluster import SandboxCluster
 from service.settings import Settings, load_settings
 from service.store.alert_records import Alert
 from service.store.alerts import AlertStore

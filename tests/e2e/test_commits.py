@@ -13,7 +13,7 @@ import pytest
 from kafka import TopicPartition
 from kafka.admin import NewTopic
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.consumers import consume_and_commit, group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
 from tests.e2e.pipeline_check import pipeline_vs_online

@@ -17,7 +17,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from collectors.model import OFFSETS_TOPIC
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.scheduler import CollectorStatus as JobStatus
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, short, wait_for
 from tests.e2e.workload import Member, Traffic

@@ -25,7 +25,7 @@ from kafka.structs import OffsetAndMetadata
 
 from collectors.codec import OffsetCommit
 from collectors.tail_model import TailEvent, TailSink
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.settings import DetectionSettings
 from tests.e2e.consumers import commit_now, consume_and_commit, group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, short, wait_for

@@ -23,8 +23,8 @@ from kafka.structs import OffsetAndMetadata
 
 from bench.serve_proc import Serve, until
 from collectors import acls
-from service.sandbox.cluster import SandboxCluster
-from service.sandbox.security import MONITOR, acl_bindings, kafka_python_config
+from sandbox.cluster import SandboxCluster
+from sandbox.security import MONITOR, acl_bindings, kafka_python_config
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import create_topics, produce, wait_for
 

@@ -25,7 +25,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
 from tests.e2e.pipeline_check import pipeline_vs_online

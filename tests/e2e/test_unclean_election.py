@@ -28,7 +28,7 @@ import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.store.alert_records import Alert
 from tests.e2e.consumers import commit_reset_position, consume_and_commit
 from tests.e2e.harness import RuntimeThread, create_topics, produce, retrying, wait_for

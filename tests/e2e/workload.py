@@ -10,7 +10,7 @@ from contextlib import suppress
 import kafka.errors as kerr
 from kafka import KafkaConsumer, KafkaProducer
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.consumers import group_consumer, join
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pyspark
 
-from service.sandbox import jvm
-from service.sandbox.config import free_ports
+from sandbox import jvm
+from sandbox.config import free_ports
 
 HOST = "127.0.0.1"
 SPARK_HOME = Path(pyspark.__file__).resolve().parent

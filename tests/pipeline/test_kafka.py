@@ -19,7 +19,7 @@ from pipeline import schema
 from pipeline.arrow_decode import decode_history
 from pipeline.records import RECORDS_DDL, decode_records, record_row
 from pipeline.sources import read_kafka
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 
 pytestmark = pytest.mark.integration

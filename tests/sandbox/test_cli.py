@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster
-from service.sandbox.readiness import registered_brokers
+from sandbox.cluster import SandboxCluster
+from sandbox.readiness import registered_brokers
 
 pytestmark = pytest.mark.integration
 

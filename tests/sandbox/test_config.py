@@ -2,8 +2,8 @@ import socket
 
 import pytest
 
-from service.sandbox import config
-from service.sandbox.config import HOST, LOWEST_PORT, ephemeral_range, free_ports
+from sandbox import config
+from sandbox.config import HOST, LOWEST_PORT, ephemeral_range, free_ports
 
 
 def test_free_ports_distinct_bindable_and_below_the_ephemeral_range() -> None:

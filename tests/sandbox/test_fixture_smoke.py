@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster
-from service.sandbox.readiness import registered_brokers
+from sandbox.cluster import SandboxCluster
+from sandbox.readiness import registered_brokers
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from service.sandbox import jvm
+from sandbox import jvm
 
 
 class _LogsWhenFreed:

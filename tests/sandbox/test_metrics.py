@@ -11,7 +11,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from collectors.broker_metrics import FAMILIES, UNCLEAN_ELECTIONS, BrokerMetricsCollector
 from collectors.model import MetricsObservation
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 pytestmark = pytest.mark.integration
 

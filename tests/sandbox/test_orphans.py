@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from service.sandbox import jvm
-from service.sandbox.cluster import SandboxCluster, start_sandbox
-from service.sandbox.readiness import registered_brokers
+from sandbox import jvm
+from sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.readiness import registered_brokers
 
 pytestmark = pytest.mark.integration
 
 CHILD = """
 import json, sys, time
-from service.sandbox.cluster import start_sandbox
+from sandbox.cluster import start_sandbox
 cluster = start_sandbox(sys.argv[1], 1)
 nodes = [[n.pid, str(n.properties_path)] for n in cluster.nodes.values()]
 print(json.dumps(nodes), flush=True)

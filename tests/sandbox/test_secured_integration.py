@@ -27,8 +27,8 @@ from collectors import acls
 from collectors.committed import CommittedCollector
 from collectors.errors import KafkaAuthError
 from collectors.seam import topic_gone
-from service.sandbox.cluster import SandboxCluster, start_sandbox
-from service.sandbox.security import MONITOR
+from sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.security import MONITOR
 from tests.collectors.integration.collector_it import build_collectors, unique, wait_for
 
 pytestmark = pytest.mark.integration

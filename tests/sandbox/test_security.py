@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from service.sandbox import config, pki, security
-from service.sandbox.config import HOST, render_properties
-from service.sandbox.node import SandboxNode, read_security, read_state, write_state
+from sandbox import config, pki, security
+from sandbox.config import HOST, render_properties
+from sandbox.node import SandboxNode, read_security, read_state, write_state
 from service.settings import ClusterSettings
 
 

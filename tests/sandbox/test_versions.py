@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from service.sandbox import config, versions
-from service.sandbox.config import NodeSpec, SandboxError
-from service.sandbox.node import read_kafka
+from sandbox import config, versions
+from sandbox.config import NodeSpec, SandboxError
+from sandbox.node import read_kafka
 
 
 def test_release_by_line_by_version_and_default() -> None:

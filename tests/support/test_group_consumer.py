@@ -20,7 +20,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.admin import NewPartitions, NewTopic
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.harness import create_topics
 from tests.support.group_consumer import GroupConsumer, subscribe
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kafka import KafkaConsumer, TopicPartition
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 
 class ReadBackTimeout(RuntimeError):

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.harness import RuntimeThread
 from tests.truth.cells import CLIENTS, SCENARIOS, CellSpec
 from tests.truth.clients import NotApplicable

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from kafka import KafkaAdminClient
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 TOPICS = "org.apache.kafka.tools.TopicCommand"

@@ -18,7 +18,7 @@ from typing import Any
 import kafka.errors as kerr
 
 from alerts.state import CommitKey
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.store.alert_records import Alert
 from tests.e2e.harness import RuntimeThread, retrying, wait_for
 from tests.truth import ops

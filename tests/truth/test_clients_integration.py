@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.truth import ops
 from tests.truth.clients import CLIENTS, JAVA_CLIENTS, start_member
 from tests.truth.producer import produce

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.e2e.harness import RuntimeThread, e2e_settings
 from tests.truth.matrix import NotRun, Outcome, catalog, run_matrix, table
 

@@ -12,7 +12,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.truth import ops
 from tests.truth.cells import CellSpec, read_to, resume, sees, sees_commit
 from tests.truth.stage import Stage

@@ -22,7 +22,7 @@ from collectors.groups import GroupsCollector
 from collectors.kafka_seam import KafkaPythonSeam
 from collectors.metadata import MetadataCollector
 from collectors.offsets import OffsetsCollector
-from service.sandbox import jvm
+from sandbox import jvm
 
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 

@@ -21,7 +21,7 @@ from collectors.tail import OffsetsTail
 from collectors.tail_kafka import AiokafkaTailConsumer
 from collectors.tail_model import PositionStore, TailEvent
 from collectors.tail_progress import Backoff
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 
 T = TypeVar("T")
 TOPIC = "__consumer_offsets"

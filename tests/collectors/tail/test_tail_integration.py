@@ -15,9 +15,9 @@ from kafka import KafkaAdminClient, TopicPartition
 from collectors import tail_kafka
 from collectors.codec import GroupTombstone, OffsetCommitTombstone, partition_for
 from collectors.tail_kafka import AiokafkaTailConsumer
+from sandbox.cluster import SandboxCluster
 from service.app import create_app
 from service.runtime import Runtime
-from service.sandbox.cluster import SandboxCluster
 from service.settings import Settings, StoreSettings, load_settings
 from service.state import LatestObservations
 from service.store import Store

@@ -14,8 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 from kafka import KafkaAdminClient, KafkaProducer
 
+from sandbox.cluster import SandboxCluster
 from service.app import create_app
-from service.sandbox.cluster import SandboxCluster
 from service.settings import load_settings
 from tests.collectors.tail.sandbox_it import commit, ensure_topic
 from tests.service.api.builders import seg

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
 
+from sandbox.cluster import SandboxCluster
 from service.runtime import Runtime, build_runtime
-from service.sandbox.cluster import SandboxCluster
 from service.settings import Settings, load_settings
 from service.store.alert_records import Alert
 from service.store.alerts import AlertStore

@@ -20,7 +20,7 @@ from kafka.admin import NewTopic
 from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from service.settings import StoreSettings
 from service.store import Store
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from service.sandbox import jvm
+from sandbox import jvm
 
 CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer"
 STANDALONE = Path(__file__).with_name("Standalone.java")

@@ -22,8 +22,8 @@ from typing import IO, Any, Literal
 
 from kafka import KafkaAdminClient
 
-from service.sandbox import config, jvm, versions
-from service.sandbox.cluster import SandboxCluster
+from sandbox import config, jvm, versions
+from sandbox.cluster import SandboxCluster
 from tests.truth.clients import java
 from tests.truth.clients.run import BOOT, HEARTBEAT_INTERVAL_MS, SESSION_TIMEOUT_MS, ChildSpec, Events
 from tests.truth.records import Journal, Read, load_reads

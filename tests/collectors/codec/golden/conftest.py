@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster, start_sandbox
 
 
 @pytest.fixture(scope="session")

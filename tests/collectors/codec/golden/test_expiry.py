@@ -12,7 +12,7 @@ import pytest
 
 from collectors.codec import OffsetCommit, OffsetCommitTombstone, partition_for
 from collectors.offsets_topic import read_offsets_topic
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records, diff_dump
 from tests.collectors.codec.golden.kafka_tools import dump_log_segments

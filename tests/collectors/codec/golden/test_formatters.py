@@ -23,7 +23,7 @@ from collectors.codec import (
     OffsetCommitTombstone,
 )
 from collectors.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records, diff_dump, diff_formatter
 from tests.collectors.codec.golden.kafka_tools import (

@@ -10,7 +10,7 @@ import pytest
 
 from collectors.codec import OffsetCommit, partition_for
 from collectors.offsets_topic import read_offsets_topic
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records
 

@@ -16,7 +16,7 @@ from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.support.group_consumer import GroupConsumer, subscribe
 
 METADATA_SIZES = (0, 126, 127, 300)  # 127 is the first length a v4 compact string needs two varint bytes

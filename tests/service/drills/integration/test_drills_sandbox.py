@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from sandbox import security
+from sandbox.cluster import SandboxCluster
 from service.api.client import ApiClient
 from service.commands.drill import render
 from service.drills.brokers import SandboxBrokers
@@ -31,8 +33,6 @@ from service.drills.kinds import SPECS
 from service.drills.model import DrillResult
 from service.drills.runner import Options, run_drill
 from service.drills.watch import ApiWatch
-from service.sandbox import security
-from service.sandbox.cluster import SandboxCluster
 from tests.e2e.harness import wait_for
 from tests.support.daemons import offsetguard_serve
 

@@ -12,7 +12,7 @@ from kafka.admin import NewTopic
 from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata
 
-from service.sandbox.cluster import SandboxCluster
+from sandbox.cluster import SandboxCluster
 from tests.service.metrics.integration.prometheus import (
     ensure_prometheus,
     running_prometheus,

@@ -22,13 +22,13 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from service.sandbox.config import SECURITY_MODES as MODES
-from service.sandbox.config import sandbox_home
-from service.sandbox.versions import DEFAULT_VERSION, RELEASES, ensure_jars, release
-from service.sandbox.versions import MODES as MODES_KAFKA
+from sandbox.config import SECURITY_MODES as MODES
+from sandbox.config import sandbox_home
+from sandbox.versions import DEFAULT_VERSION, RELEASES, ensure_jars, release
+from sandbox.versions import MODES as MODES_KAFKA
 
 if TYPE_CHECKING:  # imported when a command runs: every offsetguard command registers these
-    from service.sandbox.cluster import SandboxCluster
+    from sandbox.cluster import SandboxCluster
 
 DEFAULT_DIR = ".sandbox/default"
 
@@ -38,13 +38,13 @@ def _print(data: dict[str, Any]) -> None:
 
 
 def _load(directory: Path) -> SandboxCluster:
-    from service.sandbox.cluster import SandboxCluster
+    from sandbox.cluster import SandboxCluster
 
     return SandboxCluster.load(directory)
 
 
 def _up(args: argparse.Namespace) -> int:
-    from service.sandbox.cluster import start_sandbox
+    from sandbox.cluster import start_sandbox
 
     cluster = start_sandbox(
         args.dir,

@@ -21,14 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from collectors import acls
-from service.sandbox import config, jvm, security, versions
-from service.sandbox.config import HOST, SandboxError
-from service.sandbox.node import STATE_FILE, SandboxNode, read_kafka, read_security, read_state, write_state
-from service.sandbox.readiness import (
+from sandbox import config, jvm, security, versions
+from sandbox.config import HOST, SandboxError
+from sandbox.node import STATE_FILE, SandboxNode, read_kafka, read_security, read_state, write_state
+from sandbox.readiness import (
     cluster_id as reported_cluster_id,
 )
-from service.sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started, wait_zookeeper
-from service.sandbox.security import Mode, Security
+from sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started, wait_zookeeper
+from sandbox.security import Mode, Security
 from service.settings import ClusterSettings
 
 CONTROLLER_HEAP = ("-Xms64m", "-Xmx256m")

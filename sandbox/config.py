@@ -27,7 +27,7 @@ from typing import Literal
 from collectors.errors import OffsetguardError
 
 HOST = "127.0.0.1"
-# The client listener's security (service.sandbox.security builds it; here so that the command line can
+# The client listener's security (sandbox.security builds it; here so that the command line can
 # offer the choices without importing the certificate code)
 SecurityMode = Literal["plaintext", "sasl_ssl", "mtls"]
 SECURITY_MODES: tuple[SecurityMode, ...] = ("plaintext", "sasl_ssl", "mtls")

@@ -34,8 +34,8 @@ from kafka.admin import (
 )
 
 from collectors import acls
-from service.sandbox import pki
-from service.sandbox.config import HOST, SECURITY_MODES, SecurityMode
+from sandbox import pki
+from sandbox.config import HOST, SECURITY_MODES, SecurityMode
 
 Mode = SecurityMode
 MODES = SECURITY_MODES

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from service.sandbox import config
-from service.sandbox.config import SandboxError
+from sandbox import config
+from sandbox.config import SandboxError
 
 Mode = Literal["kraft", "zookeeper"]
 MODES: tuple[Mode, ...] = ("kraft", "zookeeper")

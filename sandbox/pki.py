@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from service.sandbox.config import HOST
+from sandbox.config import HOST
 
 VALID_DAYS = 30  # a sandbox lives for a test session or a demo; re-created by every `sandbox up`
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.sandbox import jvm
-from service.sandbox.config import HOST, NodeSpec, SandboxError
+from sandbox import jvm
+from sandbox.config import HOST, NodeSpec, SandboxError
 
 STATE_FILE = "sandbox.json"
 

@@ -7,10 +7,10 @@ import socket
 import time
 from typing import TYPE_CHECKING
 
-from service.sandbox.config import HOST, SandboxError
+from sandbox.config import HOST, SandboxError
 
 if TYPE_CHECKING:
-    from service.sandbox.cluster import SandboxNode
+    from sandbox.cluster import SandboxNode
 
 log = logging.getLogger(__name__)
 # KRaft (3.x and 4.x) logs the first; a Kafka 3.x broker in ZooKeeper mode the second
