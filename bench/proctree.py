@@ -86,7 +86,7 @@ class RssPeak:
 
 
 FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^:()]+):\d+\)$")
-OWN = ("alerts", "collectors", "service", "pipeline", "sandbox")
+OWN = ("alerts", "collectors", "service", "pipeline", "sandbox", "drills")
 
 
 def component(file: str) -> str | None:

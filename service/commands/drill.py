@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
+from drills.brokers import Brokers
+from drills.kafka_io import DrillKafka
+from drills.kinds import ALL, SPECS, chosen
+from drills.model import DrillResult
+from drills.runner import Options, run_drill
+from drills.watch import ApiWatch
 from service.api.client import add_connection_arguments, client_from, table
-from service.drills.brokers import Brokers
-from service.drills.kafka_io import DrillKafka
-from service.drills.kinds import ALL, SPECS, chosen
-from service.drills.model import DrillResult
-from service.drills.runner import Options, run_drill
-from service.drills.watch import ApiWatch
 from service.settings import ClusterSettings, load_settings
 
 DEFAULTS = Options()
@@ -83,8 +83,8 @@ def brokers_of(args: argparse.Namespace) -> Brokers | None:
     """Broker control for the drills that stop brokers: a sandbox's, never a configured cluster's."""
     if not args.sandbox:
         return None
+    from drills.brokers import SandboxBrokers
     from sandbox.cluster import SandboxCluster
-    from service.drills.brokers import SandboxBrokers
 
     return SandboxBrokers(SandboxCluster.load(Path(args.sandbox)))
 

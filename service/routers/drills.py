@@ -10,11 +10,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from drills.kinds import ALL, SPECS, chosen
+from drills.runner import Options
+from drills.runs import Busy, DrillRuns
 from service.api.deps import ReadAccess, SettingsDep, WriteAccess
 from service.api.errors import READ_ERRORS, WRITE_ERRORS, Conflict, InvalidParameter, NotFound
-from service.drills.kinds import ALL, SPECS, chosen
-from service.drills.runner import Options
-from service.drills.runs import Busy, DrillRuns
 
 router = APIRouter(prefix="/api/v1/drills", tags=["drills"])
 DEFAULTS = Options()

@@ -1,4 +1,4 @@
-"""``/api/v1/drills`` refusals and listing (runs on the sandbox: ``tests/service/drills/integration``), and
+"""``/api/v1/drills`` refusals and listing (runs on the sandbox: ``tests/drills/integration``), and
 what the alert API says about drills and notifications."""
 
 from fastapi.testclient import TestClient

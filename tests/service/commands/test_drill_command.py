@@ -1,5 +1,5 @@
 """``offsetguard drill``: arguments and the table (the drills themselves run on the sandbox in
-``tests/service/drills/integration``)."""
+``tests/drills/integration``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from drills.model import DrillResult
 from service.cli import main
 from service.commands.drill import render
-from service.drills.model import DrillResult
 
 
 def test_bad_arguments_exit_2_with_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 
 from collectors.snapshots import MANIFEST_FILE
+from drills.kafka_io import DrillKafka
 from sandbox import security
 from sandbox.cluster import SandboxCluster
-from service.drills.kafka_io import DrillKafka
 from tests.e2e.harness import wait_for
 from tests.support.daemons import ensure_binary, offsetguard_serve
 

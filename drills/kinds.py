@@ -19,9 +19,9 @@ from alerts.model import (
     OFFSET_SKIP,
     OFFSETS_LOST,
 )
-from service.drills.kafka_io import DrillKafka
-from service.drills.model import Caused
-from service.drills.runner import Names, Options, Setup, Spec, Watch
+from drills.kafka_io import DrillKafka
+from drills.model import Caused
+from drills.runner import Names, Options, Setup, Spec, Watch
 
 RECORDS = 200
 HIGH = 150  # where a group has read to before the incident

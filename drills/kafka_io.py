@@ -25,7 +25,7 @@ from kafka.structs import OffsetAndMetadata
 from collectors.errors import OffsetguardError
 from collectors.kafka_seam import client_kwargs
 from collectors.tail_kafka import consumer_kwargs
-from service.drills.brokers import Brokers
+from drills.brokers import Brokers
 from service.settings import ClusterSettings
 
 T = TypeVar("T")

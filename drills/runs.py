@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 
+from drills.kafka_io import DrillKafka
+from drills.kinds import SPECS
+from drills.model import DrillResult
+from drills.runner import Options, run_drill
+from drills.watch import ApiWatch
 from service.api.client import ApiClient, Send
-from service.drills.kafka_io import DrillKafka
-from service.drills.kinds import SPECS
-from service.drills.model import DrillResult
-from service.drills.runner import Options, run_drill
-from service.drills.watch import ApiWatch
 from service.settings import ClusterSettings
 
 KEEP = 20

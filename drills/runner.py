@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from collectors.errors import OffsetguardError
-from service.drills.kafka_io import DrillKafka
-from service.drills.model import Caused, DrillResult
+from drills.kafka_io import DrillKafka
+from drills.model import Caused, DrillResult
 from service.store.alert_records import DRILL_PREFIX
 
 log = logging.getLogger(__name__)

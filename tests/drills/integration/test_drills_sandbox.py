@@ -23,16 +23,16 @@ from typing import Any
 
 import pytest
 
+from drills.brokers import SandboxBrokers
+from drills.kafka_io import DrillKafka
+from drills.kinds import SPECS
+from drills.model import DrillResult
+from drills.runner import Options, run_drill
+from drills.watch import ApiWatch
 from sandbox import security
 from sandbox.cluster import SandboxCluster
 from service.api.client import ApiClient
 from service.commands.drill import render
-from service.drills.brokers import SandboxBrokers
-from service.drills.kafka_io import DrillKafka
-from service.drills.kinds import SPECS
-from service.drills.model import DrillResult
-from service.drills.runner import Options, run_drill
-from service.drills.watch import ApiWatch
 from tests.e2e.harness import wait_for
 from tests.support.daemons import offsetguard_serve
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from service.drills.kafka_io import DrillError, DrillKafka
-from service.drills.model import Caused
-from service.drills.runner import Names, Options, Spec, run_drill
+from drills.kafka_io import DrillError, DrillKafka
+from drills.model import Caused
+from drills.runner import Names, Options, Spec, run_drill
 from service.settings import ClusterSettings
 
 FAST = Options(timeout_s=1.0, notify_timeout_s=1.0, notify_grace_s=0.0, quiet_s=0.5)
