@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from alerts.memo import per_cycle
 from alerts.state import BlindSpan, CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
 
@@ -42,7 +41,6 @@ def _sees_ranges(inputs: CycleInputs) -> bool:
     )
 
 
-@per_cycle
 def seen(previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds) -> Seen:
     """``previous``'s offsets sighting and spells with this cycle's observation folded in."""
     if not _sees_ranges(inputs):

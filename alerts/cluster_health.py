@@ -8,7 +8,6 @@ stuck cleaner leaving stale offsets to be reloaded).
 
 from __future__ import annotations
 
-from alerts.commits import replay
 from alerts.counters import (
     CLEANER_DEAD_THREADS,
     CLEANER_DIRTY_PERCENT,
@@ -19,7 +18,6 @@ from alerts.counters import (
     broker_name,
     counter_increases,
 )
-from alerts.current import current_partitions
 from alerts.model import (
     COLLECTOR_FAILURE,
     OFFSETS_TOPIC_CLEANER_STALLED,
@@ -29,11 +27,16 @@ from alerts.model import (
 )
 from alerts.state import CycleInputs, DetectionState, partition_key
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 from collectors.model import OFFSETS_TOPIC
 
 
 def detect_cleaner_stalled(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     problems: list[str] = []
     critical = False
@@ -70,14 +73,19 @@ def detect_cleaner_stalled(
 
 
 def detect_out_of_range_fetches(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     rises = counter_increases(previous.counters, inputs.metrics, FETCH_ERRORS, OUT_OF_RANGE)
     if not rises:
         return ()
-    partitions = current_partitions(inputs)
+    v = view_of(view, previous, inputs, thresholds)
+    partitions = v.partitions
     found = []
-    for key, point in replay(previous, inputs).commits.items():
+    for key, point in v.replayed.commits.items():
         r = partitions.get(partition_key(key))
         if r is None or r.log_start is None or r.log_end is None:
             continue
@@ -110,7 +118,11 @@ def detect_out_of_range_fetches(
 
 
 def detect_collector_failures(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     down = [c for c in inputs.collectors if not c.ok]
     partial = [

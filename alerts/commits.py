@@ -15,7 +15,6 @@ from alerts.current import current_groups
 from alerts.membership import DEAD as DEAD
 from alerts.membership import EMPTY as EMPTY
 from alerts.membership import polled_point
-from alerts.memo import per_cycle
 from alerts.model import CommitEvent, GroupEvent
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 
@@ -59,7 +58,6 @@ class Replay:
     changed: frozenset[CommitKey] = frozenset()
 
 
-@per_cycle
 def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
     """Fold this cycle's commits and group changes into the previous state (pure)."""
     groups = dict(previous.groups)

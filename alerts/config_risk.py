@@ -6,10 +6,10 @@ topic; ``__consumer_offsets`` replicated fewer than 3 times. One finding per top
 
 from __future__ import annotations
 
-from alerts.commits import replay
 from alerts.model import CONFIG_RISK, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 from collectors.model import OFFSETS_TOPIC, TopicConfig
 
 
@@ -27,11 +27,15 @@ def topic_risks(cfg: TopicConfig) -> list[str]:
 
 
 def detect_config_risks(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     if inputs.configs is None:
         return ()
-    commits = replay(previous, inputs).commits
+    commits = view_of(view, previous, inputs, thresholds).replayed.commits
     consumers: dict[str, set[str]] = {}
     for k in commits:
         consumers.setdefault(k.topic, set()).add(k.group)

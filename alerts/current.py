@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from alerts.history import RangeHistory
-from alerts.memo import per_cycle, per_object
+from alerts.memo import per_object
 from alerts.state import (
     CommitKey,
     CommitPoint,
@@ -21,15 +21,20 @@ from collectors.model import ClusterMetadata, CommittedOffset, GroupInfo, Partit
 RETENTION_KEY = "offsets.retention.minutes"
 
 
-@per_cycle
 def current_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
     """Log ranges from the offsets observation joined with leader/epoch/ISR from metadata; then the
-    partitions only metadata has (no log range)."""
-    ranged, unranged = ranged_partitions(inputs), unranged_partitions(inputs)
+    partitions only metadata has (no log range). An evaluation builds it once (:mod:`alerts.view`)."""
+    ranged = ranged_partitions(inputs)
+    return joined(ranged, unranged_partitions(inputs, ranged))
+
+
+def joined(
+    ranged: Mapping[PartitionKey, PartitionPoint], unranged: Mapping[PartitionKey, PartitionPoint]
+) -> Mapping[PartitionKey, PartitionPoint]:
+    """The current partitions: ``ranged`` then ``unranged`` (``ranged`` itself in the common case)."""
     return {**ranged, **unranged} if unranged else ranged
 
 
-@per_cycle
 def ranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
     """The partitions of the offsets observation (each with its log range), joined with metadata."""
     index, topic_ids = metadata_index(inputs.metadata) if inputs.metadata is not None else ({}, {})
@@ -50,12 +55,13 @@ def ranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoi
     return out
 
 
-@per_cycle
-def unranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoint]:
-    """The partitions metadata lists and the offsets observation does not (leader, epoch, ISR only)."""
+def unranged_partitions(
+    inputs: CycleInputs, ranged: Mapping[PartitionKey, PartitionPoint]
+) -> Mapping[PartitionKey, PartitionPoint]:
+    """The partitions metadata lists and ``ranged`` (:func:`ranged_partitions`) does not (leader, epoch,
+    ISR only)."""
     if inputs.metadata is None:
         return {}
-    ranged = ranged_partitions(inputs)
     if not metadata_keys(inputs.metadata).difference(ranged):
         return {}  # the common case: offsets observed every partition metadata lists (a set difference)
     index, _ = metadata_index(inputs.metadata)

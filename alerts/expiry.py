@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from alerts.commits import EMPTY, replay
-from alerts.current import committed_of, offsets_retention_seconds
+from alerts.commits import EMPTY
+from alerts.current import committed_of
 from alerts.model import OFFSETS_EXPIRY_RISK, Finding
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 
 def expiry_at(point: CommitPoint, group: GroupPoint | None, retention: float) -> tuple[float | None, str]:
@@ -31,23 +32,24 @@ def expiry_at(point: CommitPoint, group: GroupPoint | None, retention: float) ->
 
 
 def detect_offsets_expiry_risk(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
-) -> tuple[Finding, ...]:
-    found = expiry_findings(previous, inputs, now, thresholds)
-    return tuple(found[group] for group in sorted(found))
-
-
-def expiry_findings(
     previous: DetectionState,
     inputs: CycleInputs,
     now: float,
     thresholds: Thresholds,
-    keys: Iterable[CommitKey] | None = None,
+    view: View | None = None,
+) -> tuple[Finding, ...]:
+    found = expiry_findings(view_of(view, previous, inputs, thresholds), now, thresholds)
+    return tuple(found[group] for group in sorted(found))
+
+
+def expiry_findings(
+    view: View, now: float, thresholds: Thresholds, keys: Iterable[CommitKey] | None = None
 ) -> dict[str, Finding]:
     """The finding of each group with offsets due, judged over ``keys`` (every committed group-partition
     if None; a caller passing keys passes all of each group's)."""
-    rp = replay(previous, inputs)
-    retention = offsets_retention_seconds(previous, inputs, thresholds)
+    inputs = view.inputs
+    rp = view.replayed
+    retention = view.retention_seconds
     commits = rp.commits
     pairs = committed_of(commits, keys)
     due: dict[str, list[tuple[float, str, str, int]]] = {}

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from alerts.blind import blind_seconds, seen
-from alerts.commits import replay
-from alerts.current import committed_of, current_partitions, samples
+from alerts.blind import blind_seconds
+from alerts.current import committed_of, samples
 from alerts.model import CONSUMER_STALLED, LAG_HIGH, Evidence, EvidenceValue, Finding
 from alerts.state import (
     BlindSpan,
@@ -30,6 +29,7 @@ from alerts.state import (
     partition_key,
 )
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 
 class _History(Sequence[RangeSample]):
@@ -83,29 +83,30 @@ def lag_seconds(
 
 
 def detect_lag(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
-) -> tuple[Finding, ...]:
-    """``lag_high`` and ``consumer_stalled`` findings for every committed group-partition."""
-    if inputs.offsets is None:
-        return ()  # no log end this cycle
-    found = lag_findings(previous, inputs, now, thresholds)
-    return tuple(f for key in sorted(found) for f in found[key])
-
-
-def lag_findings(
     previous: DetectionState,
     inputs: CycleInputs,
     now: float,
     thresholds: Thresholds,
-    keys: Iterable[CommitKey] | None = None,
+    view: View | None = None,
+) -> tuple[Finding, ...]:
+    """``lag_high`` and ``consumer_stalled`` findings for every committed group-partition."""
+    if inputs.offsets is None:
+        return ()  # no log end this cycle
+    found = lag_findings(view_of(view, previous, inputs, thresholds), now, thresholds)
+    return tuple(f for key in sorted(found) for f in found[key])
+
+
+def lag_findings(
+    view: View, now: float, thresholds: Thresholds, keys: Iterable[CommitKey] | None = None
 ) -> dict[CommitKey, tuple[Finding, ...]]:
     """The findings of each group-partition of ``keys`` (every committed one if None) that has any:
     ``lag_high`` before ``consumer_stalled``. Empty when the cycle has no log end."""
+    previous, inputs = view.previous, view.inputs
     if inputs.offsets is None:
         return {}
-    partitions = current_partitions(inputs)
-    spans = seen(previous, inputs, thresholds).blind_spans
-    commits = replay(previous, inputs).commits
+    partitions = view.partitions
+    spans = view.seen.blind_spans
+    commits = view.replayed.commits
     pairs = committed_of(commits, keys)
     out: dict[CommitKey, tuple[Finding, ...]] = {}
     for key, point in pairs:

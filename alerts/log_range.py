@@ -19,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from alerts.commits import EMPTY, replay
-from alerts.current import committed_of, current_partitions, samples
+from alerts.commits import EMPTY
+from alerts.current import committed_of, samples
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
-from alerts.recreation import recreations
 from alerts.state import (
     CommitKey,
     CommitPoint,
@@ -34,34 +33,36 @@ from alerts.state import (
     partition_key,
 )
 from alerts.thresholds import Thresholds
-from alerts.topic_change import unconfirmed_resets
+from alerts.view import View, view_of
 
 TOPIC_RECREATED = "topic_recreated"
 
 
 def detect_committed_outside_log(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    found, _ = outside_findings(previous, inputs, thresholds)
+    found, _ = outside_findings(view_of(view, previous, inputs, thresholds))
     return tuple(found[key] for key in sorted(found))
 
 
 def outside_findings(
-    previous: DetectionState,
-    inputs: CycleInputs,
-    thresholds: Thresholds,
-    keys: Iterable[CommitKey] | None = None,
+    view: View, keys: Iterable[CommitKey] | None = None
 ) -> tuple[dict[CommitKey, Finding], set[CommitKey]]:
     """The finding of each group-partition of ``keys`` (every committed one if None) outside its log, and
     every one of them outside its log by value, flagged or not (a commit beyond the log end is flagged
     only once a range observed after it shows it: until then it must be judged again each evaluation).
     Empty when the cycle has no log range."""
+    previous, inputs = view.previous, view.inputs
     if inputs.offsets is None:
         return {}, set()
-    partitions = current_partitions(inputs)
-    rp = replay(previous, inputs)
-    recreated = recreations(previous, inputs)
-    untold = unconfirmed_resets(previous, inputs, thresholds)
+    partitions = view.partitions
+    rp = view.replayed
+    recreated = view.recreated
+    untold = view.unconfirmed
     findings: dict[CommitKey, Finding] = {}
     outside: set[CommitKey] = set()
     for key, point in committed_of(rp.commits, keys):

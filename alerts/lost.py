@@ -46,17 +46,15 @@ deleted topic are still there for :mod:`alerts.topic_events` to count what each 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import replace
-from functools import cached_property
 
-from alerts.commits import DEAD, EMPTY, Removal, replay
-from alerts.current import offsets_retention_seconds, ranged_partitions
+from alerts.commits import DEAD, EMPTY, Removal
 from alerts.expiry import expiry_at
 from alerts.membership import consuming, memberless
 from alerts.model import OFFSETS_LOST, Finding, Severity
-from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint, PendingLoss
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PendingLoss
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 WHILE_CONSUMING = "deleted_while_consuming"
 TOPIC_DELETED = "topic_deleted"
@@ -78,22 +76,31 @@ RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
 def detect_offsets_lost(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    return loss_outcomes(previous, inputs, now, thresholds)[0]
+    return loss_outcomes(previous, inputs, now, thresholds, view)[0]
 
 
 def loss_outcomes(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[tuple[Finding, ...], tuple[PendingLoss, ...]]:
     """Findings for this cycle and the losses still waiting to see whether their topic exists."""
-    rp = replay(previous, inputs)
-    retention = offsets_retention_seconds(previous, inputs, thresholds)
+    v = view_of(view, previous, inputs, thresholds)
+    rp = v.replayed
+    retention = v.retention_seconds
     tombstoned = rp.deleted_groups
     deleted = set(tombstoned)
     if inputs.groups is not None and not inputs.groups.failures:
         deleted |= {r.key.group for r in rp.removals if r.key.group not in rp.groups}
-    seen = _TopicCheck(previous, inputs)
+    seen = _TopicCheck(v)
     findings: list[Finding] = []
     idle: dict[str, list[PendingLoss]] = {}
     pending: list[PendingLoss] = []
@@ -165,21 +172,16 @@ class _TopicCheck:
     tombstones confirmed it and paged). Without ids a log range that did not go back confirms it (one
     that went back may be a new topic, and waits for metadata, :mod:`alerts.topic_change`)."""
 
-    def __init__(self, previous: DetectionState, inputs: CycleInputs) -> None:
+    def __init__(self, v: View) -> None:
+        inputs = v.inputs
         meta = inputs.metadata
         ok = meta is not None and not meta.failures
         self.ids = {t.name: t.topic_id for t in meta.topics} if meta is not None else {}
         self.names = set(self.ids) if ok else None
         self.names_at = meta.observed_at if meta is not None else 0.0
-        self._offsets = inputs.offsets
         self.ranged_at = inputs.offsets.observed_at if inputs.offsets is not None else 0.0
-        self._before = previous.partitions
-        self._inputs = inputs
-
-    @cached_property
-    def ranged(self) -> Mapping[PartitionKey, PartitionPoint]:
-        """The partitions with a log range this cycle (built on the first loss asked about, if any)."""
-        return ranged_partitions(self._inputs) if self._offsets is not None else {}
+        self.ranged = v.ranged  # the partitions with a log range this cycle
+        self._before = v.previous.partitions
 
     def exists(self, loss: PendingLoss) -> bool | None:
         key = PartitionKey(loss.key.topic, loss.key.partition)

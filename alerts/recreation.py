@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from alerts.current import current_partitions
-from alerts.memo import per_cycle
 from alerts.state import (
     CommitKey,
     CommitPoint,
@@ -31,18 +29,21 @@ from alerts.state import (
     Recreation,
     partition_key,
 )
-from alerts.topic_change import DELETED, id_changed, topic_changes
+from alerts.topic_change import DELETED, TopicChange, id_changed
 
 MAX_UNSEEN = 10_000  # deleted partitions not seen again, kept at most
 
 
-@per_cycle
-def recreations(previous: DetectionState, inputs: CycleInputs) -> Mapping[PartitionKey, Recreation]:
-    """``previous.recreated`` with this cycle's observations: topics seen gone, partitions seen again."""
-    changes = topic_changes(previous, inputs)
+def recreations(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    changes: tuple[TopicChange, ...],
+    current: Mapping[PartitionKey, PartitionPoint],
+) -> Mapping[PartitionKey, Recreation]:
+    """``previous.recreated`` with this cycle's observations (its topic ``changes`` and ``current``
+    partitions, :mod:`alerts.view`): topics seen gone, partitions seen again."""
     if not changes and not previous.recreated:
         return previous.recreated  # the common case
-    current = current_partitions(inputs)
     out = dict(previous.recreated)
     for key, entry in previous.recreated.items():
         cur = current.get(key)

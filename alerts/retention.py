@@ -24,9 +24,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
-from alerts.blind import SETTLE_SECONDS, clean_since, seen
-from alerts.commits import replay
-from alerts.current import committed_of, current_partitions
+from alerts.blind import SETTLE_SECONDS, clean_since
+from alerts.current import committed_of
 from alerts.model import RETENTION_RISK, Finding
 from alerts.state import (
     CommitKey,
@@ -39,6 +38,7 @@ from alerts.state import (
     partition_key,
 )
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 MIN_SPAN_SECONDS = SETTLE_SECONDS  # shorter histories give rates too noisy to project
 
@@ -169,29 +169,30 @@ class _LogStarts(Sequence[tuple[float, int]]):
 
 
 def detect_retention_risk(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
-) -> tuple[Finding, ...]:
-    found = retention_findings(previous, inputs, now, thresholds)
-    return tuple(found[key] for key in sorted(found))
-
-
-def retention_findings(
     previous: DetectionState,
     inputs: CycleInputs,
     now: float,
     thresholds: Thresholds,
-    keys: Iterable[CommitKey] | None = None,
+    view: View | None = None,
+) -> tuple[Finding, ...]:
+    found = retention_findings(view_of(view, previous, inputs, thresholds), now, thresholds)
+    return tuple(found[key] for key in sorted(found))
+
+
+def retention_findings(
+    view: View, now: float, thresholds: Thresholds, keys: Iterable[CommitKey] | None = None
 ) -> dict[CommitKey, Finding]:
     """The forecast of each group-partition of ``keys`` (every committed one if None) that has one."""
+    previous, inputs = view.previous, view.inputs
     if inputs.offsets is None:
         return {}  # no log range this cycle: nothing to forecast from
-    partitions = current_partitions(inputs)
+    partitions = view.partitions
     window = thresholds.rate_window_seconds
-    clean = clean_since(seen(previous, inputs, thresholds).blind_spans)
+    clean = clean_since(view.seen.blind_spans)
     if clean is not None:
         window = min(window, now - clean)  # nothing from before the last blind spell
     starts: dict[PartitionKey, tuple[_LogStarts, float, float] | None] = {}
-    commits = replay(previous, inputs).commits
+    commits = view.replayed.commits
     pairs = committed_of(commits, keys)
     findings: dict[CommitKey, Finding] = {}
     for key, point in pairs:

@@ -27,31 +27,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alerts.commits import CommitMove, replay
-from alerts.current import current_partitions
+from alerts.commits import CommitMove
 from alerts.lost import WHILE_CONSUMING
 from alerts.membership import consuming
 from alerts.model import OFFSET_REWIND, Finding, Severity
 from alerts.moves import Truncation, history_for, landing, move_evidence, operator_commit, truncation_under
-from alerts.recreation import recreations
 from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PendingRewind, RangeSample
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 RECOMMIT = "rebalance_recommit"
 
 
 def detect_offset_rewinds(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    return rewind_outcomes(previous, inputs, now, thresholds)[0]
+    return rewind_outcomes(previous, inputs, now, thresholds, view)[0]
 
 
 def rewind_outcomes(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[tuple[Finding, ...], tuple[PendingRewind, ...]]:
     """Findings for this cycle and the reported rewinds that a newer commit may still undo."""
-    moves = replay(previous, inputs).moves
-    partitions = current_partitions(inputs)
+    v = view_of(view, previous, inputs, thresholds)
+    moves = v.replayed.moves
+    partitions = v.partitions
     window = thresholds.recommit_window_seconds
     findings: list[Finding] = []
     pending: list[PendingRewind] = []
@@ -65,7 +73,7 @@ def rewind_outcomes(
         elif now - p.new.at < window:
             pending.append(p)
 
-    removed = _removals(previous, inputs)
+    removed = _removals(v)
     for i, m in enumerate(moves):
         if m.new.offset >= m.old.offset:
             continue
@@ -105,21 +113,21 @@ def _cause(m: CommitMove, history: Sequence[RangeSample], cut: Truncation | None
     return "auto_reset_earliest" if cut is not None else None
 
 
-def _removals(previous: DetectionState, inputs: CycleInputs) -> dict[CommitKey, list[float]]:
+def _removals(v: View) -> dict[CommitKey, list[float]]:
     """When a group-partition's committed offset vanished lately while a member consumed its topic (this
     cycle's removals and the losses still held until their topic is known), or when its topic was seen
     gone (deleted or re-created). Under a consuming member only a topic's deletion removes an offset: the
     coordinator refuses OffsetDelete of a subscribed topic, and an active group's offsets do not expire."""
     out: dict[CommitKey, list[float]] = {}
-    for r in replay(previous, inputs).removals:
+    for r in v.replayed.removals:
         if consuming(r.group, r.key.topic):
             out.setdefault(r.key, []).append(r.at)
-    for loss in previous.pending_losses:
+    for loss in v.previous.pending_losses:
         if loss.cause == WHILE_CONSUMING:
             out.setdefault(loss.key, []).append(loss.at)
-    gone = recreations(previous, inputs)
+    gone = v.recreated
     if gone:
-        for m in replay(previous, inputs).moves:
+        for m in v.replayed.moves:
             seen = gone.get(PartitionKey(m.key.topic, m.key.partition))
             if seen is not None:
                 out.setdefault(m.key, []).append(seen.gone_at)

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from alerts.commits import CommitMove, replay
-from alerts.current import bracket, current_partitions
+from alerts.commits import CommitMove
+from alerts.current import bracket
 from alerts.model import OFFSET_SKIP, Finding, Severity
 from alerts.moves import (
     Truncation,
@@ -61,16 +61,22 @@ from alerts.moves import (
 )
 from alerts.state import CycleInputs, DetectionState, RangeSample
 from alerts.thresholds import Thresholds
+from alerts.view import View, view_of
 
 DIRECTION_UNKNOWN = "auto_reset_direction_unknown"
 
 
 def detect_offset_skips(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    partitions = current_partitions(inputs)
+    v = view_of(view, previous, inputs, thresholds)
+    partitions = v.partitions
     findings = []
-    for m in replay(previous, inputs).moves:
+    for m in v.replayed.moves:
         if m.new.offset == m.old.offset:
             continue
         history = history_for(previous, m, partitions)

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from alerts.current import current_partitions, ranged_partitions, samples
-from alerts.memo import per_cycle
+from alerts.current import ranged_partitions, samples
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from alerts.thresholds import Thresholds
 
@@ -80,16 +79,17 @@ def same_epoch_or_older(old: PartitionPoint, epoch: int | None) -> bool:
     return old.leader_epoch is not None and epoch is not None and epoch <= old.leader_epoch
 
 
-@per_cycle
-def topic_changes(previous: DetectionState, inputs: CycleInputs) -> tuple[TopicChange, ...]:
-    """The topics deleted or re-created since the previous state, by name."""
+def topic_changes(
+    previous: DetectionState, inputs: CycleInputs, current: Mapping[PartitionKey, PartitionPoint]
+) -> tuple[TopicChange, ...]:
+    """The topics deleted or re-created since the previous state, by name (``current``: this cycle's
+    partitions, :func:`alerts.current.current_partitions`)."""
     by_topic: dict[str, dict[int, PartitionPoint]] = {}
     for key, point in previous.partitions.items():
         by_topic.setdefault(key.topic, {})[key.partition] = point
     meta = inputs.metadata
     complete = meta is not None and not meta.failures
     listed = {t.name for t in meta.topics} if meta is not None and complete else None
-    current = current_partitions(inputs)
     out = []
     for topic, last in sorted(by_topic.items()):
         old_ids = sorted({p.topic_id for p in last.values() if p.topic_id is not None})
@@ -107,16 +107,21 @@ def topic_changes(previous: DetectionState, inputs: CycleInputs) -> tuple[TopicC
     return tuple(out)
 
 
-@per_cycle
 def unconfirmed_resets(
-    previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    thresholds: Thresholds,
+    ranged: Mapping[PartitionKey, PartitionPoint] | None = None,
 ) -> frozenset[PartitionKey]:
     """Partitions whose log end went back under a topic id no metadata confirmed since (a topic
     re-created, or truncated: not told yet). Judged later; at most ``topic_confirm_seconds`` after the
-    first range that showed it, they are judged with what is known then."""
+    first range that showed it, they are judged with what is known then. ``ranged``: this cycle's
+    :func:`~alerts.current.ranged_partitions`, if already built."""
     out = set()
     meta = inputs.metadata
-    for key, cur in ranged_partitions(inputs).items():
+    if ranged is None:
+        ranged = ranged_partitions(inputs)
+    for key, cur in ranged.items():
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue

@@ -24,20 +24,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from alerts.commits import Removal, replay
+from alerts.commits import Removal
 from alerts.model import TOPIC_DELETED, Finding
 from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionPoint, PendingLoss
 from alerts.thresholds import Thresholds
-from alerts.topic_change import RECREATED, TopicChange, topic_changes
+from alerts.topic_change import RECREATED, TopicChange
+from alerts.view import View, view_of
 
 
 def detect_topic_events(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    changes = topic_changes(previous, inputs)
+    v = view_of(view, previous, inputs, thresholds)
+    changes = v.changes
     if not changes:
         return ()
-    removals = replay(previous, inputs).removals
+    removals = v.replayed.removals
     findings = []
     for change in changes:
         committed = committed_before(previous, removals, change)

@@ -11,21 +11,25 @@ topic it belongs to is judged once one does (:func:`alerts.topic_change.unconfir
 
 from __future__ import annotations
 
-from alerts.commits import replay
-from alerts.current import current_partitions
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
-from alerts.topic_change import id_changed, unconfirmed_resets
+from alerts.topic_change import id_changed
+from alerts.view import View, view_of
 
 
 def detect_log_truncations(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
-    commits = replay(previous, inputs).commits
-    waiting = unconfirmed_resets(previous, inputs, thresholds)
+    v = view_of(view, previous, inputs, thresholds)
+    commits = v.replayed.commits
+    waiting = v.unconfirmed
     findings = []
-    for key, cur in current_partitions(inputs).items():  # findings sorted at the end: they are few
+    for key, cur in v.partitions.items():  # findings sorted at the end: they are few
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
@@ -71,13 +75,17 @@ def detect_log_truncations(
 
 
 def detect_epoch_divergence(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     ends = {(e.topic, e.partition, e.requested_epoch): e for e in inputs.epoch_ends}
     if not ends:
         return ()  # nothing asked of the leaders this cycle
     findings = []
-    for key, point in replay(previous, inputs).commits.items():  # findings sorted at the end
+    for key, point in view_of(view, previous, inputs, thresholds).replayed.commits.items():  # findings sorted at the end
         if point.leader_epoch is None:
             continue
         e = ends.get((key.topic, key.partition, point.leader_epoch))

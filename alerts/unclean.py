@@ -16,24 +16,28 @@ election moves leadership back to it), and KIP-966 ELR elections are clean too. 
 
 from __future__ import annotations
 
-from alerts.commits import replay
 from alerts.counters import UNCLEAN_ELECTIONS, counter_increases, unclean_counter_seen_at
-from alerts.current import current_partitions
 from alerts.model import UNCLEAN_LEADER_ELECTION, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from alerts.thresholds import Thresholds
-from alerts.topic_change import id_changed, unconfirmed_resets
+from alerts.topic_change import id_changed
+from alerts.view import View, view_of
 
 
 def detect_unclean_elections(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    view: View | None = None,
 ) -> tuple[Finding, ...]:
     rises = counter_increases(previous.counters, inputs.metrics, UNCLEAN_ELECTIONS)
     elections = sum(rises.values())
-    commits = replay(previous, inputs).commits
+    v = view_of(view, previous, inputs, thresholds)
+    commits = v.replayed.commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
-    waiting = unconfirmed_resets(previous, inputs, thresholds)
-    for key, cur in current_partitions(inputs).items():
+    waiting = v.unconfirmed
+    for key, cur in v.partitions.items():
         old = previous.partitions.get(key)
         if old is None or old.isr is None or old.leader is None or cur.leader is None:
             continue

@@ -86,7 +86,7 @@ class RssPeak:
 
 
 FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^:()]+):\d+\)$")
-OWN = ("alerts", "collectors", "service", "pipeline", "sandbox", "drills")
+OWN = ("alerts", "collectors", "service", "pipeline", "sandbox", "drills", "cli")
 
 
 def component(file: str) -> str | None:

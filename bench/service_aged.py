@@ -82,7 +82,7 @@ def main() -> None:
     if not store.is_file():
         parser.error(f"--store {store}: no such store file")
     for tree in trees:
-        if not (tree / "service" / "cli.py").is_file():
+        if not any((tree / path).is_file() for path in ("cli/main.py", "service/cli.py")):
             parser.error(f"--trees: {tree} is not an offsetguard source tree")
     args.settle, args.scrape_interval, args.interval = args.warmup, SCRAPE_S, None  # as ServiceRun reads them
     cluster = SandboxCluster.load(Path(args.attach))

@@ -268,7 +268,9 @@ def offsetguard_run(
     if tree is None:
         command, env = [str(Path(sys.executable).with_name("offsetguard")), *serve], dict(os.environ)
     else:
-        main = "import sys; from service.cli import main; sys.exit(main())"
+        # a tree from before the CLI left service/ (bench A/B runs over older commits) has service/cli.py
+        module = "cli.main" if (tree / "cli" / "main.py").is_file() else "service.cli"
+        main = f"import sys; from {module} import main; sys.exit(main())"
         command, env = [sys.executable, "-c", main, *serve], dict(os.environ, PYTHONPATH=str(tree))
     return ServiceRun(
         label=f"offsetguard-{label}",

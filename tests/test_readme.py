@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from service.cli import build_parser
+from cli.main import build_parser
 from service.settings import load_settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"

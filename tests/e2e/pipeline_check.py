@@ -31,9 +31,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from cli.pipeline import analysis_settings, export_ranges
 from pipeline.job import run_history
 from pipeline.options import HistoryOptions
-from service.commands.pipeline import analysis_settings, export_ranges
 from tests.e2e.harness import CLUSTER, RuntimeThread
 from tests.pipeline.online import KINDS
 

@@ -9,12 +9,12 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from cli.pipeline import export_ranges
 from collectors.errors import ConfigError
 from collectors.model import OffsetsObservation, PartitionOffsets
 from pipeline.errors import PipelineError
 from pipeline.ranges_file import write_ranges
 from pipeline.sources import read_ranges
-from service.commands.pipeline import export_ranges
 from service.settings import load_settings
 from service.store import Store
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.integration
 
 def _cli(*args: str, timeout: float = 240) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "service.cli", "sandbox", *args],
+        [sys.executable, "-m", "cli", "sandbox", *args],
         capture_output=True,
         text=True,
         timeout=timeout,

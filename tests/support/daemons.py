@@ -96,7 +96,7 @@ def offsetguard_serve(
     log_path = directory / "serve.log"
     with log_path.open("ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--config", str(path), "--port", str(port)],
+            [sys.executable, "-m", "cli", "serve", "--config", str(path), "--port", str(port)],
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,

@@ -1,4 +1,4 @@
-"""Snapshots against the real sandbox (``kafka1``): via the function and via ``python -m service.cli dump``.
+"""Snapshots against the real sandbox (``kafka1``): via the function and via ``python -m cli dump``.
 
 Several groups commit (two of them to the same ``__consumer_offsets`` partition), one deletes an offset
 (OffsetDelete), one is deleted outright (DeleteGroups), one aborts a transactional offset commit; the
@@ -207,7 +207,7 @@ def test_dump_cli_real_cluster_writes_indexed_verified_snapshot(scenario: Scenar
     config.write_text(f"store:\n  path: {tmp_path / 'og.db'}\nsnapshots:\n  keep: 3\n")
     out = tmp_path / "out"
     cmd = [
-        sys.executable, "-m", "service.cli", "dump", "--bootstrap", scenario.cluster.bootstrap_servers,
+        sys.executable, "-m", "cli", "dump", "--bootstrap", scenario.cluster.bootstrap_servers,
         "--group", scenario.group, "--out", str(out), "--config", str(config), "--name", "it",
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
@@ -229,7 +229,7 @@ def test_dump_cli_unreachable_bootstrap_fails_cleanly(tmp_path: Path) -> None:
     config = tmp_path / "og.yaml"
     config.write_text(f"store:\n  path: {tmp_path / 'og.db'}\n")
     cmd = [
-        sys.executable, "-m", "service.cli", "dump", "--bootstrap", "127.0.0.1:1", "--group", "g",
+        sys.executable, "-m", "cli", "dump", "--bootstrap", "127.0.0.1:1", "--group", "g",
         "--out", str(tmp_path / "out"), "--config", str(config),
     ]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)

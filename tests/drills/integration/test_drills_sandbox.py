@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from cli.drill import render
 from drills.brokers import SandboxBrokers
 from drills.kafka_io import DrillKafka
 from drills.kinds import SPECS
@@ -32,7 +33,6 @@ from drills.watch import ApiWatch
 from sandbox import security
 from sandbox.cluster import SandboxCluster
 from service.api.client import ApiClient
-from service.commands.drill import render
 from tests.e2e.harness import wait_for
 from tests.support.daemons import offsetguard_serve
 
@@ -110,7 +110,7 @@ def test_drill_command_every_kind_passes_alerted_notified_acked_and_cleaned_up(
         [
             sys.executable,
             "-m",
-            "service.cli",
+            "cli",
             "drill",
             *kinds,
             "--config",

@@ -85,7 +85,7 @@ def _start(kafka: SandboxCluster, tmp: Path, port: int) -> subprocess.Popen[byte
     env = {k: v for k, v in os.environ.items() if not k.startswith("OFFSETGUARD_")}
     log = (tmp / "serve.log").open("ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--config", str(config), "--port", str(port)],
+        [sys.executable, "-m", "cli", "serve", "--config", str(config), "--port", str(port)],
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
@@ -169,7 +169,7 @@ def test_collect_once_json_reports_exact_offsets_and_lag(
         [
             sys.executable,
             "-m",
-            "service.cli",
+            "cli",
             "collect",
             "--bootstrap",
             kafka1.bootstrap_servers,

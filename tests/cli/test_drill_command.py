@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.drill import render
+from cli.main import main
 from drills.model import DrillResult
-from service.cli import main
-from service.commands.drill import render
 
 
 def test_bad_arguments_exit_2_with_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from cli import alerts, group, reset_plan
+from cli.main import build_parser, main
 from service.api.client import ApiClient, ApiClientError, Send
 from service.app import create_app
-from service.cli import build_parser, main
-from service.commands import alerts, group, reset_plan
 from tests.service.api.builders import NOW, READ_TOKEN, T0, build, settings_for
 
 

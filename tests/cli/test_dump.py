@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.dump import ProgressLine, _settings
+from cli.main import build_parser
 from collectors.errors import ConfigError
-from service.cli import build_parser
-from service.commands.dump import ProgressLine, _settings
 
 
 class Clock:

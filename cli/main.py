@@ -11,8 +11,8 @@ from collectors.errors import OffsetguardError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from cli import alerts, collect, drill, dump, group, pipeline, reset_plan, serve
     from sandbox import cli as sandbox_cli
-    from service.commands import alerts, collect, drill, dump, group, pipeline, reset_plan, serve
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
     parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
