@@ -22,6 +22,7 @@ COPY alerts ./alerts
 COPY collectors ./collectors
 COPY pipeline ./pipeline
 COPY service ./service
+COPY store ./store
 COPY cli ./cli
 COPY drills ./drills
 COPY sandbox ./sandbox

@@ -6,36 +6,33 @@ from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import attrgetter
 
-from alerts.blind import seen
-from alerts.commits import replay
 from alerts.counters import counter_values, unclean_counter_seen_at
-from alerts.current import (
-    observed_retention_seconds,
-    offsets_retention_seconds,
-    ranged_partitions,
-    unranged_partitions,
-)
+from alerts.current import observed_retention_seconds
 from alerts.history import OffsetHistory, RangeHistory
-from alerts.lost import loss_outcomes
-from alerts.recreation import pruned, recreations
-from alerts.rewind import rewind_outcomes
-from alerts.state import CommitKey, CycleInputs, DetectionState, OffsetSample, RangeSample
+from alerts.recreation import pruned
+from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind, RangeSample
 from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
-from alerts.topic_change import id_changed, unconfirmed_resets
+from alerts.topic_change import id_changed
+from alerts.view import View
 
 
 def advance(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    view: View,
+    now: float,
+    thresholds: Thresholds,
+    pending: tuple[tuple[PendingRewind, ...], tuple[PendingLoss, ...]],
 ) -> DetectionState:
-    """What the caller keeps for the next cycle. Anything not observed this cycle keeps its old value."""
-    rp = replay(previous, inputs)
+    """What the caller keeps for the next cycle. Anything not observed this cycle keeps its old value.
+    ``pending``: the rewinds and losses still held (:func:`~alerts.rewind.rewind_outcomes`,
+    :func:`~alerts.lost.loss_outcomes`)."""
+    previous, inputs, rp = view.previous, view.inputs, view.replayed
     keep = thresholds.history_samples
     partitions = dict(previous.partitions)
     ranges = dict(previous.ranges)
-    ranged = ranged_partitions(inputs)
+    ranged = view.ranged
     partitions.update(ranged)
-    for key in unconfirmed_resets(previous, inputs, thresholds):
+    for key in view.unconfirmed:
         # a log end gone back, its topic not told yet (alerts.topic_change): the point from before stays
         # until metadata says whether it is a truncation or another topic
         partitions[key] = previous.partitions[key]
@@ -50,7 +47,7 @@ def advance(
         get = ranges.get
         for key, sample in zip(ranged.keys(), fresh, strict=True):
             ranges[key] = _ranged(get(key, ()), sample, keep)
-    for key, cur in unranged_partitions(inputs).items():
+    for key, cur in view.unranged.items():
         old = partitions.get(key)
         if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):
             # Metadata only (or the partition offline): keep the leader and ISR observed with the last log
@@ -71,7 +68,7 @@ def advance(
             del partitions[key]
             ranges.pop(key, None)
     spacing = thresholds.history_spacing_seconds
-    full = spacing <= 0 or sweeping(previous, inputs, now, thresholds)
+    full = spacing <= 0 or sweeping(view, now, thresholds)
     if full:
         history = {
             key: _sampled(previous.commit_history.get(key, ()), now, point.offset, keep, spacing)
@@ -88,14 +85,14 @@ def advance(
             else:
                 kept = previous.commit_history.get(changed, ())
                 history[changed] = _sampled(kept, now, moved.offset, keep, spacing)
-    sighting = seen(previous, inputs, thresholds)
+    sighting = view.seen
     recreated = pruned(
-        recreations(previous, inputs),
+        view.recreated,
         inputs,
         partitions,
         rp.commits if full else None,  # whether each group is back inside the log: judged when sweeping
         now,
-        offsets_retention_seconds(previous, inputs, thresholds),
+        view.retention_seconds,
     )
     return DetectionState(
         partitions=partitions,
@@ -104,8 +101,8 @@ def advance(
         commit_history=history,
         groups=rp.groups,
         counters={**previous.counters, **counter_values(inputs.metrics)},
-        pending_rewinds=rewind_outcomes(previous, inputs, now, thresholds)[1],
-        pending_losses=loss_outcomes(previous, inputs, now, thresholds)[1],
+        pending_rewinds=pending[0],
+        pending_losses=pending[1],
         tail_positions=rp.tail_positions,
         tombstoned=_unexpired(rp.tombstoned, inputs.committed.observed_at if inputs.committed else None),
         committed_polled_at=inputs.committed.observed_at

@@ -3,28 +3,31 @@
 Pure: the same arguments always give the same findings and the same next state. The caller keeps the
 returned :class:`~alerts.state.DetectionState` and passes it back next cycle (start with
 ``DetectionState()``); alert lifecycle, persistence and notification are the caller's business.
+
+One evaluation derives what the detectors share once (:func:`alerts.view.derive`) and hands that view to
+each detector, to the slow rules' sweep and to the next state: adding a rule adds no pass over the input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
+from typing import Protocol
 
-from alerts import memo
 from alerts.advance import advance
 from alerts.cluster_health import (
     detect_cleaner_stalled,
     detect_collector_failures,
     detect_out_of_range_fetches,
 )
+from alerts.commits import Replay
 from alerts.config_risk import detect_config_risks
 from alerts.expiry import detect_offsets_expiry_risk
 from alerts.lag_alerts import detect_lag
 from alerts.log_range import detect_committed_outside_log
-from alerts.lost import detect_offsets_lost
+from alerts.lost import detect_offsets_lost, loss_outcomes
 from alerts.model import Finding
 from alerts.retention import detect_retention_risk
-from alerts.rewind import detect_offset_rewinds
+from alerts.rewind import detect_offset_rewinds, rewind_outcomes
 from alerts.skip import detect_offset_skips
 from alerts.state import CycleInputs, DetectionState
 from alerts.sweep import judge_slow
@@ -32,8 +35,22 @@ from alerts.thresholds import Thresholds
 from alerts.topic_events import detect_topic_events
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from alerts.unclean import detect_unclean_elections
+from alerts.view import View, derive
 
-Detector = Callable[[DetectionState, CycleInputs, float, Thresholds], tuple[Finding, ...]]
+
+class Detector(Protocol):
+    """One rule: this cycle's findings from the previous state and the inputs, read through ``view``
+    (the evaluation's; a detector called alone derives its own)."""
+
+    def __call__(
+        self,
+        previous: DetectionState,
+        inputs: CycleInputs,
+        now: float,
+        thresholds: Thresholds,
+        view: View | None = None,
+    ) -> tuple[Finding, ...]: ...
+
 
 DETECTORS: tuple[Detector, ...] = (
     detect_offset_rewinds,
@@ -55,23 +72,32 @@ DETECTORS: tuple[Detector, ...] = (
 
 
 def evaluate(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
+    previous: DetectionState,
+    inputs: CycleInputs,
+    now: float,
+    thresholds: Thresholds,
+    replayed: Replay | None = None,
 ) -> tuple[tuple[Finding, ...], DetectionState]:
-    """All findings of this cycle (in detector order) and the state to keep for the next one."""
-    try:
-        slow = judge_slow(previous, inputs, now, thresholds)
-        judged = {
-            detect_retention_risk: slow.retention,
-            detect_offsets_expiry_risk: slow.expiry,
-            detect_lag: slow.lag,
-            detect_committed_outside_log: slow.outside,
-        }
-        findings = tuple(
-            f
-            for detect in DETECTORS
-            for f in (judged[detect] if detect in judged else detect(previous, inputs, now, thresholds))
-        )
-        state = advance(previous, inputs, now, thresholds)
-        return findings, replace(state, swept=slow.swept) if slow.swept is not None else state
-    finally:
-        memo.release()
+    """All findings of this cycle (in detector order) and the state to keep for the next one.
+
+    ``replayed``: :func:`alerts.commits.replay` of ``(previous, inputs)`` if the caller has it already
+    (see :func:`alerts.view.derive`)."""
+    view = derive(previous, inputs, thresholds, replayed)
+    slow = judge_slow(view, now, thresholds)
+    rewinds = rewind_outcomes(previous, inputs, now, thresholds, view)
+    losses = loss_outcomes(previous, inputs, now, thresholds, view)
+    judged: dict[Detector, tuple[Finding, ...]] = {
+        detect_offset_rewinds: rewinds[0],
+        detect_offsets_lost: losses[0],
+        detect_retention_risk: slow.retention,
+        detect_offsets_expiry_risk: slow.expiry,
+        detect_lag: slow.lag,
+        detect_committed_outside_log: slow.outside,
+    }
+    findings = tuple(
+        f
+        for detect in DETECTORS
+        for f in (judged[detect] if detect in judged else detect(previous, inputs, now, thresholds, view))
+    )
+    state = advance(view, now, thresholds, (rewinds[1], losses[1]))
+    return findings, replace(state, swept=slow.swept) if slow.swept is not None else state

@@ -32,9 +32,6 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import TypeVar
 
-from alerts.blind import seen
-from alerts.commits import replay
-from alerts.current import current_partitions, offsets_retention_seconds
 from alerts.expiry import expiry_findings
 from alerts.lag_alerts import lag_findings
 from alerts.log_range import outside_findings
@@ -44,13 +41,13 @@ from alerts.state import (
     CommitKey,
     CommitPoint,
     CycleInputs,
-    DetectionState,
     PartitionKey,
     PartitionPoint,
     Swept,
     partition_key,
 )
 from alerts.thresholds import Thresholds
+from alerts.view import View
 
 V = TypeVar("V")
 
@@ -64,27 +61,25 @@ class SlowFindings:
     swept: Swept | None
 
 
-def judge_slow(
-    previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
-) -> SlowFindings:
+def judge_slow(view: View, now: float, thresholds: Thresholds) -> SlowFindings:
     """This evaluation's slow-rule findings (each rule's in its own order) and what to keep for the next."""
-    last = previous.swept
-    if last is None or sweeping(previous, inputs, now, thresholds):
-        return _emit(_sweep(previous, inputs, now, thresholds), inputs, keep=thresholds.sweep_seconds > 0)
-    return _emit(_changed(last, previous, inputs, now, thresholds), inputs, keep=True)
+    last = view.previous.swept
+    if last is None or sweeping(view, now, thresholds):
+        return _emit(_sweep(view, now, thresholds), view.inputs, keep=thresholds.sweep_seconds > 0)
+    return _emit(_changed(last, view, now, thresholds), view.inputs, keep=True)
 
 
-def sweeping(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> bool:
+def sweeping(view: View, now: float, thresholds: Thresholds) -> bool:
     """This evaluation judges everything: no sweeping configured, none yet, the last one
     ``sweep_seconds`` ago, or what every rule measures by changed."""
-    last = previous.swept
+    last = view.previous.swept
     return (
         thresholds.sweep_seconds <= 0
         or last is None
-        or _due(now - last.at, thresholds.sweep_seconds, ranged=inputs.offsets is not None)
+        or _due(now - last.at, thresholds.sweep_seconds, ranged=view.inputs.offsets is not None)
         or now < last.at
-        or seen(previous, inputs, thresholds).blind_spans != last.blind_spans
-        or offsets_retention_seconds(previous, inputs, thresholds) != last.retention_seconds
+        or view.seen.blind_spans != last.blind_spans
+        or view.retention_seconds != last.retention_seconds
     )
 
 
@@ -97,37 +92,35 @@ def _due(since: float, every: float, *, ranged: bool) -> bool:
     return since >= every if ranged else since >= 2 * every
 
 
-def _sweep(previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds) -> Swept:
-    rp = replay(previous, inputs)
-    by_partition, by_group = _index(previous.swept, rp.commits)
-    offsets_seen = inputs.offsets is not None
-    outside, outside_keys = outside_findings(previous, inputs, thresholds)
+def _sweep(view: View, now: float, thresholds: Thresholds) -> Swept:
+    rp = view.replayed
+    by_partition, by_group = _index(view.previous.swept, rp.commits)
+    offsets_seen = view.inputs.offsets is not None
+    outside, outside_keys = outside_findings(view)
     return Swept(
         at=now,
-        blind_spans=seen(previous, inputs, thresholds).blind_spans,
-        retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
+        blind_spans=view.seen.blind_spans,
+        retention_seconds=view.retention_seconds,
         commits=rp.commits,
         unjudged=frozenset(),
-        ranges=_ranges(current_partitions(inputs)) if offsets_seen else {},
+        ranges=_ranges(view.partitions) if offsets_seen else {},
         groups=rp.groups,
         by_partition=by_partition,
         by_group=by_group,
         indexed=len(rp.commits),
-        lag=lag_findings(previous, inputs, now, thresholds) if offsets_seen else {},
-        retention=retention_findings(previous, inputs, now, thresholds) if offsets_seen else {},
-        expiry=expiry_findings(previous, inputs, now, thresholds),
+        lag=lag_findings(view, now, thresholds) if offsets_seen else {},
+        retention=retention_findings(view, now, thresholds) if offsets_seen else {},
+        expiry=expiry_findings(view, now, thresholds),
         outside=outside,
         outside_keys=frozenset(outside_keys),
     )
 
 
-def _changed(
-    last: Swept, previous: DetectionState, inputs: CycleInputs, now: float, thresholds: Thresholds
-) -> Swept:
+def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swept:
     """``last`` with the group-partitions (and groups) whose inputs changed judged again."""
-    rp = replay(previous, inputs)
+    rp = view.replayed
     commits = rp.commits
-    if last.commits is previous.commits:  # replay says what it changed
+    if last.commits is view.previous.commits:  # replay says what it changed
         moved = set(rp.changed)
     else:  # a state from elsewhere: compare
         moved = _changed_keys(last.commits, commits)
@@ -138,20 +131,18 @@ def _changed(
     lag, retention, ranges = last.lag, last.retention, last.ranges
     outside, outside_keys = last.outside, last.outside_keys
     unjudged = last.unjudged | moved
-    if inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
-        now_ranges = _ranges(current_partitions(inputs))
+    if view.inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
+        now_ranges = _ranges(view.partitions)
         keys = set(unjudged)
         # the partitions whose range changed or that are gone: set differences, in C
         for pk in {pk for pk, _ in now_ranges.items() - ranges.items()} | (ranges.keys() - now_ranges.keys()):
             keys.update(by_partition.get(pk, ()))
-        lag = _merged(last.lag, keys, lag_findings(previous, inputs, now, thresholds, keys), commits)
-        retention = _merged(
-            last.retention, keys, retention_findings(previous, inputs, now, thresholds, keys), commits
-        )
+        lag = _merged(last.lag, keys, lag_findings(view, now, thresholds, keys), commits)
+        retention = _merged(last.retention, keys, retention_findings(view, now, thresholds, keys), commits)
         # Outside its log: what changed, and whatever was outside by value last time (its evidence and
         # the group's state move on; a commit beyond the log end is flagged once a newer range shows it).
         keys.update(outside_keys)
-        found, now_outside = outside_findings(previous, inputs, thresholds, keys)
+        found, now_outside = outside_findings(view, keys)
         outside = _merged(last.outside, keys, found, commits)
         outside_keys = frozenset(now_outside)
         ranges, unjudged = now_ranges, frozenset()
@@ -161,7 +152,7 @@ def _changed(
     for g in groups:
         moved.update(by_group.get(g, ()))
     expiry = {g: f for g, f in last.expiry.items() if g not in groups}
-    expiry.update(expiry_findings(previous, inputs, now, thresholds, moved))
+    expiry.update(expiry_findings(view, now, thresholds, moved))
     return Swept(
         at=last.at,
         blind_spans=last.blind_spans,

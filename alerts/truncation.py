@@ -85,7 +85,8 @@ def detect_epoch_divergence(
     if not ends:
         return ()  # nothing asked of the leaders this cycle
     findings = []
-    for key, point in view_of(view, previous, inputs, thresholds).replayed.commits.items():  # findings sorted at the end
+    commits = view_of(view, previous, inputs, thresholds).replayed.commits
+    for key, point in commits.items():  # findings sorted at the end
         if point.leader_epoch is None:
             continue
         e = ends.get((key.topic, key.partition, point.leader_epoch))

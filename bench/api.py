@@ -61,9 +61,9 @@ def seed(directory: Path, groups: int, alerts: int, now: float) -> None:
     """The store and alert store the server reads (the observations are rebuilt in the server)."""
     from bench.api_metrics import observations
     from bench.api_metrics import seed as seed_offsets
-    from service.store import Store
-    from service.store.alert_records import FIRING, Alert, AlertWrite
-    from service.store.alerts import AlertStore
+    from store import Store
+    from store.alert_records import FIRING, Alert, AlertWrite
+    from store.alerts import AlertStore
 
     settings = _settings(directory)
     inputs = observations(_metrics_args(groups), now)
@@ -118,8 +118,8 @@ def serve(directory: Path, port: int, groups: int, now: float) -> None:
     from service.runtime import Runtime
     from service.settings import IntervalSettings
     from service.state import LatestObservations
-    from service.store import Store
-    from service.store.alerts import AlertStore
+    from store import Store
+    from store.alerts import AlertStore
 
     settings = _settings(directory)
     inputs = observations(_metrics_args(groups), now)

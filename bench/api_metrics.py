@@ -40,7 +40,7 @@ from collectors.model import (
 from service.metrics import ClusterInputs, ScrapeInputs, build_registry, render
 from service.metrics.view import cluster_view
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"

@@ -35,7 +35,7 @@ from alerts.state import CommitKey
 from sandbox.cluster import SandboxCluster, start_sandbox
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings, load_settings
-from service.store.alert_records import Alert
+from store.alert_records import Alert
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TOPIC = "bench-detect"

@@ -86,7 +86,7 @@ class RssPeak:
 
 
 FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^:()]+):\d+\)$")
-OWN = ("alerts", "collectors", "service", "pipeline", "sandbox", "drills", "cli")
+OWN = ("alerts", "collectors", "service", "pipeline", "sandbox", "drills", "cli", "store")
 
 
 def component(file: str) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 
 def committed(cycle: int, groups: int, per_group: int, at: float) -> CommittedObservation:

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     progress = None if args.quiet else ProgressLine(sys.stderr)
     store = None
     if not args.no_index:
-        from service.store import Store
+        from store import Store
 
         store = Store.open(settings.store)
     try:

@@ -94,7 +94,7 @@ def analysis_settings(settings: Settings, incident_gap_seconds: float = 900.0) -
 def export_ranges(settings: Settings, out: Path, since: int | None, until: int | None) -> Path:
     """The store's log-range changes (within the job's time bounds) as ``out/ranges.parquet``."""
     from pipeline.ranges_file import write_ranges
-    from service.store import Store
+    from store import Store
 
     if not settings.store.path.is_file():
         raise ConfigError(f"--ranges-from-store: no store at {settings.store.path}", field="store.path")

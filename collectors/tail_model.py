@@ -3,7 +3,7 @@
 The tail (:mod:`collectors.tail`) reads raw records through a :class:`TailConsumer` (the real one is
 :class:`collectors.tail_kafka.AiokafkaTailConsumer`; unit tests hand in a literal fake), decodes them with
 :mod:`collectors.codec` and hands :class:`TailEvent` batches to one :class:`TailSink`. Where it resumes
-is kept in a :class:`PositionStore` (:class:`service.store.Store` fits it).
+is kept in a :class:`PositionStore` (:class:`store.Store` fits it).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class TailConsumer(Protocol):
 
 
 class StoredPosition(Protocol):
-    """A saved resume point (``service.store.TailPosition`` has these)."""
+    """A saved resume point (``store.TailPosition`` has these)."""
 
     @property
     def partition(self) -> int: ...

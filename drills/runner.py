@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from collectors.errors import OffsetguardError
 from drills.kafka_io import DrillKafka
 from drills.model import Caused, DrillResult
-from service.store.alert_records import DRILL_PREFIX
+from store.alert_records import DRILL_PREFIX
 
 log = logging.getLogger(__name__)
 POLL_S = 0.25

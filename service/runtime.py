@@ -18,9 +18,9 @@ from service.notify.dispatcher import Dispatcher, build_dispatcher
 from service.scheduler import CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
-from service.store import Store
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store import Store
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 
 log = logging.getLogger(__name__)
 

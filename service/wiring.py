@@ -22,7 +22,7 @@ from collectors.tail_sinks import RecentEvents
 from service.scheduler import CollectorJob, Sink
 from service.settings import ClusterSettings, Settings
 from service.state import LatestObservations
-from service.store import Store
+from store import Store
 
 
 def store_sink(store: Store) -> Sink:

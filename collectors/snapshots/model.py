@@ -83,7 +83,7 @@ class SnapshotResult:
 
 
 class SnapshotIndex(Protocol):
-    """Where snapshots are indexed (:class:`service.store.Store` fits); called from the writing thread."""
+    """Where snapshots are indexed (:class:`store.Store` fits); called from the writing thread."""
 
     def add_snapshot(self, info: SnapshotInfo) -> None: ...
 

@@ -9,7 +9,7 @@ from service.api.errors import NotFound
 from service.api.schemas.clusters import Audit, ClusterOut, TopicPartitionOut, TopicPartitions, TopicRisk
 from service.settings import Settings
 from service.state import LatestObservations
-from service.store import Store
+from store import Store
 
 
 def cluster_out(

@@ -22,8 +22,8 @@ from service.api.errors import NotFound, Unavailable
 from service.api.paths import unescape
 from service.runtime import Runtime
 from service.settings import ClusterSettings, Settings
-from service.store import Store
-from service.store.alerts import AlertStore
+from store import Store
+from store.alerts import AlertStore
 
 GROUP_HELP = (
     "Consumer group id, percent-encoded as one path segment (a '/' in the id is sent as %2F, '%' as %25)"

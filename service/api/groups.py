@@ -28,8 +28,8 @@ from service.api.schemas.groups import (
     TopicPartitionRef,
 )
 from service.metrics.view import assignments, lag_seconds, wanted_offsets
-from service.store import LatestCommitted, LatestPartition, PartitionPoint, Store
-from service.store.alert_records import Alert
+from store import LatestCommitted, LatestPartition, PartitionPoint, Store
+from store.alert_records import Alert
 
 SEVERITY_RANK = {"critical": 3, "warning": 2, "info": 1}
 

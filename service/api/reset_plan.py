@@ -26,7 +26,7 @@ from typing import Literal
 
 from service.api.times import rfc3339
 from service.settings import ClusterSettings
-from service.store import CommittedPoint, LatestPartition
+from store import CommittedPoint, LatestPartition
 
 PlanFormat = Literal["annotated", "kafka"]
 PLAN_FILE = "reset-plan.csv"

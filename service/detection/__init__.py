@@ -1,5 +1,5 @@
 """The detection runtime: per cluster, a loop that runs the pure detectors of :mod:`alerts` over fresh
-observations and tail events and keeps the alert lifecycle in the store (:mod:`service.store.alerts`)."""
+observations and tail events and keeps the alert lifecycle in the store (:mod:`store.alerts`)."""
 
 from service.detection.build import build_detection, snapshot_rate_limit
 from service.detection.loop import DetectionLoop

@@ -14,8 +14,8 @@ from service.detection.tail_sink import DetectionTailSink
 from service.scheduler import CollectorJob
 from service.settings import ClusterSettings, Settings
 from service.state import LatestObservations
-from service.store import Store
-from service.store.alerts import AlertStore
+from store import Store
+from store.alerts import AlertStore
 
 
 def snapshot_rate_limit(settings: Settings) -> SnapshotRateLimit:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from alerts.model import Finding
-from service.store.alert_records import (
+from store.alert_records import (
     FIRING,
     RESOLVED,
     Alert,

@@ -27,9 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from alerts import memo
 from alerts.blind import settling
-from alerts.commits import replay
+from alerts.commits import Replay, replay
 from alerts.engine import evaluate
 from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
@@ -49,8 +48,8 @@ from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.snapshots import SnapshotTrigger
 from service.settings import DetectionSettings
 from service.state import LatestObservations
-from service.store.alert_records import Alert, AlertWrite, Fingerprint
-from service.store.alerts import AlertStore
+from store.alert_records import Alert, AlertWrite, Fingerprint
+from store.alerts import AlertStore
 
 log = logging.getLogger(__name__)
 
@@ -309,11 +308,11 @@ class DetectionLoop:
             collectors=self._health(now) if self._health is not None else (),
             log_end_reached_at=self._log_end,
         )
+        replayed = None
         if self._epoch_ends is not None:
-            asked = replace(inputs, epoch_ends=self._ask_epoch_ends(inputs))
-            memo.carry(replay, (self.state, inputs), (self.state, asked))  # replayed once, not twice
-            inputs = asked
-        findings, state = evaluate(self.state, inputs, now, self._thresholds)
+            replayed = replay(self.state, inputs)  # replayed once, not twice: evaluate reuses it
+            inputs = replace(inputs, epoch_ends=self._ask_epoch_ends(inputs, replayed))
+        findings, state = evaluate(self.state, inputs, now, self._thresholds, replayed)
         # Degraded: this cycle found a failure, or the scheduler's statuses (which outlive the observation
         # that carried a partial failure) say so.
         failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
@@ -343,12 +342,11 @@ class DetectionLoop:
         self._fresh.taken(fresh)
         return [(a, w.transition) for a, w in zip(stored, planned[-1].writes, strict=True)]
 
-    def _ask_epoch_ends(self, inputs: CycleInputs) -> tuple[EpochEnd, ...]:
+    def _ask_epoch_ends(self, inputs: CycleInputs, rp: Replay) -> tuple[EpochEnd, ...]:
         """Blocking: where the epochs of older-epoch commits end on their leaders; () if that fails."""
         assert self._epoch_ends is not None
         meta = inputs.metadata or self._latest.get(self.cluster, ClusterMetadata)
         try:
-            rp = replay(self.state, inputs)
             return self._epoch_ends(rp.commits, meta, (self.state.commits, rp.changed))
         except Exception:  # a bug here must not cost the other detectors their evaluation
             log.exception("detection %s: epoch ends not asked", self.cluster)

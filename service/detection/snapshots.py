@@ -29,8 +29,8 @@ from alerts.model import (
     OFFSETS_LOST,
 )
 from collectors.errors import OffsetguardError
-from service.store.alert_records import Alert, Transition
-from service.store.alerts import AlertStore
+from store.alert_records import Alert, Transition
+from store.alerts import AlertStore
 
 log = logging.getLogger(__name__)
 

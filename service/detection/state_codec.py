@@ -40,7 +40,7 @@ from alerts.state import (
     RangeSample,
     Recreation,
 )
-from service.store.alerts import Part  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
+from store.alerts import Part  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
 
 FORMAT = 4
 READS = (1, 2, 3, 4)

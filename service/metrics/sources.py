@@ -23,7 +23,7 @@ from collectors.model import (
 
 @runtime_checkable
 class AlertCounts(Protocol):
-    """What the metrics need from the alert store (``service/store/alerts*``)."""
+    """What the metrics need from the alert store (``store/alerts*``)."""
 
     def firing_counts(self) -> Mapping[tuple[str, str, str], int]:
         """Alerts firing now, by (kind, severity, cluster)."""
@@ -85,7 +85,7 @@ class StatusLike(Protocol):
 
 
 class LogEndTimes(Protocol):
-    """The store's batched log-end history lookup (``service.store.Store`` fits); blocking."""
+    """The store's batched log-end history lookup (``store.Store`` fits); blocking."""
 
     def log_end_reached_at_many(
         self, cluster: str, wanted: Iterable[tuple[str, int, int]]

@@ -4,7 +4,7 @@ silences that hold them back.
 * **Queue and at-least-once.** ``alert_transitions`` is the outbox: the detection loop (and the ack
   endpoint) write each transition in the same transaction as the alert. The :class:`Dispatcher` fans
   transitions out into ``notifications`` rows in one transaction that also advances ``notify_progress``
-  (:mod:`service.store.notifications`), so a crash anywhere loses nothing and a restart resumes where the
+  (:mod:`store.notifications`), so a crash anywhere loses nothing and a restart resumes where the
   last committed fan-out stopped. The detection listener only wakes the dispatcher. A row is marked
   delivered after a 2xx, so a crash between the two sends it again: receivers get every notification at
   least once and may drop repeats by ``notification_id``.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from service.store.notification_records import Silence
+from store.notification_records import Silence
 
 ActiveSilences = frozenset[tuple[str, float, float, float]]  # (id, starts_at, ends_at, updated_at)
 

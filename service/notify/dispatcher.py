@@ -31,8 +31,8 @@ from service.notify.payloads import alertmanager_alert, rfc3339
 from service.notify.senders import send_alertmanager, send_webhook
 from service.notify.silencing import silenced_by
 from service.settings import AlertmanagerReceiverSettings, NotifySettings, Settings
-from service.store.alert_records import Alert
-from service.store.notification_records import (
+from store.alert_records import Alert
+from store.notification_records import (
     ABANDONED,
     DELIVERED,
     FIRING_EVENT,
@@ -41,7 +41,7 @@ from service.store.notification_records import (
     Notification,
     Outcome,
 )
-from service.store.notifications import NotificationStore
+from store.notifications import NotificationStore
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from typing import Any
 from service.notify.payloads import alertmanager_alert, webhook_payload
 from service.notify.silencing import silenced_by
 from service.settings import AlertmanagerReceiverSettings, WebhookReceiverSettings
-from service.store.alert_records import Alert
-from service.store.notification_records import (
+from store.alert_records import Alert
+from store.notification_records import (
     FIRING_EVENT,
     RESOLVED_EVENT,
     SILENCED,

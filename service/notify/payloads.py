@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from service.store.alert_records import Alert
-from service.store.notification_records import RESOLVED_EVENT
+from store.alert_records import Alert
+from store.notification_records import RESOLVED_EVENT
 
 WEBHOOK_VERSION = "1"
 

@@ -12,7 +12,7 @@ import httpx
 
 from service.notify.errors import DeliveryError
 from service.settings import AlertmanagerReceiverSettings, HttpReceiverSettings, WebhookReceiverSettings
-from service.store.notification_records import Notification
+from store.notification_records import Notification
 
 USER_AGENT = "offsetguard-notify/1"
 # Worth retrying: the receiver may take it later. Any other non-2xx is a refusal of this document.

@@ -1,4 +1,4 @@
-"""Silence matching (pure): which alerts a :class:`~service.store.notification_records.Silence` holds back.
+"""Silence matching (pure): which alerts a :class:`~store.notification_records.Silence` holds back.
 
 Matchers follow Alertmanager: ``=``/``!=`` compare exactly, ``=~``/``!~`` match a regular expression
 anchored at both ends; an absent label (an alert without a group or topic) is the empty string.
@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-from service.store.alert_records import Alert
-from service.store.notification_records import MATCHER_NAMES, MATCHER_OPS, Matcher, Silence
+from store.alert_records import Alert
+from store.notification_records import MATCHER_NAMES, MATCHER_OPS, Matcher, Silence
 
 
 @lru_cache(maxsize=512)

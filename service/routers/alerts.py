@@ -19,7 +19,7 @@ from service.api.schemas.alerts import (
     TransitionOut,
 )
 from service.api.times import TIME_HELP, parse_time
-from service.store.alerts import MAX_PAGE
+from store.alerts import MAX_PAGE
 
 router = APIRouter(prefix="/api/v1/alerts", tags=["alerts"])
 

@@ -14,7 +14,7 @@ from service.api.errors import READ_ERRORS, InvalidParameter
 from service.api.responses import json_response
 from service.api.schemas.groups import GroupDetail, GroupHistory, GroupList, OffsetsAt
 from service.api.times import TIME_HELP, parse_time
-from service.store.alert_records import Alert
+from store.alert_records import Alert
 
 router = APIRouter(prefix="/api/v1/clusters/{cluster}/groups", tags=["groups"])
 

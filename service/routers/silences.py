@@ -19,8 +19,8 @@ from service.api.deps import NowDep, ReadAccess, RuntimeDep, WriteAccess
 from service.api.errors import READ_ERRORS, WRITE_ERRORS, InvalidParameter, NotFound, Unavailable
 from service.api.times import TIME_HELP, parse_time
 from service.notify.silencing import check_matcher
-from service.store.notification_records import Matcher, Silence
-from service.store.notifications import NotificationStore
+from store.notification_records import Matcher, Silence
+from store.notifications import NotificationStore
 
 router = APIRouter(prefix="/api/v1/silences", tags=["silences"])
 

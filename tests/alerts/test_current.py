@@ -1,6 +1,5 @@
 """current_partitions: this cycle's log ranges joined with the metadata's leaders, epochs, ISR, topic ids."""
 
-from alerts import memo
 from alerts.current import current_partitions
 from alerts.state import CycleInputs, PartitionKey, PartitionPoint
 from collectors.model import (
@@ -68,8 +67,6 @@ def test_one_metadata_over_several_cycles_and_a_new_one_replacing_it() -> None:
     for at in (100.0, 105.0):  # the metadata stays the latest for its interval
         got = current_partitions(CycleInputs(C, metadata=meta, offsets=_offsets(at, row)))
         assert got[PartitionKey("orders", 0)] == PartitionPoint(at, 5, 50, 1, 4, (1, 2), "id-orders")
-        memo.release()
     moved = _meta(110.0, leader=3, epoch=5)  # a new observation: a leader change
     got = current_partitions(CycleInputs(C, metadata=moved, offsets=_offsets(115.0, row)))
     assert got[PartitionKey("orders", 0)] == PartitionPoint(115.0, 5, 50, 3, 5, (1, 2), "id-orders")
-    memo.release()

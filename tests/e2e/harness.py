@@ -25,8 +25,8 @@ from collectors.model import ClusterMetadata, OffsetsObservation
 from sandbox.cluster import SandboxCluster
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings, load_settings
-from service.store.alert_records import Alert
-from service.store.alerts import AlertStore
+from store.alert_records import Alert
+from store.alerts import AlertStore
 
 T = TypeVar("T")
 CLUSTER = "e2e"

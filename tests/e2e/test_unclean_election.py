@@ -29,7 +29,7 @@ from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
 
 from sandbox.cluster import SandboxCluster
-from service.store.alert_records import Alert
+from store.alert_records import Alert
 from tests.e2e.consumers import commit_reset_position, consume_and_commit
 from tests.e2e.harness import RuntimeThread, create_topics, produce, retrying, wait_for
 from tests.e2e.pipeline_check import pipeline_vs_online

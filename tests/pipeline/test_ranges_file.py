@@ -16,7 +16,7 @@ from pipeline.errors import PipelineError
 from pipeline.ranges_file import write_ranges
 from pipeline.sources import read_ranges
 from service.settings import load_settings
-from service.store import Store
+from store import Store
 
 GOOD_LINE = b'{"cluster":"c","topic":"t","partition":0,"at":1,"log_start":0,"log_end":5}\n'
 ROWS = [("c1", "t", 0, 1_000, 0, 100), ("c1", "t", 0, 2_000, 5, 120), ("c1", "é/x", 3, 1_500, 0, 7)]

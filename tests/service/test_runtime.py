@@ -13,7 +13,7 @@ from service.runtime import Runtime
 from service.scheduler import CollectorJob
 from service.settings import DetectionSettings, Settings, StoreSettings
 from service.state import LatestObservations
-from service.store.alerts import AlertStore
+from store.alerts import AlertStore
 from tests.service.test_scheduler import FakeCollector
 
 

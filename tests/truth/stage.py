@@ -19,7 +19,7 @@ import kafka.errors as kerr
 
 from alerts.state import CommitKey
 from sandbox.cluster import SandboxCluster
-from service.store.alert_records import Alert
+from store.alert_records import Alert
 from tests.e2e.harness import RuntimeThread, retrying, wait_for
 from tests.truth import ops
 from tests.truth.clients import Member, start_member

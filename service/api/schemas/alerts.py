@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from service.store.alert_records import Alert, Transition
-from service.store.notification_records import Notification
+from store.alert_records import Alert, Transition
+from store.notification_records import Notification
 
 
 class AlertAck(BaseModel):

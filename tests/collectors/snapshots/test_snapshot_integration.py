@@ -33,7 +33,7 @@ from collectors.snapshots import (
 )
 from collectors.snapshots.files import sha256_of
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 from tests.collectors.integration.collector_it import commit, create_topic
 
 pytestmark = pytest.mark.integration

@@ -14,7 +14,7 @@ from collectors.tail import OffsetsTail
 from collectors.tail_model import TailEvent, TailSink
 from collectors.tail_progress import Backoff
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 from tests.collectors.tail.fakes import (
     FakeLog,
     FakeStore,

@@ -20,8 +20,8 @@ from service.app import create_app
 from service.runtime import Runtime
 from service.settings import Settings, StoreSettings, load_settings
 from service.state import LatestObservations
-from service.store import Store
 from service.wiring import build_cluster_tail
+from store import Store
 from tests.collectors.tail.sandbox_it import (
     Committer,
     ListSink,

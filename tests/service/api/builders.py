@@ -30,9 +30,9 @@ from collectors.model import (
 from service.runtime import Runtime
 from service.settings import Settings, load_settings
 from service.state import LatestObservations
-from service.store import Store
-from service.store.alert_records import FIRING, Alert, AlertWrite
-from service.store.alerts import AlertStore
+from store import Store
+from store.alert_records import FIRING, Alert, AlertWrite
+from store.alerts import AlertStore
 
 CLUSTER = "prod"
 T0 = 1_700_000_000.0

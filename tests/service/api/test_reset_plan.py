@@ -2,7 +2,7 @@ from fastapi.testclient import TestClient
 
 from service.api.reset_plan import build_plan, clamp, command_lines, render, shell_quote
 from service.settings import ClusterSettings
-from service.store import CommittedPoint, LatestPartition
+from store import CommittedPoint, LatestPartition
 from tests.service.api.builders import T0
 
 PLAN = "/api/v1/clusters/prod/groups/clampy/reset-plan"

@@ -11,7 +11,7 @@ from collectors.snapshots import SnapshotCounts, SnapshotInfo, SnapshotResult
 from service.api.deps import snapshot_taker
 from service.app import create_app
 from service.settings import ClusterSettings, Settings
-from service.store import Store
+from store import Store
 from tests.service.api.builders import NOW, T0, build
 from tests.service.api.conftest import WRITE
 

@@ -15,8 +15,8 @@ from kafka import KafkaAdminClient, KafkaProducer
 from sandbox.cluster import SandboxCluster
 from service.runtime import Runtime, build_runtime
 from service.settings import Settings, load_settings
-from service.store.alert_records import Alert
-from service.store.alerts import AlertStore
+from store.alert_records import Alert
+from store.alerts import AlertStore
 from tests.collectors.tail.sandbox_it import commit, ensure_topic
 
 pytestmark = pytest.mark.integration

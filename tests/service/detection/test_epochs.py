@@ -19,7 +19,7 @@ from service.detection.epochs import RETRY_SECONDS, EpochEnds
 from service.detection.loop import DetectionLoop
 from service.settings import DetectionSettings, StoreSettings
 from service.state import LatestObservations
-from service.store.alerts import AlertStore
+from store.alerts import AlertStore
 from tests.alerts import builders as b
 from tests.collectors.fakes import FakeSeam, metadata, partition
 

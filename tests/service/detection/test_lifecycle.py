@@ -2,7 +2,7 @@ from dataclasses import replace
 
 from alerts.model import LAG_HIGH
 from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
-from service.store.alert_records import Alert, AlertWrite, Fingerprint
+from store.alert_records import Alert, AlertWrite, Fingerprint
 from tests.service.detection.builders import lag, rewind
 
 RULES = LifecycleRules(quiet_period_seconds=100.0, resolve_after_clean=3, refresh_seconds=30.0)

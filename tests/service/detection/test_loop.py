@@ -12,8 +12,8 @@ from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
 from service.settings import DetectionSettings, StoreSettings
 from service.state import LatestObservations
-from service.store.alert_records import Alert
-from service.store.alerts import AlertStore
+from store.alert_records import Alert
+from store.alerts import AlertStore
 from tests.alerts.builders import committed, metadata, offsets
 from tests.service.detection.builders import C, T, commit_event
 

@@ -12,10 +12,10 @@ from service.detection.snapshots import (
     wants_snapshot,
 )
 from service.settings import StoreSettings
-from service.store.alert_records import Alert
-from service.store.alerts import AlertStore
+from store.alert_records import Alert
+from store.alerts import AlertStore
 from tests.service.detection.builders import C, lag, rewind
-from tests.service.store.test_store_alerts import _cycle
+from tests.store.test_store_alerts import _cycle
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from kafka.structs import OffsetAndMetadata
 
 from sandbox.cluster import SandboxCluster
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ import pytest
 
 from collectors.model import OffsetsObservation, PartitionOffsets
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 
 @pytest.fixture

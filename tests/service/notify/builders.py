@@ -9,9 +9,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from service.settings import AlertmanagerReceiverSettings, WebhookReceiverSettings
-from service.store.alert_records import FIRING, RESOLVED, Alert, AlertWrite
-from service.store.alerts import AlertStore
-from service.store.notification_records import Matcher, Silence
+from store.alert_records import FIRING, RESOLVED, Alert, AlertWrite
+from store.alerts import AlertStore
+from store.notification_records import Matcher, Silence
 
 T0 = 1_700_000_000.0
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from service.settings import StoreSettings
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from service.notify.dispatcher import Dispatcher
 from service.notify.errors import DeliveryError
 from service.notify.senders import send_webhook
 from service.settings import NotifySettings, RetrySettings
-from service.store.alerts import AlertStore
-from service.store.notification_records import Notification
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notification_records import Notification
+from store.notifications import NotificationStore
 from tests.service.notify.builders import T0, alert, alertmanager, change, fire, resolved, silence, webhook
 
 Handler = Callable[[httpx.Request], httpx.Response]
@@ -330,7 +330,7 @@ async def test_dispatcher_reads_firing_alerts_only_when_a_catch_up_can_find_any(
     clock: Clock,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from service.store import notify_rows
+    from store import notify_rows
 
     reads: list[float] = []
     real = notify_rows.firing_alerts
@@ -358,7 +358,7 @@ async def test_dispatcher_reads_firing_alerts_only_when_a_catch_up_can_find_any(
 async def test_dispatcher_without_receivers_never_reads_firing_alerts(
     alert_store: AlertStore, queue: NotificationStore, make: Make, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service.store import notify_rows
+    from store import notify_rows
 
     monkeypatch.setattr(notify_rows, "firing_alerts", lambda conn: pytest.fail("firing alerts read"))
     d = make(_settings(), Recorder())

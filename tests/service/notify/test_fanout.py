@@ -2,8 +2,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from service.notify.fanout import FanOut, Told
-from service.store.alert_records import Alert
-from service.store.notification_records import Change, NewNotification, Silence
+from store.alert_records import Alert
+from store.notification_records import Change, NewNotification, Silence
 from tests.service.notify.builders import T0, alert, alertmanager, resolved, silence, webhook
 
 

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from service.runtime import build_runtime
 from service.settings import load_settings
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 from tests.service.notify.builders import alert, fire, webhook
 
 

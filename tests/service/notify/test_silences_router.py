@@ -9,8 +9,8 @@ from service.app import create_app
 from service.runtime import Runtime
 from service.settings import Settings, load_settings
 from service.state import LatestObservations
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 from tests.service.notify.builders import T0
 
 WRITE_TOKEN = "write-token-0123456789"

@@ -19,7 +19,7 @@ from service.app import create_app
 from service.runtime import Runtime
 from service.settings import load_settings
 from service.state import LatestObservations
-from service.store.notifications import NotificationStore
+from store.notifications import NotificationStore
 from tests.service.notify.builders import T0
 
 TOKEN = "write-token-0123456789"

@@ -1,7 +1,7 @@
 import pytest
 
 from service.notify.silencing import check_matcher, matcher_matches, silence_matches, silenced_by
-from service.store.notification_records import Matcher
+from store.notification_records import Matcher
 from tests.service.notify.builders import T0, alert, silence
 
 

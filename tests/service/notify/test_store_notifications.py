@@ -2,9 +2,9 @@ import sqlite3
 
 from service.notify.fanout import FanOut
 from service.settings import StoreSettings
-from service.store.alerts import AlertStore
-from service.store.notification_records import Outcome
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notification_records import Outcome
+from store.notifications import NotificationStore
 from tests.service.notify.builders import T0, alert, change, fire, resolved, silence, webhook
 
 FAN = FanOut([webhook()])

@@ -12,8 +12,8 @@ import pytest
 
 from service.notify.dispatcher import Dispatcher
 from service.settings import NotifySettings
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 from tests.service.notify.builders import alert, alertmanager, change, fire, resolved
 from tests.service.notify.integration.alertmanager import (
     Alertmanager,

@@ -15,8 +15,8 @@ from service.notify.dispatcher import Dispatcher
 from service.runtime import Runtime
 from service.settings import Settings, StoreSettings, load_settings
 from service.state import LatestObservations
-from service.store.alerts import AlertStore
-from service.store.notifications import NotificationStore
+from store.alerts import AlertStore
+from store.notifications import NotificationStore
 from tests.service.metrics.serving import free_port
 from tests.service.notify.builders import alert, change, fire, resolved, webhook
 from tests.service.notify.integration.webhook import WebhookReceiver

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from collectors.errors import StoreError
-from service.store.db import transaction
+from store.db import transaction
 
 Apply = Callable[[sqlite3.Connection], None]
 

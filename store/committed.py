@@ -21,7 +21,7 @@ from itertools import chain, groupby
 from operator import attrgetter
 
 from collectors.model import CommittedObservation, CommittedOffset
-from service.store.records import WriteCounts
+from store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
 Entry = tuple[int, int | None, int | None]

@@ -8,8 +8,8 @@ import pytest
 
 from collectors.errors import StoreError
 from collectors.snapshots import SnapshotInfo, new_id
-from service.store import Store
-from service.store.migrations import MIGRATIONS
+from store import Store
+from store.migrations import MIGRATIONS
 
 
 def info(n: int, cluster: str = "c1", group: str = "g1", **changes: object) -> SnapshotInfo:

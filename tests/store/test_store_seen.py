@@ -17,7 +17,7 @@ from collectors.model import (
     PartitionOffsets,
 )
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 T0 = 1_700_000_000.0
 

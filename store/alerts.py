@@ -1,8 +1,8 @@
 """The :class:`AlertStore`: alerts, their history and the detection state, in the store's SQLite file.
 
-It opens its own writer connection on the same database as :class:`service.store.Store` (WAL lets both
+It opens its own writer connection on the same database as :class:`store.Store` (WAL lets both
 write in turn; ``BEGIN IMMEDIATE`` + ``busy_timeout`` serialise them) and shares its helpers in
-:mod:`service.store.db`. Every method blocks: call it from a worker thread in async code. Failures raise
+:mod:`store.db`. Every method blocks: call it from a worker thread in async code. Failures raise
 :class:`collectors.errors.StoreError`.
 """
 
@@ -17,8 +17,8 @@ from typing import NamedTuple, TypeVar
 
 from collectors.errors import StoreError
 from service.settings import StoreSettings
-from service.store import alert_rows
-from service.store.alert_records import (
+from store import alert_rows
+from store.alert_records import (
     DRILL_PREFIX,
     RESOLVED,
     Alert,
@@ -28,9 +28,9 @@ from service.store.alert_records import (
     Transition,
     is_event_like,
 )
-from service.store.alert_rows import Filters
-from service.store.db import connect, open_migrated, small_cache, translated
-from service.store.writer import WriterConnection
+from store.alert_rows import Filters
+from store.db import connect, open_migrated, small_cache, translated
+from store.writer import WriterConnection
 
 T = TypeVar("T")
 MAX_PAGE = 1000
@@ -303,7 +303,7 @@ class AlertStore(WriterConnection):
 
     def save_state(self, cluster: str, body: str, format: int, at: float, parts: Iterable[Part] = ()) -> None:
         """Replace ``cluster``'s saved detection state: ``body`` and its ``parts`` (none for a format kept
-        whole), through a small page cache (:func:`service.store.db.small_cache`)."""
+        whole), through a small page cache (:func:`store.db.small_cache`)."""
 
         def save(c: sqlite3.Connection) -> None:
             with small_cache(c):

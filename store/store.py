@@ -20,13 +20,13 @@ from collectors.errors import StoreError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from service.settings import StoreSettings
-from service.store import queries, retention
-from service.store import snapshots as snapshot_index
-from service.store.committed import CommittedWriter
-from service.store.db import connect, open_migrated, transaction, translated
-from service.store.log_end_times import Wanted, log_end_reached_at_many
-from service.store.partitions import PartitionPlan, PartitionWriter
-from service.store.records import (
+from store import queries, retention
+from store import snapshots as snapshot_index
+from store.committed import CommittedWriter
+from store.db import connect, open_migrated, transaction, translated
+from store.log_end_times import Wanted, log_end_reached_at_many
+from store.partitions import PartitionPlan, PartitionWriter
+from store.records import (
     CommittedPoint,
     LatestCommitted,
     LatestPartition,

@@ -10,8 +10,8 @@ import pytest
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation, CommittedOffset
 from service.settings import StoreSettings
-from service.store import Store, db
-from service.store.migrations import MIGRATIONS, Migration, migrate, schema_version, sql
+from store import Store, db
+from store.migrations import MIGRATIONS, Migration, migrate, schema_version, sql
 
 T0 = 1_700_000_000.0
 

@@ -9,7 +9,7 @@ import pytest
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation, CommittedOffset, Failure
 from service.settings import StoreSettings
-from service.store import CommittedPoint, Store, db
+from store import CommittedPoint, Store, db
 
 T0 = 1_700_000_000.0
 

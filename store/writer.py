@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import Self, TypeVar
 
 from collectors.errors import StoreError
-from service.store.db import transaction, translated
+from store.db import transaction, translated
 
 T = TypeVar("T")
 

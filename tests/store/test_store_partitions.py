@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionInfo, PartitionOffsets, TopicInfo
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 T0 = 1_700_000_000.0
 

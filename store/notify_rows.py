@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from service.store.alert_records import FIRING, Alert
-from service.store.alert_rows import COLUMNS, alert_from_row
-from service.store.notification_records import (
+from store.alert_records import FIRING, Alert
+from store.alert_rows import COLUMNS, alert_from_row
+from store.notification_records import (
     ABANDONED,
     DELIVERED,
     FIRING_EVENT,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 
 @pytest.fixture

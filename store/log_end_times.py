@@ -1,6 +1,6 @@
 """Batched "when did the log end reach this offset": many partitions in one statement, for lag in seconds.
 
-Same answer as :func:`service.store.queries.log_end_reached_at` (without ``until``) for each request, but
+Same answer as :func:`store.queries.log_end_reached_at` (without ``until``) for each request, but
 one SQL statement for all of them, so a scrape over 50,000 lagging partitions is one round trip. Per
 request, the newest history row whose log end is still below the offset is found by walking the
 ``(key_id, observed_at)`` primary key backwards from the newest row; the answer is the row right after

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import sqlite3
 
-from service.store.records import (
+from store.records import (
     CommittedPoint,
     LatestCommitted,
     LatestPartition,

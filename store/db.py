@@ -96,7 +96,7 @@ def open_migrated(path: Path, what: str) -> sqlite3.Connection:
 
     Every store class opens its file through this, so they all see the same schema version.
     """
-    from service.store.migrations import migrate  # migrations uses this module: import late
+    from store.migrations import migrate  # migrations uses this module: import late
 
     with translated(f"open {what} {path}"):
         path.parent.mkdir(parents=True, exist_ok=True)

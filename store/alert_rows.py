@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from collectors.errors import StoreError
-from service.store.alert_records import (
+from store.alert_records import (
     EVENT_LIKE_KINDS,
     FIRING,
     RESOLVED,

@@ -2,7 +2,7 @@ from dataclasses import FrozenInstanceError, replace
 
 import pytest
 
-from service.store.alert_records import Alert, changed
+from store.alert_records import Alert, changed
 
 
 def _alert() -> Alert:

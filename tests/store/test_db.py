@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from service.store.db import (
+from store.db import (
     CACHE_KIB,
     LARGE_VALUES_CACHE_KIB,
     READER_CACHE_KIB,

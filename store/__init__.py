@@ -4,7 +4,7 @@ Open it with :meth:`Store.open`; every failure surfaces as :class:`collectors.er
 """
 
 from collectors.snapshots import SnapshotInfo
-from service.store.records import (
+from store.records import (
     CommittedPoint,
     LatestCommitted,
     LatestPartition,
@@ -13,7 +13,7 @@ from service.store.records import (
     ThinCounts,
     WriteCounts,
 )
-from service.store.store import Store
+from store.store import Store
 
 __all__ = [
     "CommittedPoint",

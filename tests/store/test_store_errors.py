@@ -10,7 +10,7 @@ import pytest
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation
 from service.settings import StoreSettings
-from service.store import Store, db
+from store import Store, db
 
 T0 = 1_700_000_000.0
 

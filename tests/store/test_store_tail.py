@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from service.settings import StoreSettings
-from service.store import Store, TailPosition
+from store import Store, TailPosition
 
 T0 = 1_700_000_000.0
 

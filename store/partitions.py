@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from collectors.model import ClusterMetadata, OffsetsObservation
-from service.store.records import WriteCounts
+from store.records import WriteCounts
 
 # (log_start, log_end, leader, leader_epoch); None = not known yet (or, for leader, offline)
 State = tuple[int | None, int | None, int | None, int | None]

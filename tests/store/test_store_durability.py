@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 WRITER = """
 import sys
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from collectors.model import CommittedObservation, CommittedOffset
 from service.settings import StoreSettings
-from service.store import Store
+from store import Store
 
 store = Store.open(StoreSettings(path=Path(sys.argv[1])))
 i = 0
@@ -37,7 +37,7 @@ REPORTS_BEFORE_KILL = 25
 @pytest.mark.timeout(120)
 def test_store_killed_mid_loop_keeps_every_reported_write(tmp_path: Path) -> None:
     path = tmp_path / "durable.db"
-    repo = Path(__file__).resolve().parents[3]
+    repo = Path(__file__).resolve().parents[2]
     child = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path)],
         cwd=repo,

@@ -6,7 +6,7 @@ import asyncio
 import threading
 
 from collectors.model import CommittedObservation, CommittedOffset
-from service.store import Store
+from store import Store
 
 T0 = 1_700_000_000.0
 PARTITIONS = 200

@@ -1,6 +1,6 @@
 """The :class:`NotificationStore`: the notification queue and the silences, in the store's SQLite file.
 
-Like :class:`~service.store.alerts.AlertStore` it has its own writer connection on the same database.
+Like :class:`~store.alerts.AlertStore` it has its own writer connection on the same database.
 ``alert_transitions`` is the outbox: the detection loop writes a transition in the same transaction as
 the alert, and :meth:`NotificationStore.advance` turns transitions into queue rows in one transaction
 that also moves ``notify_progress`` past them. A crash between the two leaves the transitions unconsumed,
@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeVar
 
 from service.settings import StoreSettings
-from service.store import notify_rows
-from service.store.alert_records import Alert
-from service.store.db import open_migrated
-from service.store.notification_records import Change, NewNotification, Notification, Outcome, Silence
-from service.store.writer import WriterConnection
+from store import notify_rows
+from store.alert_records import Alert
+from store.db import open_migrated
+from store.notification_records import Change, NewNotification, Notification, Outcome, Silence
+from store.writer import WriterConnection
 
 T = TypeVar("T")
 

@@ -8,7 +8,7 @@ import pytest
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 from service.settings import StoreSettings
-from service.store import Store, ThinCounts, retention
+from store import Store, ThinCounts, retention
 
 BUCKET = 600
 HOUR = 3600.0

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from service.store.alert_records import Alert
+from store.alert_records import Alert
 
 FIRING_EVENT = "firing"
 UPDATED_EVENT = "updated"
