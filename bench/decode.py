@@ -35,8 +35,8 @@ from kafka.errors import CoordinatorNotAvailableError, NotCoordinatorError
 from kafka.structs import OffsetAndMetadata
 
 from collectors.codec import decode
+from collectors.kafka.tail import AiokafkaTailConsumer, consumer_kwargs
 from collectors.tail import OffsetsTail
-from collectors.tail_kafka import AiokafkaTailConsumer, consumer_kwargs
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from sandbox.cluster import SandboxCluster, start_sandbox

@@ -38,7 +38,7 @@ from pyspark.sql import functions as F
 
 from bench.gen_archive import generate
 from collectors.codec import decode
-from collectors.offsets_topic import read_offsets_topic
+from collectors.kafka.offsets_topic import read_offsets_topic
 from pipeline import schema
 from pipeline.arrow_decode import decode_history
 from pipeline.job import run_history

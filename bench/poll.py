@@ -29,7 +29,7 @@ from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from collectors.kafka_seam import KafkaPythonSeam
+from collectors.kafka.seam import KafkaPythonSeam
 from sandbox.cluster import SandboxCluster, start_sandbox
 from service.scheduler import CollectorJob
 from service.settings import Settings

@@ -6,7 +6,7 @@ batch is transactional, and whether it is a control batch (a COMMIT or ABORT mar
 read_uncommitted, so records of aborted (and still open) transactions are kept as evidence; which ones
 were aborted follows from the markers, which are kept too.
 
-The real reader is :class:`collectors.raw_reader_kafka.KafkaRawReader`; unit tests hand in a fake that
+The real reader is :class:`collectors.kafka.raw_reader.KafkaRawReader`; unit tests hand in a fake that
 returns literal :class:`RawRecord` values. Every method raises only
 :class:`collectors.errors.KafkaError` subclasses.
 """

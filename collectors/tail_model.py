@@ -1,7 +1,7 @@
 """Shapes of the ``__consumer_offsets`` live tail: its events, its sink, its consumer seam and its figures.
 
 The tail (:mod:`collectors.tail`) reads raw records through a :class:`TailConsumer` (the real one is
-:class:`collectors.tail_kafka.AiokafkaTailConsumer`; unit tests hand in a literal fake), decodes them with
+:class:`collectors.kafka.tail.AiokafkaTailConsumer`; unit tests hand in a literal fake), decodes them with
 :mod:`collectors.codec` and hands :class:`TailEvent` batches to one :class:`TailSink`. Where it resumes
 is kept in a :class:`PositionStore` (:class:`store.Store` fits it).
 """

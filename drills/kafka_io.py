@@ -23,8 +23,8 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from collectors.errors import OffsetguardError
-from collectors.kafka_seam import client_kwargs
-from collectors.tail_kafka import consumer_kwargs
+from collectors.kafka.seam import client_kwargs
+from collectors.kafka.tail import consumer_kwargs
 from drills.brokers import Brokers
 from service.settings import ClusterSettings
 

@@ -7,6 +7,7 @@ import socket
 import time
 from typing import TYPE_CHECKING
 
+from collectors.kafka.privates import cluster_metadata
 from sandbox.config import HOST, SandboxError
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def registered_brokers(bootstrap_servers: str) -> set[int]:
         except KeyError:
             # kafka-python 3.0 fails on a DescribeCluster v0 answer (Kafka < 3.4 has no endpoint_type); the
             # brokers a Metadata request lists are the registered ones there (ZooKeeper mode has no fencing)
-            metadata = admin._manager.run(admin._get_cluster_metadata, [])
+            metadata = cluster_metadata(admin)
             return {int(b["node_id"]) for b in metadata.get("brokers", [])}
         # kafka-python asks with include_fenced_brokers: a stopped broker stays listed, fenced
         return {int(b["broker_id"]) for b in described.get("brokers", []) if not b.get("is_fenced")}
@@ -89,7 +90,7 @@ def cluster_id(bootstrap_servers: str) -> str | None:
 
     admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000)
     try:
-        found = admin._manager.run(admin._get_cluster_metadata, [])
+        found = cluster_metadata(admin)
         return str(found["cluster_id"]) if found.get("cluster_id") else None
     finally:
         admin.close()

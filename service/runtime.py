@@ -139,7 +139,7 @@ class Runtime:
 
 def build_runtime(settings: Settings) -> Runtime:
     """The real runtime: SQLite store, kafka-python seams and every collector of every cluster."""
-    from collectors.kafka_seam import KafkaPythonSeam
+    from collectors.kafka.seam import KafkaPythonSeam
     from service.wiring import build_cluster_jobs, build_cluster_tail
 
     store = Store.open(settings.store)

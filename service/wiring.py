@@ -10,13 +10,13 @@ from collectors.broker_metrics import BrokerMetricsCollector
 from collectors.committed import CommittedCollector
 from collectors.configs import ConfigsCollector
 from collectors.groups import GroupsCollector
-from collectors.kafka_seam import KafkaPythonSeam
+from collectors.kafka.seam import KafkaPythonSeam
+from collectors.kafka.tail import AiokafkaTailConsumer
 from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
 from collectors.seam import KafkaSeam
 from collectors.tail import OffsetsTail
-from collectors.tail_kafka import AiokafkaTailConsumer
 from collectors.tail_model import TailConsumer, TailSink
 from collectors.tail_sinks import RecentEvents
 from service.scheduler import CollectorJob, Sink

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from collectors.raw_reader_kafka import KafkaRawReader
+from collectors.kafka.raw_reader import KafkaRawReader
 from collectors.snapshots.model import Progress, SnapshotIndex, SnapshotResult
 from collectors.snapshots.writer import take_snapshot
 from service.settings import ClusterSettings, SnapshotSettings

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from collectors.errors import KafkaError, KafkaUnavailableError
-from collectors.kafka_errors import response_error
+from collectors.kafka.errors import response_error
 from collectors.model import (
     Broker,
     ClusterMetadata,

@@ -6,7 +6,7 @@ from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment
 
 from collectors.errors import KafkaResponseError
 from collectors.groups import GroupsCollector
-from collectors.kafka_protocol import decode_assignment
+from collectors.kafka.protocol import decode_assignment
 from collectors.model import GroupInfo, GroupMember, TopicPartition
 from collectors.seam import ListedGroup
 from tests.collectors.fakes import CLUSTER, FakeSeam, metadata, source

@@ -32,7 +32,7 @@ from kafka.admin import NewTopic
 
 from bench.serve_proc import Serve, until
 from collectors.codec import GroupMetadata, GroupTombstone, OffsetCommit, OffsetCommitTombstone, decode
-from collectors.offsets_topic import read_offsets_topic
+from collectors.kafka.offsets_topic import read_offsets_topic
 from sandbox.cluster import SandboxCluster, start_sandbox
 from tests.collectors.codec.golden.kafka_tools import parse_concatenated_json
 from tests.e2e.consumers import consume_and_commit, group_consumer, join

@@ -14,7 +14,7 @@ from pyspark.testing import assertDataFrameEqual
 
 from collectors.codec import decode
 from collectors.errors import DecodeError
-from collectors.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
+from collectors.kafka.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
 from pipeline import schema
 from pipeline.arrow_decode import decode_history
 from pipeline.records import RECORDS_DDL, decode_records, record_row

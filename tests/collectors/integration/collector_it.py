@@ -19,7 +19,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from collectors.committed import CommittedCollector
 from collectors.configs import ConfigsCollector
 from collectors.groups import GroupsCollector
-from collectors.kafka_seam import KafkaPythonSeam
+from collectors.kafka.seam import KafkaPythonSeam
 from collectors.metadata import MetadataCollector
 from collectors.offsets import OffsetsCollector
 from sandbox import jvm

@@ -21,7 +21,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from collectors.codec import partition_for
-from collectors.raw_reader_kafka import KafkaRawReader
+from collectors.kafka.raw_reader import KafkaRawReader
 from collectors.snapshots import (
     SnapshotInfo,
     SnapshotResult,

@@ -17,8 +17,8 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from collectors.codec import OffsetCommit, decode
+from collectors.kafka.tail import AiokafkaTailConsumer
 from collectors.tail import OffsetsTail
-from collectors.tail_kafka import AiokafkaTailConsumer
 from collectors.tail_model import PositionStore, TailEvent
 from collectors.tail_progress import Backoff
 from sandbox.cluster import SandboxCluster

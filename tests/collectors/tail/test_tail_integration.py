@@ -12,9 +12,9 @@ import pytest
 from fastapi.testclient import TestClient
 from kafka import KafkaAdminClient, TopicPartition
 
-from collectors import tail_kafka
 from collectors.codec import GroupTombstone, OffsetCommitTombstone, partition_for
-from collectors.tail_kafka import AiokafkaTailConsumer
+from collectors.kafka import tail as tail_kafka
+from collectors.kafka.tail import AiokafkaTailConsumer
 from sandbox.cluster import SandboxCluster
 from service.app import create_app
 from service.runtime import Runtime

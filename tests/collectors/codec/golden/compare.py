@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from collectors.codec import decode, partition_for
-from collectors.offsets_topic import OffsetsTopicSnapshot, RawOffsetsRecord
+from collectors.kafka.offsets_topic import OffsetsTopicSnapshot, RawOffsetsRecord
 from tests.collectors.codec.golden.kafka_json import Json, key_json, value_json
 from tests.collectors.codec.golden.kafka_tools import DumpOutput
 

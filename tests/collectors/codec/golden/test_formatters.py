@@ -22,7 +22,7 @@ from collectors.codec import (
     OffsetCommit,
     OffsetCommitTombstone,
 )
-from collectors.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
+from collectors.kafka.offsets_topic import OffsetsTopicSnapshot, read_offsets_topic
 from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records, diff_dump, diff_formatter

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from collectors.codec import OffsetCommit, partition_for
-from collectors.offsets_topic import read_offsets_topic
+from collectors.kafka.offsets_topic import read_offsets_topic
 from sandbox.cluster import SandboxCluster
 from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records

@@ -2,10 +2,10 @@
 
 kafka-python decodes every response into one data-class object per array element; at 20,000 partitions
 and 50,000 committed group-partitions per cycle that object churn was most of a cycle's CPU. The fast
-decoders in :mod:`collectors.kafka_fast_offsets` and :mod:`collectors.kafka_fast_metadata` read only the
+decoders in :mod:`collectors.kafka.fast_offsets` and :mod:`collectors.kafka.fast_metadata` read only the
 exact response versions we pin, straight from the bytes, with these helpers. Anything they do not expect
 raises :class:`Malformed` (or the ``struct.error``/``IndexError`` a short buffer gives), and the caller
-falls back to kafka-python's own decoder (:func:`collectors.kafka_fast_io.decode`).
+falls back to kafka-python's own decoder (:func:`collectors.kafka.fast_io.decode`).
 
 Every helper takes ``(data, pos)`` and returns ``(value, new_pos)``: in these loops over tens of thousands
 of partitions, plain functions over ``bytes`` are several times cheaper in CPython than a reader object

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from collectors.compat import LIST_GROUPS_UNTYPED, Fallbacks
-from collectors.kafka_group_requests import list_groups
+from collectors.kafka.group_requests import list_groups
 from collectors.seam import ListedGroup
 
 

@@ -3,8 +3,8 @@
 A cluster's metadata changes rarely (a leader moves, an ISR shrinks), yet the response is the largest a
 cycle parses after ListOffsets. Each topic's bytes are compared with the previous answer's and an
 unchanged topic keeps its previous :class:`TopicInfo` (immutable, so sharing it is safe), without being
-read again; only changed topics are decoded. Raises :data:`collectors.kafka_fast_wire.FAST_DECODE_ERRORS`
-on anything unexpected so :func:`collectors.kafka_fast_io.decode` falls back to kafka-python.
+read again; only changed topics are decoded. Raises :data:`collectors.kafka.fast_wire.FAST_DECODE_ERRORS`
+on anything unexpected so :func:`collectors.kafka.fast_io.decode` falls back to kafka-python.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import struct
 from collections.abc import Mapping
 from operator import attrgetter
 
-from collectors.kafka_errors import response_error
-from collectors.kafka_fast_wire import (
+from collectors.kafka.errors import response_error
+from collectors.kafka.fast_wire import (
     Malformed,
     array_len,
     expect_end,
@@ -50,7 +50,7 @@ def error_name(code: int, cluster: str) -> str:
 def metadata(
     data: bytes, version: int, cluster: str, previous: Mapping[str, tuple[bytes, TopicInfo | None]]
 ) -> tuple[MetadataSnapshot, TopicCache]:
-    """The snapshot :func:`collectors.kafka_requests.metadata` builds, and the topic cache for next time."""
+    """The snapshot :func:`collectors.kafka.requests.metadata` builds, and the topic cache for next time."""
     n, pos = array_len(data, 4)  # after throttle_time_ms
     brokers = []
     for _ in range(n):

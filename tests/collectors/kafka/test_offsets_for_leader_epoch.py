@@ -10,7 +10,7 @@ from kafka.future import Future
 from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 
 from collectors.errors import KafkaResponseError, KafkaUnavailableError
-from collectors.kafka_seam import KafkaPythonSeam
+from collectors.kafka.seam import KafkaPythonSeam
 from collectors.model import TopicPartition
 from service.settings import ClusterSettings
 from tests.collectors.fakes import FakeSeam

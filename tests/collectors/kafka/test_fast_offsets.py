@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from kafka.protocol.consumer import ListOffsetsRequest, ListOffsetsResponse, OffsetFetchResponse
 
-from collectors import kafka_fast_fallback as fallback
-from collectors import kafka_fast_offsets as fast
 from collectors.errors import KafkaError
-from collectors.kafka_fast_wire import FAST_DECODE_ERRORS
+from collectors.kafka import fast_fallback as fallback
+from collectors.kafka import fast_offsets as fast
+from collectors.kafka.fast_wire import FAST_DECODE_ERRORS
 from collectors.model import CommittedOffset
 from tests.collectors import kafka_samples as samples
 

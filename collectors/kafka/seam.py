@@ -8,7 +8,7 @@ places, so this seam builds the protocol requests itself and sends them through 
 manager, which handles connections, SASL/TLS, API-version negotiation and timeouts.
 
 Everything leaving this module is a :class:`collectors.errors.KafkaError` (see
-:mod:`collectors.kafka_errors`).
+:mod:`collectors.kafka.errors`).
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from typing import Any, TypeVar
 
 from kafka.admin import KafkaAdminClient
 
-from collectors import kafka_group_requests as grq
-from collectors import kafka_requests as rq
 from collectors.compat import Fallbacks
 from collectors.errors import KafkaError
-from collectors.kafka_errors import translate
-from collectors.kafka_fast_cache import WireCache
+from collectors.kafka import group_requests as grq
+from collectors.kafka import requests as rq
+from collectors.kafka.errors import translate
+from collectors.kafka.fast_cache import WireCache
+from collectors.kafka.privates import admin_manager
 from collectors.model import CommittedOffset, GroupInfo, TopicPartition
 from collectors.seam import ConfigValue, EpochEndResult, ListedGroup, MetadataSnapshot, OffsetsResult
 from service.settings import ClusterSettings
@@ -101,7 +102,7 @@ class KafkaPythonSeam:
                     self._admin = self._admin_factory(**client_kwargs(self._settings, self._client_id))
                 except Exception as exc:
                     raise translate(exc, cluster=self._cluster, what="bootstrap") from exc
-            return self._admin._manager
+            return admin_manager(self._admin)
 
     def _run(self, work: Callable[[Any], Awaitable[T]], what: str, **where: Any) -> T:
         manager = self._manager()

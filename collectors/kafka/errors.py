@@ -1,6 +1,6 @@
 """Translation of kafka-python, socket and TLS exceptions (and raw error codes) into our error tree.
 
-Only :mod:`collectors.kafka_seam` and its helpers call these; ``tests/collectors/test_seam_errors.py``
+Only :mod:`collectors.kafka.seam` and its helpers call these; ``tests/collectors/kafka/test_seam_errors.py``
 feeds every exception class kafka-python defines through :func:`translate` and fails if one falls through
 to the generic fallback.
 """

@@ -18,8 +18,8 @@ from collectors.errors import (
     KafkaTimeoutError,
     KafkaUnavailableError,
 )
-from collectors.kafka_errors import response_error, translate
-from collectors.kafka_seam import KafkaPythonSeam, client_kwargs
+from collectors.kafka.errors import response_error, translate
+from collectors.kafka.seam import KafkaPythonSeam, client_kwargs
 from service.settings import ClusterSettings, SaslSettings, TlsSettings
 
 SPECIFIC = (KafkaAuthError, KafkaTimeoutError, KafkaUnavailableError, KafkaResponseError)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collectors.kafka_fast_wire import (
+from collectors.kafka.fast_wire import (
     FAST_DECODE_ERRORS,
     Malformed,
     array_len,

@@ -1,4 +1,4 @@
-"""The Kafka requests behind :class:`collectors.kafka_seam.KafkaPythonSeam`, as coroutines.
+"""The Kafka requests behind :class:`collectors.kafka.seam.KafkaPythonSeam`, as coroutines.
 
 Each function runs on kafka-python's I/O thread (via ``manager.run``), builds protocol requests, sends all
 of them before awaiting any (so they are in flight together) and turns responses into seam values.
@@ -6,8 +6,8 @@ Per-item broker error codes become typed errors in the result; a failed request 
 by the seam.
 
 The three answers that grow with the cluster (Metadata, ListOffsets, OffsetFetch) come back undecoded
-(:mod:`collectors.kafka_fast_io`) and are read by hand-written decoders, with kafka-python's decoder as
-the fallback (:mod:`collectors.kafka_fast_fallback`); the seam's :class:`WireCache` keeps what did not
+(:mod:`collectors.kafka.fast_io`) and are read by hand-written decoders, with kafka-python's decoder as
+the fallback (:mod:`collectors.kafka.fast_fallback`); the seam's :class:`WireCache` keeps what did not
 change since the previous cycle.
 """
 
@@ -27,15 +27,15 @@ from kafka.protocol.consumer import (
 )
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
-from collectors import kafka_fast_fallback as fallback
-from collectors import kafka_fast_metadata as fast_metadata
-from collectors import kafka_fast_offsets as fast_offsets
 from collectors.errors import KafkaError, KafkaUnavailableError
-from collectors.kafka_errors import response_error, translate
-from collectors.kafka_fast_cache import Listed, WireCache
-from collectors.kafka_fast_fallback import ListedOffsets
-from collectors.kafka_fast_io import RawRequest, RawResponse, decode
-from collectors.kafka_protocol import CONFIG_SOURCES
+from collectors.kafka import fast_fallback as fallback
+from collectors.kafka import fast_metadata as fast_metadata
+from collectors.kafka import fast_offsets as fast_offsets
+from collectors.kafka.errors import response_error, translate
+from collectors.kafka.fast_cache import Listed, WireCache
+from collectors.kafka.fast_fallback import ListedOffsets
+from collectors.kafka.fast_io import RawRequest, RawResponse, decode
+from collectors.kafka.protocol import CONFIG_SOURCES
 from collectors.model import TopicPartition
 from collectors.seam import ConfigValue, EpochEndResult, MetadataSnapshot, OffsetRange, OffsetsResult
 

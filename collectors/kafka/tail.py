@@ -22,7 +22,8 @@ from aiokafka.helpers import create_ssl_context
 from aiokafka.protocol.metadata import MetadataRequest
 
 from collectors.errors import KafkaTimeoutError, KafkaUnavailableError
-from collectors.tail_errors import translate_aiokafka
+from collectors.kafka.privates import consumer_client
+from collectors.kafka.tail_errors import translate_aiokafka
 from collectors.tail_model import TOPIC, RawRecord
 from service.settings import ClusterSettings
 
@@ -125,7 +126,7 @@ class AiokafkaTailConsumer:
 
     async def partition_count(self, topic: str = TOPIC) -> int | None:
         """Partitions of ``topic`` (``__consumer_offsets``), None while it does not exist."""
-        client = self._require()._client
+        client = consumer_client(self._require())
         # AIOKafkaConsumer.topics() drops partition counts and partitions_for_topic() only knows topics
         # already assigned, so ask the consumer's own client, for this topic only: the whole cluster's
         # metadata (20,000 partitions decoded in pure Python on the event loop) cost a start ~0.5 s.

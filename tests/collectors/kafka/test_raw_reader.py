@@ -13,9 +13,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
 from collectors.errors import KafkaError, KafkaResponseError, KafkaTimeoutError, KafkaUnavailableError
+from collectors.kafka.raw_reader import KafkaRawReader, parse_records
 from collectors.model import Broker, PartitionInfo, TopicInfo
 from collectors.raw_reader import TOPIC, RawFetch
-from collectors.raw_reader_kafka import KafkaRawReader, parse_records
 from collectors.seam import MetadataSnapshot
 from service.settings import ClusterSettings
 

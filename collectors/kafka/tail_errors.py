@@ -1,7 +1,8 @@
 """Translation of aiokafka (and socket/TLS/asyncio) exceptions into our error tree, for the tail's seam.
 
-Only :mod:`collectors.tail_kafka` calls :func:`translate_aiokafka`; ``tests/collectors/tail`` feeds
-every exception class aiokafka defines through it and fails if one reaches the generic fallback.
+Only :mod:`collectors.kafka.tail` calls :func:`translate_aiokafka`;
+``tests/collectors/kafka/test_tail_errors.py`` feeds every exception class aiokafka defines through it and
+fails if one reaches the generic fallback.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collectors.errors import (
     KafkaTimeoutError,
     KafkaUnavailableError,
 )
-from collectors.kafka_errors import response_error
+from collectors.kafka.errors import response_error
 from collectors.tail_model import TOPIC
 
 _AUTH = (

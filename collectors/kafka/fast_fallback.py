@@ -1,7 +1,7 @@
 """Seam values from kafka-python's decoded response objects: the path when a fast decoder declines.
 
-:func:`collectors.kafka_fast_io.decode` hands these kafka-python's object for any response version the
-hand-written decoders (:mod:`collectors.kafka_fast_offsets`, :mod:`collectors.kafka_fast_metadata`) do
+:func:`collectors.kafka.fast_io.decode` hands these kafka-python's object for any response version the
+hand-written decoders (:mod:`collectors.kafka.fast_offsets`, :mod:`collectors.kafka.fast_metadata`) do
 not read, or whose bytes they refuse. They return exactly what the fast decoders return.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from collectors.errors import KafkaError
-from collectors.kafka_errors import response_error
-from collectors.kafka_fast_metadata import error_name
+from collectors.kafka.errors import response_error
+from collectors.kafka.fast_metadata import error_name
 from collectors.model import Broker, CommittedOffset, PartitionInfo, TopicInfo, TopicPartition
 from collectors.seam import MetadataSnapshot
 

@@ -7,9 +7,9 @@ import uuid
 import pytest
 from kafka.protocol.metadata import MetadataResponse
 
-from collectors import kafka_fast_fallback as fallback
-from collectors import kafka_fast_metadata as fast
-from collectors.kafka_fast_wire import FAST_DECODE_ERRORS
+from collectors.kafka import fast_fallback as fallback
+from collectors.kafka import fast_metadata as fast
+from collectors.kafka.fast_wire import FAST_DECODE_ERRORS
 from collectors.model import Broker, PartitionInfo, TopicInfo
 from tests.collectors import kafka_samples as samples
 

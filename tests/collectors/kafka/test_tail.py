@@ -9,7 +9,7 @@ import pytest
 from aiokafka import errors as aerr
 
 from collectors.errors import KafkaUnavailableError
-from collectors.tail_kafka import AiokafkaTailConsumer
+from collectors.kafka.tail import AiokafkaTailConsumer
 from service.settings import ClusterSettings
 
 
@@ -43,7 +43,7 @@ def _consumer(client: FakeClient) -> AiokafkaTailConsumer:
 
 
 async def test_partition_count_asks_the_next_broker_when_one_is_down(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("collectors.tail_kafka.random.shuffle", lambda nodes: None)  # 1, 2, 3 in turn
+    monkeypatch.setattr("collectors.kafka.tail.random.shuffle", lambda nodes: None)  # 1, 2, 3 in turn
     client = FakeClient(down={1, 2})
     assert await _consumer(client).partition_count() == 50
     assert client.asked == [1, 2, 3]

@@ -14,7 +14,7 @@ from collectors.errors import (
     KafkaTimeoutError,
     KafkaUnavailableError,
 )
-from collectors.tail_errors import translate_aiokafka
+from collectors.kafka.tail_errors import translate_aiokafka
 
 SPECIFIC = (KafkaAuthError, KafkaTimeoutError, KafkaUnavailableError, KafkaResponseError)
 UPSTREAM = sorted(

@@ -1,9 +1,9 @@
 """Hand-written ListOffsets (v6-11) and OffsetFetch (v8-9) codecs: the two largest messages of a cycle.
 
-Every function raises :data:`collectors.kafka_fast_wire.FAST_DECODE_ERRORS` on bytes it does not expect;
-:func:`collectors.kafka_fast_io.decode` then falls back to kafka-python. Values come out as
-:mod:`collectors.kafka_fast_fallback` builds them from kafka-python's objects, so both paths share the
-code after decoding. ``tests/collectors/test_kafka_fast_offsets.py`` checks them against kafka-python's
+Every function raises :data:`collectors.kafka.fast_wire.FAST_DECODE_ERRORS` on bytes it does not expect;
+:func:`collectors.kafka.fast_io.decode` then falls back to kafka-python. Values come out as
+:mod:`collectors.kafka.fast_fallback` builds them from kafka-python's objects, so both paths share the
+code after decoding. ``tests/collectors/kafka/test_fast_offsets.py`` checks them against kafka-python's
 own encoder and decoder.
 """
 
@@ -13,7 +13,7 @@ import struct
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from collectors.kafka_fast_wire import (
+from collectors.kafka.fast_wire import (
     INT16,
     INT32,
     array_len,

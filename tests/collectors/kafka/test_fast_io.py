@@ -11,11 +11,11 @@ from kafka.protocol.consumer import ListOffsetsResponse, OffsetFetchRequest, Off
 from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 from kafka.protocol.parser import KafkaProtocol
 
-from collectors import kafka_fast_offsets as fast_offsets
 from collectors.errors import KafkaUnavailableError
-from collectors.kafka_errors import translate
-from collectors.kafka_fast_io import RawRequest, RawResponse, decode
-from collectors.kafka_fast_wire import Malformed
+from collectors.kafka import fast_offsets as fast_offsets
+from collectors.kafka.errors import translate
+from collectors.kafka.fast_io import RawRequest, RawResponse, decode
+from collectors.kafka.fast_wire import Malformed
 from tests.collectors import kafka_samples as samples
 
 

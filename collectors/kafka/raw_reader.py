@@ -3,7 +3,7 @@
 A plain ``KafkaConsumer`` hides what a snapshot needs as evidence: it drops control batches and never
 says which producer or transaction a record belongs to. So this reader sends Fetch requests itself
 (v4–12, read_uncommitted, no fetch session) to the partition leader through the admin client's connection
-manager, as :mod:`collectors.kafka_seam` does for its requests, and parses the record batches with
+manager, as :mod:`collectors.kafka.seam` does for its requests, and parses the record batches with
 kafka-python's ``MemoryRecords``. A moved leader is followed (fresh metadata, a few retries); everything
 leaving this module is a :class:`collectors.errors.KafkaError`.
 """
@@ -20,10 +20,11 @@ from kafka.admin import KafkaAdminClient
 from kafka.protocol.consumer import FetchRequest
 from kafka.record import MemoryRecords
 
-from collectors import kafka_requests as rq
 from collectors.errors import KafkaError, KafkaResponseError, KafkaUnavailableError
-from collectors.kafka_errors import response_error, translate
-from collectors.kafka_seam import client_kwargs
+from collectors.kafka import requests as rq
+from collectors.kafka.errors import response_error, translate
+from collectors.kafka.privates import admin_manager
+from collectors.kafka.seam import client_kwargs
 from collectors.model import TopicPartition
 from collectors.raw_reader import NO_PRODUCER, TOPIC, PartitionRange, RawFetch, RawRecord
 from service.settings import ClusterSettings
@@ -68,7 +69,7 @@ class KafkaRawReader:
                     self._admin = self._admin_factory(**client_kwargs(self._settings, self._client_id))
                 except Exception as exc:
                     raise translate(exc, cluster=self.cluster, what="bootstrap") from exc
-            return self._admin._manager
+            return admin_manager(self._admin)
 
     def _run(self, work: Callable[[Any], Any], what: str, partition: int | None = None) -> Any:
         manager = self._manager()

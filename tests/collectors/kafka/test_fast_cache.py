@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import ListOffsetsResponse
 
-from collectors.kafka_fast_cache import WireCache
-from collectors.kafka_fast_io import RawResponse
-from collectors.kafka_requests import _listed
+from collectors.kafka.fast_cache import WireCache
+from collectors.kafka.fast_io import RawResponse
+from collectors.kafka.requests import _listed
 from collectors.model import CommittedOffset, TopicPartition
 from tests.collectors import kafka_samples
 

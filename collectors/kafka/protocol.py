@@ -1,7 +1,7 @@
 """Protocol pieces kafka-python 3.0 lacks, and decoders from its response objects to our model.
 
 * ``ConsumerGroupDescribeRequest/Response`` (API key 69, KIP-848): kafka-python's JSON-schema
-  ``ApiMessage`` machinery fed with Kafka 4.1.2's own schema files (``collectors/kafka_schemas``).
+  ``ApiMessage`` machinery fed with Kafka 4.1.2's own schema files (``collectors/kafka/schemas``).
   Defining the response class registers it, so kafka-python's connection decodes it like any other.
 * Pure helpers turning response objects into :mod:`collectors.model` values; no I/O here.
 """
@@ -19,7 +19,7 @@ from collectors.model import GroupInfo, GroupMember, TopicPartition
 
 log = logging.getLogger(__name__)
 
-_SCHEMAS = "collectors.kafka_schemas"
+_SCHEMAS = "collectors.kafka.schemas"
 
 
 class ConsumerGroupDescribeRequest(ApiMessage, load_json=_SCHEMAS):  # type: ignore[call-arg]

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from collectors.kafka_fast_metadata import TopicCache
-from collectors.kafka_fast_offsets import GroupCache
+from collectors.kafka.fast_metadata import TopicCache
+from collectors.kafka.fast_offsets import GroupCache
 from collectors.model import TopicPartition
 
 Listed = Mapping[tuple[str, int], tuple[int, int]]  # (topic, partition) -> (offset, leader epoch)

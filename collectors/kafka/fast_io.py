@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 import kafka.errors as kerr
 from kafka.protocol.api_header import RequestHeader
 
-from collectors.kafka_fast_wire import FAST_DECODE_ERRORS
+from collectors.kafka.fast_wire import FAST_DECODE_ERRORS
+from collectors.kafka.privates import request_version_bounds, response_fields
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class RawResponse:
 
 def _leads_with_throttle(response_class: Any, version: int) -> bool:
     """Whether ``version`` of the response starts with ThrottleTimeMs (v2/v3+ of the ones we send raw)."""
-    fields = response_class._struct.fields
+    fields = response_fields(response_class)
     first = next(iter(fields), None)
     return first == "throttle_time_ms" and bool(fields[first].for_version_q(version))
 
@@ -119,12 +120,13 @@ class RawRequest:
     @classmethod
     def wrap(cls, request: Any, response_class: Any) -> RawRequest:
         """A kafka-python request sent as is, its response kept raw for :func:`decode`."""
+        min_version, max_version = request_version_bounds(request)
         return cls(
             type(request),
             response_class,
             lambda version: bytes(request.encode(version=version)),
-            min_version=request._min_version,
-            max_version=request._max_version,
+            min_version=min_version,
+            max_version=max_version,
         )
 
     def expect_response(self) -> bool:

@@ -18,7 +18,7 @@ import kafka.errors as kerr
 from kafka import KafkaConsumer, TopicPartition
 
 from collectors.errors import KafkaError, KafkaTimeoutError, KafkaUnavailableError
-from collectors.kafka_errors import translate
+from collectors.kafka.errors import translate
 
 TOPIC = "__consumer_offsets"
 IsolationLevel = Literal["read_committed", "read_uncommitted"]

@@ -1,4 +1,4 @@
-"""Group requests behind :class:`collectors.kafka_seam.KafkaPythonSeam` (see :mod:`.kafka_requests`)."""
+"""Group requests behind :class:`collectors.kafka.seam.KafkaPythonSeam` (see :mod:`.requests`)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from kafka.protocol.admin import DescribeGroupsRequest, ListGroupsRequest
 from kafka.protocol.consumer import OffsetFetchRequest, OffsetFetchResponse
 from kafka.protocol.metadata import FindCoordinatorRequest
 
-from collectors import kafka_fast_fallback as fallback
-from collectors import kafka_fast_offsets as fast_offsets
 from collectors.compat import LIST_GROUPS_UNTYPED, Fallbacks
 from collectors.errors import KafkaError, KafkaUnavailableError
-from collectors.kafka_errors import response_error
-from collectors.kafka_fast_cache import WireCache
-from collectors.kafka_fast_io import RawRequest, RawResponse, decode
-from collectors.kafka_protocol import ConsumerGroupDescribeRequest, classic_group, consumer_group, group_type
-from collectors.kafka_requests import send
+from collectors.kafka import fast_fallback as fallback
+from collectors.kafka import fast_offsets as fast_offsets
+from collectors.kafka.errors import response_error
+from collectors.kafka.fast_cache import WireCache
+from collectors.kafka.fast_io import RawRequest, RawResponse, decode
+from collectors.kafka.protocol import ConsumerGroupDescribeRequest, classic_group, consumer_group, group_type
+from collectors.kafka.requests import send
 from collectors.model import CommittedOffset, GroupInfo
 from collectors.seam import ListedGroup
 
