@@ -58,7 +58,9 @@ def judge(world: World, serve: Serve) -> dict[str, Any]:
             "acknowledged": len(acked),
             "records_read": len(reads),
             "reads_by_client": dict(sorted(by_client.items())),
-            "groups_by_client": dict(sorted(Counter(world.clients[g] for g, _, _ in scopes).items())),
+            "group_partitions_by_client": dict(
+                sorted(Counter(world.clients[g] for g, _, _ in scopes).items())
+            ),
             "reread": sum(t.reread for t in found.values()),
             "lost": sum(t.lost for t in found.values()),
             "skipped": sum(t.skipped for t in found.values()),
