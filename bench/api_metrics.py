@@ -39,8 +39,8 @@ from collectors.model import (
 )
 from service.metrics import ClusterInputs, ScrapeInputs, build_registry, render
 from service.metrics.view import cluster_view
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"

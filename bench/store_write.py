@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 
 def committed(cycle: int, groups: int, per_group: int, at: float) -> CommittedObservation:

@@ -12,7 +12,8 @@ from typing import Any
 
 from alerts.lag import partition_lags
 from collectors.errors import ConfigError
-from service.settings import ClusterSettings, load_settings
+from collectors.settings import ClusterSettings
+from service.settings import load_settings
 
 
 def register(sub: Any) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
+from collectors.settings import ClusterSettings
 from drills.brokers import Brokers
 from drills.kafka_io import DrillKafka
 from drills.kinds import ALL, SPECS, chosen
@@ -21,7 +22,7 @@ from drills.model import DrillResult
 from drills.runner import Options, run_drill
 from drills.watch import ApiWatch
 from service.api.client import add_connection_arguments, client_from, table
-from service.settings import ClusterSettings, load_settings
+from service.settings import load_settings
 
 DEFAULTS = Options()
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from collectors.errors import ConfigError
+from collectors.settings import ClusterSettings
 from collectors.snapshots import SnapshotResult
 from collectors.snapshots.dump import dump_group
-from service.settings import ClusterSettings, Settings, load_settings
+from service.settings import Settings, load_settings
 
 
 def register(sub: Any) -> None:

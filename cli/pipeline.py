@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from collectors.errors import ConfigError
-from service.settings import ClusterSettings, Settings, load_settings
+from collectors.settings import ClusterSettings
+from service.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from pipeline.options import AnalysisSettings

@@ -25,8 +25,8 @@ from kafka.structs import OffsetAndMetadata
 from collectors.errors import OffsetguardError
 from collectors.kafka.seam import client_kwargs
 from collectors.kafka.tail import consumer_kwargs
+from collectors.settings import ClusterSettings
 from drills.brokers import Brokers
-from service.settings import ClusterSettings
 
 T = TypeVar("T")
 CLIENT_ID = "offsetguard-drill"

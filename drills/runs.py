@@ -16,13 +16,13 @@ from typing import Any
 
 import httpx
 
+from collectors.settings import ClusterSettings
 from drills.kafka_io import DrillKafka
 from drills.kinds import SPECS
 from drills.model import DrillResult
 from drills.runner import Options, run_drill
 from drills.watch import ApiWatch
 from service.api.client import ApiClient, Send
-from service.settings import ClusterSettings
 
 KEEP = 20
 BASE_URL = "http://offsetguard.internal"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from collectors import acls
+from collectors.settings import ClusterSettings
 from sandbox import config, jvm, security, versions
 from sandbox.config import HOST, SandboxError
 from sandbox.node import STATE_FILE, SandboxNode, read_kafka, read_security, read_state, write_state
@@ -29,7 +30,6 @@ from sandbox.readiness import (
 )
 from sandbox.readiness import registered_brokers, wait_group_coordinator, wait_started, wait_zookeeper
 from sandbox.security import Mode, Security
-from service.settings import ClusterSettings
 
 CONTROLLER_HEAP = ("-Xms64m", "-Xmx256m")
 # Feature levels are Kafka 4.1's defaults unless start_sandbox(features=...) says otherwise. 4.1 enables

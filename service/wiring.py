@@ -16,11 +16,12 @@ from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
 from collectors.seam import KafkaSeam
+from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailConsumer, TailSink
 from collectors.tail_sinks import RecentEvents
 from service.scheduler import CollectorJob, Sink
-from service.settings import ClusterSettings, Settings
+from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
 

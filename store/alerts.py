@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from collectors.errors import StoreError
-from service.settings import StoreSettings
 from store import alert_rows
 from store.alert_records import (
     DRILL_PREFIX,
@@ -30,6 +29,7 @@ from store.alert_records import (
 )
 from store.alert_rows import Filters
 from store.db import connect, open_migrated, small_cache, translated
+from store.settings import StoreSettings
 from store.writer import WriterConnection
 
 T = TypeVar("T")

@@ -14,11 +14,11 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeVar
 
-from service.settings import StoreSettings
 from store import notify_rows
 from store.alert_records import Alert
 from store.db import open_migrated
 from store.notification_records import Change, NewNotification, Notification, Outcome, Silence
+from store.settings import StoreSettings
 from store.writer import WriterConnection
 
 T = TypeVar("T")

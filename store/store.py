@@ -19,7 +19,6 @@ from typing import TypeVar
 from collectors.errors import StoreError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
-from service.settings import StoreSettings
 from store import queries, retention
 from store import snapshots as snapshot_index
 from store.committed import CommittedWriter
@@ -35,6 +34,7 @@ from store.records import (
     ThinCounts,
     WriteCounts,
 )
+from store.settings import StoreSettings
 
 T = TypeVar("T")
 

@@ -27,7 +27,7 @@ from collectors.kafka.privates import admin_manager
 from collectors.kafka.seam import client_kwargs
 from collectors.model import TopicPartition
 from collectors.raw_reader import NO_PRODUCER, TOPIC, PartitionRange, RawFetch, RawRecord
-from service.settings import ClusterSettings
+from collectors.settings import ClusterSettings
 
 T = TypeVar("T")
 

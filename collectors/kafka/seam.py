@@ -28,7 +28,7 @@ from collectors.kafka.fast_cache import WireCache
 from collectors.kafka.privates import admin_manager
 from collectors.model import CommittedOffset, GroupInfo, TopicPartition
 from collectors.seam import ConfigValue, EpochEndResult, ListedGroup, MetadataSnapshot, OffsetsResult
-from service.settings import ClusterSettings
+from collectors.settings import ClusterSettings
 
 T = TypeVar("T")
 

@@ -24,8 +24,8 @@ from aiokafka.protocol.metadata import MetadataRequest
 from collectors.errors import KafkaTimeoutError, KafkaUnavailableError
 from collectors.kafka.privates import consumer_client
 from collectors.kafka.tail_errors import translate_aiokafka
+from collectors.settings import ClusterSettings
 from collectors.tail_model import TOPIC, RawRecord
-from service.settings import ClusterSettings
 
 T = TypeVar("T")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.kafka.raw_reader import KafkaRawReader
+from collectors.settings import ClusterSettings, SnapshotSettings
 from collectors.snapshots.model import Progress, SnapshotIndex, SnapshotResult
 from collectors.snapshots.writer import take_snapshot
-from service.settings import ClusterSettings, SnapshotSettings
 
 
 def dump_group(

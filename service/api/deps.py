@@ -15,13 +15,14 @@ from typing import Annotated
 from fastapi import Depends, Path, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from collectors.settings import ClusterSettings
 from collectors.snapshots import SnapshotResult
 from collectors.snapshots.dump import dump_group
 from service.api.auth import Principal, authorize
 from service.api.errors import NotFound, Unavailable
 from service.api.paths import unescape
 from service.runtime import Runtime
-from service.settings import ClusterSettings, Settings
+from service.settings import Settings
 from store import Store
 from store.alerts import AlertStore
 

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from collectors.settings import ClusterSettings
 from service.api.times import rfc3339
-from service.settings import ClusterSettings
 from store import CommittedPoint, LatestPartition
 
 PlanFormat = Literal["annotated", "kafka"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from collectors.settings import ClusterSettings
 from collectors.snapshots.dump import dump_group
 from service.detection.epochs import EpochEnds, EpochEndSource
 from service.detection.inputs import CollectorHealth
@@ -12,7 +13,7 @@ from service.detection.loop import DetectionLoop, Listener
 from service.detection.snapshots import DumpFunction, SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
 from service.scheduler import CollectorJob
-from service.settings import ClusterSettings, Settings
+from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
 from store.alerts import AlertStore

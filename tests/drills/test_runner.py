@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from collectors.settings import ClusterSettings
 from drills.kafka_io import DrillError, DrillKafka
 from drills.model import Caused
 from drills.runner import Names, Options, Spec, run_drill
-from service.settings import ClusterSettings
 
 FAST = Options(timeout_s=1.0, notify_timeout_s=1.0, notify_grace_s=0.0, quiet_s=0.5)
 NAMES = Names("offsetguard-drill-x-1", "offsetguard-drill-x-1")

@@ -4,10 +4,10 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
+from collectors.settings import ClusterSettings
 from sandbox import config, pki, security
 from sandbox.config import HOST, render_properties
 from sandbox.node import SandboxNode, read_security, read_state, write_state
-from service.settings import ClusterSettings
 
 
 @pytest.fixture(scope="module")

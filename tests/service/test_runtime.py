@@ -11,9 +11,10 @@ import pytest
 from service.detection.loop import DetectionLoop
 from service.runtime import Runtime
 from service.scheduler import CollectorJob
-from service.settings import DetectionSettings, Settings, StoreSettings
+from service.settings import DetectionSettings, Settings
 from service.state import LatestObservations
 from store.alerts import AlertStore
+from store.settings import StoreSettings
 from tests.service.test_scheduler import FakeCollector
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 
 @pytest.fixture

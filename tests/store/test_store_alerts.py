@@ -8,12 +8,12 @@ import pytest
 
 from collectors.errors import StoreError
 from service.detection.lifecycle import LifecycleRules, plan
-from service.settings import StoreSettings
 from store import Store, alert_rows
 from store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint
 from store.alerts import AlertStore
 from store.db import CACHE_KIB
 from store.migrations import MIGRATIONS
+from store.settings import StoreSettings
 from tests.service.detection.builders import C, lag, rewind
 
 RULES = LifecycleRules()

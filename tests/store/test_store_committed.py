@@ -8,8 +8,8 @@ import pytest
 
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation, CommittedOffset, Failure
-from service.settings import StoreSettings
 from store import CommittedPoint, Store, db
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 WRITER = """
 import sys
 from pathlib import Path
 
 from collectors.model import CommittedObservation, CommittedOffset
-from service.settings import StoreSettings
+from store.settings import StoreSettings
 from store import Store
 
 store = Store.open(StoreSettings(path=Path(sys.argv[1])))

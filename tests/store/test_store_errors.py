@@ -9,8 +9,8 @@ import pytest
 
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation
-from service.settings import StoreSettings
 from store import Store, db
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

@@ -9,9 +9,9 @@ import pytest
 
 from collectors.errors import StoreError
 from collectors.model import CommittedObservation, CommittedOffset
-from service.settings import StoreSettings
 from store import Store, db
 from store.migrations import MIGRATIONS, Migration, migrate, schema_version, sql
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

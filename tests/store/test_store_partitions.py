@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionInfo, PartitionOffsets, TopicInfo
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

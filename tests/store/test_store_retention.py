@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
-from service.settings import StoreSettings
 from store import Store, ThinCounts, retention
+from store.settings import StoreSettings
 
 BUCKET = 600
 HOUR = 3600.0

@@ -16,8 +16,8 @@ from collectors.model import (
     OffsetsObservation,
     PartitionOffsets,
 )
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from service.settings import StoreSettings
 from store import Store, TailPosition
+from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
 

@@ -12,7 +12,7 @@ from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeader
 from collectors.errors import KafkaResponseError, KafkaUnavailableError
 from collectors.kafka.seam import KafkaPythonSeam
 from collectors.model import TopicPartition
-from service.settings import ClusterSettings
+from collectors.settings import ClusterSettings
 from tests.collectors.fakes import FakeSeam
 
 _Topic = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult

@@ -17,7 +17,7 @@ from collectors.kafka.raw_reader import KafkaRawReader, parse_records
 from collectors.model import Broker, PartitionInfo, TopicInfo
 from collectors.raw_reader import TOPIC, RawFetch
 from collectors.seam import MetadataSnapshot
-from service.settings import ClusterSettings
+from collectors.settings import ClusterSettings
 
 _ATTRIBUTES, _CRC = 21, 17
 

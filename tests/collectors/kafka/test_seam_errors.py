@@ -20,7 +20,7 @@ from collectors.errors import (
 )
 from collectors.kafka.errors import response_error, translate
 from collectors.kafka.seam import KafkaPythonSeam, client_kwargs
-from service.settings import ClusterSettings, SaslSettings, TlsSettings
+from collectors.settings import ClusterSettings, SaslSettings, TlsSettings
 
 SPECIFIC = (KafkaAuthError, KafkaTimeoutError, KafkaUnavailableError, KafkaResponseError)
 UPSTREAM = sorted(

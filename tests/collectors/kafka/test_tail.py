@@ -10,7 +10,7 @@ from aiokafka import errors as aerr
 
 from collectors.errors import KafkaUnavailableError
 from collectors.kafka.tail import AiokafkaTailConsumer
-from service.settings import ClusterSettings
+from collectors.settings import ClusterSettings
 
 
 class FakeClient:

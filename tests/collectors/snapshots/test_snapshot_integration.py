@@ -32,8 +32,8 @@ from collectors.snapshots import (
     verify,
 )
 from collectors.snapshots.files import sha256_of
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 from tests.collectors.integration.collector_it import commit, create_topic
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ from collectors.errors import KafkaAuthError, KafkaResponseError, KafkaUnavailab
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailEvent, TailSink
 from collectors.tail_progress import Backoff
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 from tests.collectors.tail.fakes import (
     FakeLog,
     FakeStore,

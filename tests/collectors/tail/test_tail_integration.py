@@ -18,10 +18,11 @@ from collectors.kafka.tail import AiokafkaTailConsumer
 from sandbox.cluster import SandboxCluster
 from service.app import create_app
 from service.runtime import Runtime
-from service.settings import Settings, StoreSettings, load_settings
+from service.settings import Settings, load_settings
 from service.state import LatestObservations
 from service.wiring import build_cluster_tail
 from store import Store
+from store.settings import StoreSettings
 from tests.collectors.tail.sandbox_it import (
     Committer,
     ListSink,

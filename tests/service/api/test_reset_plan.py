@@ -1,7 +1,7 @@
 from fastapi.testclient import TestClient
 
+from collectors.settings import ClusterSettings
 from service.api.reset_plan import build_plan, clamp, command_lines, render, shell_quote
-from service.settings import ClusterSettings
 from store import CommittedPoint, LatestPartition
 from tests.service.api.builders import T0
 

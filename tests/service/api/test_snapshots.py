@@ -7,10 +7,11 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from collectors.settings import ClusterSettings
 from collectors.snapshots import SnapshotCounts, SnapshotInfo, SnapshotResult
 from service.api.deps import snapshot_taker
 from service.app import create_app
-from service.settings import ClusterSettings, Settings
+from service.settings import Settings
 from store import Store
 from tests.service.api.builders import NOW, T0, build
 from tests.service.api.conftest import WRITE

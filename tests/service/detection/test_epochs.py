@@ -17,9 +17,10 @@ from collectors.model import CommittedObservation, CommittedOffset, TopicPartiti
 from collectors.seam import EpochEndResult
 from service.detection.epochs import RETRY_SECONDS, EpochEnds
 from service.detection.loop import DetectionLoop
-from service.settings import DetectionSettings, StoreSettings
+from service.settings import DetectionSettings
 from service.state import LatestObservations
 from store.alerts import AlertStore
+from store.settings import StoreSettings
 from tests.alerts import builders as b
 from tests.collectors.fakes import FakeSeam, metadata, partition
 

@@ -10,10 +10,11 @@ from service.detection import state_codec
 from service.detection.loop import DetectionLoop
 from service.detection.snapshots import SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
-from service.settings import DetectionSettings, StoreSettings
+from service.settings import DetectionSettings
 from service.state import LatestObservations
 from store.alert_records import Alert
 from store.alerts import AlertStore
+from store.settings import StoreSettings
 from tests.alerts.builders import committed, metadata, offsets
 from tests.service.detection.builders import C, T, commit_event
 

@@ -11,9 +11,9 @@ from service.detection.snapshots import (
     snapshot_groups,
     wants_snapshot,
 )
-from service.settings import StoreSettings
 from store.alert_records import Alert
 from store.alerts import AlertStore
+from store.settings import StoreSettings
 from tests.service.detection.builders import C, lag, rewind
 from tests.store.test_store_alerts import _cycle
 

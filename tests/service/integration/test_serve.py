@@ -21,8 +21,8 @@ from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata
 
 from sandbox.cluster import SandboxCluster
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 pytestmark = pytest.mark.integration
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from collectors.model import OffsetsObservation, PartitionOffsets
-from service.settings import StoreSettings
 from store import Store
+from store.settings import StoreSettings
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from service.settings import StoreSettings
 from store.alerts import AlertStore
 from store.notifications import NotificationStore
+from store.settings import StoreSettings
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 import sqlite3
 
 from service.notify.fanout import FanOut
-from service.settings import StoreSettings
 from store.alerts import AlertStore
 from store.notification_records import Outcome
 from store.notifications import NotificationStore
+from store.settings import StoreSettings
 from tests.service.notify.builders import T0, alert, change, fire, resolved, silence, webhook
 
 FAN = FanOut([webhook()])

@@ -13,10 +13,11 @@ import pytest
 
 from service.notify.dispatcher import Dispatcher
 from service.runtime import Runtime
-from service.settings import Settings, StoreSettings, load_settings
+from service.settings import Settings, load_settings
 from service.state import LatestObservations
 from store.alerts import AlertStore
 from store.notifications import NotificationStore
+from store.settings import StoreSettings
 from tests.service.metrics.serving import free_port
 from tests.service.notify.builders import alert, change, fire, resolved, webhook
 from tests.service.notify.integration.webhook import WebhookReceiver
