@@ -11,7 +11,7 @@ from collectors.errors import OffsetguardError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from cli import alerts, collect, drill, dump, group, pipeline, reset_plan, serve
+    from cli import alerts, collect, config, drill, dump, group, pipeline, reset_plan, serve
     from sandbox import cli as sandbox_cli
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sandbox_cli.register(sub)
     collect.register(sub)
     serve.register(sub)
+    config.register(sub)
     dump.register(sub)
     alerts.register(sub)
     group.register(sub)
