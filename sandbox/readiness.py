@@ -5,13 +5,10 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from typing import TYPE_CHECKING
 
 from collectors.kafka.privates import cluster_metadata
 from sandbox.config import HOST, SandboxError
-
-if TYPE_CHECKING:
-    from sandbox.cluster import SandboxNode
+from sandbox.node import SandboxNode
 
 log = logging.getLogger(__name__)
 # KRaft (3.x and 4.x) logs the first; a Kafka 3.x broker in ZooKeeper mode the second

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+import store.alert_rows as alert_rows
 from collectors.errors import StoreError
-from store import alert_rows
 from store.alert_records import (
     DRILL_PREFIX,
     RESOLVED,
@@ -28,7 +28,8 @@ from store.alert_records import (
     is_event_like,
 )
 from store.alert_rows import Filters
-from store.db import connect, open_migrated, small_cache, translated
+from store.db import connect, small_cache, translated
+from store.opening import open_migrated
 from store.settings import StoreSettings
 from store.writer import WriterConnection
 

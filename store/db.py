@@ -89,22 +89,3 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
-
-
-def open_migrated(path: Path, what: str) -> sqlite3.Connection:
-    """A writer connection to ``path`` (parent directories created), its schema migrated to the newest.
-
-    Every store class opens its file through this, so they all see the same schema version.
-    """
-    from store.migrations import migrate  # migrations uses this module: import late
-
-    with translated(f"open {what} {path}"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = connect(path)
-    try:
-        with translated(f"migrate store {path}"):
-            migrate(conn)
-    except BaseException:
-        conn.close()
-        raise
-    return conn

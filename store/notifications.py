@@ -14,10 +14,10 @@ import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeVar
 
-from store import notify_rows
+import store.notify_rows as notify_rows
 from store.alert_records import Alert
-from store.db import open_migrated
 from store.notification_records import Change, NewNotification, Notification, Outcome, Silence
+from store.opening import open_migrated
 from store.settings import StoreSettings
 from store.writer import WriterConnection
 

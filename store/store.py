@@ -16,14 +16,16 @@ from functools import partial
 from types import TracebackType
 from typing import TypeVar
 
+import store.queries as queries
+import store.retention as retention
+import store.snapshots as snapshot_index
 from collectors.errors import StoreError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
-from store import queries, retention
-from store import snapshots as snapshot_index
 from store.committed import CommittedWriter
-from store.db import connect, open_migrated, transaction, translated
+from store.db import connect, transaction, translated
 from store.log_end_times import Wanted, log_end_reached_at_many
+from store.opening import open_migrated
 from store.partitions import PartitionPlan, PartitionWriter
 from store.records import (
     CommittedPoint,

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import collectors.snapshots.ids as ids
+import collectors.snapshots.retention as retention
 from collectors.codec import (
     GroupTombstone,
     OffsetCommit,
@@ -30,7 +32,6 @@ from collectors.codec import (
 )
 from collectors.errors import DecodeError
 from collectors.raw_reader import TOPIC, RawRecord, RawRecordReader
-from collectors.snapshots import ids, retention
 from collectors.snapshots.files import CappedGzipWriter, fsync_dir, sha256_of, write_json
 from collectors.snapshots.fold import OffsetFold
 from collectors.snapshots.lines import line

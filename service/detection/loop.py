@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import service.detection.state_codec as state_codec
 from alerts.blind import settling
 from alerts.commits import Replay, replay
 from alerts.engine import evaluate
@@ -35,7 +36,6 @@ from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError
 from collectors.model import ClusterMetadata
-from service.detection import state_codec
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
     SETTLING_KINDS,

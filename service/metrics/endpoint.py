@@ -39,8 +39,8 @@ from typing import Protocol
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
+import service.metrics.standing as standing
 from service import memory
-from service.metrics import standing
 from service.metrics.ahead import Ahead, Cadence
 from service.metrics.collector import Source, build_registry
 from service.metrics.exposition import Rendered, accepts_gzip, render

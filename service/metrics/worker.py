@@ -25,7 +25,10 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from service.metrics.exposition import Rendered
+from service.memory import tune_gc
+from service.metrics.collector import build_registry
+from service.metrics.expansion import expand
+from service.metrics.exposition import Rendered, render
 from service.metrics.options import MetricsOptions
 
 log = logging.getLogger(__name__)
@@ -50,9 +53,6 @@ def render_inputs(
 ) -> Rendered:
     """What the worker does with one request's expanded snapshot (:func:`service.metrics.expansion.expand`):
     the registry the app factory builds, pinned to it."""
-    from service.metrics.collector import build_registry
-    from service.metrics.exposition import render
-
     registry = build_registry(lambda: inputs, clock=lambda: now, options=options)
     return render(registry, inputs, accept=accept, accept_encoding=accept_encoding)
 
@@ -65,9 +65,6 @@ def main(fd: int, delay_s: float) -> None:
 def _serve(conn: Connection, delay_s: float) -> None:
     """The child's main loop: (accept, accept_encoding, options, snapshot) in, (ok, payload) out, until
     EOF."""
-    from service.memory import tune_gc
-    from service.metrics import collector, expansion, exposition  # noqa: F401  (imported before the freeze)
-
     tune_gc()  # the parent's thresholds (inherited through the environment)
     conn.send_bytes(b"ready")
     while True:
@@ -83,8 +80,6 @@ def _answer(conn: Connection, delay_s: float) -> bytes:
     """Receive one request and render it: the pickled reply. Each stage's input is dropped as soon as it
     is read (the request once unpickled, the snapshot once expanded), so a render holds one of them at a
     time beside its output. Raises ``EOFError``/``OSError`` when the parent is gone."""
-    from service.metrics.expansion import expand
-
     request = conn.recv_bytes()
     try:
         accept, accept_encoding, options, snapshot = pickle.loads(request)
