@@ -10,11 +10,19 @@ Names and label sets are kafka_exporter's, so a coarser granularity cannot relab
 and ``group`` the per-partition families (:data:`PER_PARTITION`) are left out and kafka_exporter's own
 aggregates stay (``kafka_consumergroup_current_offset_sum`` and ``_lag_sum`` per group and topic: it has
 nothing coarser, so they stay at ``group`` too), with the broker, topic and member counts.
+
+``kafka_exporter_build_info`` says which build answers, as kafka_exporter's (Go) version collector does:
+one series per process, without ``cluster``, labelled with offsetguard's version and the platform in Go's
+spelling; the Go-only labels (revision, branch, goversion, tags) are ``unknown``.
 """
 
 from __future__ import annotations
 
+import platform
+import sys
 from collections.abc import Iterator
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -30,10 +38,12 @@ GT = ["cluster", "consumergroup", "topic"]
 
 class _Families(NamedTuple):
     brokers: GaugeMetricFamily
+    broker_info: GaugeMetricFamily
     partitions: GaugeMetricFamily
     current: GaugeMetricFamily
     oldest: GaugeMetricFamily
     leader: GaugeMetricFamily
+    preferred: GaugeMetricFamily
     replicas: GaugeMetricFamily
     isr: GaugeMetricFamily
     under: GaugeMetricFamily
@@ -48,10 +58,16 @@ def _families() -> _Families:
     g = FastGauge
     return _Families(
         g("kafka_brokers", "Number of Brokers in the Kafka Cluster.", labels=["cluster"]),
+        g("kafka_broker_info", "Information about the Kafka Broker.", labels=["cluster", "id", "address"]),
         g("kafka_topic_partitions", "Number of partitions for this Topic", labels=["cluster", "topic"]),
         g("kafka_topic_partition_current_offset", "Current Offset of a Broker at Topic/Partition", labels=TP),
         g("kafka_topic_partition_oldest_offset", "Oldest Offset of a Broker at Topic/Partition", labels=TP),
         g("kafka_topic_partition_leader", "Leader Broker ID of this Topic/Partition", labels=TP),
+        g(
+            "kafka_topic_partition_leader_is_preferred",
+            "1 if Topic/Partition is using the Preferred Broker",
+            labels=TP,
+        ),
         g("kafka_topic_partition_replicas", "Number of Replicas for this Topic/Partition", labels=TP),
         g(
             "kafka_topic_partition_in_sync_replica",
@@ -93,8 +109,41 @@ def _families() -> _Families:
 
 # Families with a series per partition or per group-partition: exposed at partition granularity only.
 PER_PARTITION = frozenset(
-    {"current", "oldest", "leader", "replicas", "isr", "under", "group_offset", "group_lag"}
+    {"current", "oldest", "leader", "preferred", "replicas", "isr", "under", "group_offset", "group_lag"}
 )
+# Go's names for the machines Python reports (platform.machine()); others are passed through lower-cased.
+_GOARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "i686": "386"}
+
+
+@cache
+def _build_labels() -> tuple[tuple[str, str], ...]:
+    try:
+        own = version("offsetguard")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        own = "unknown"
+    machine = platform.machine().lower()
+    return (
+        ("version", own),
+        ("revision", "unknown"),
+        ("branch", "unknown"),
+        ("goversion", "unknown"),
+        ("goos", "windows" if sys.platform == "win32" else sys.platform),  # "linux", "darwin"
+        ("goarch", _GOARCH.get(machine, machine)),
+        ("tags", "unknown"),
+    )
+
+
+def build_info() -> GaugeMetricFamily:
+    """``kafka_exporter_build_info``: one series, value 1 (see the module docstring for its labels)."""
+    labels = _build_labels()
+    family = GaugeMetricFamily(
+        "kafka_exporter_build_info",
+        "A metric with a constant '1' value labeled by version, revision, branch, goversion from which "
+        "kafka_exporter was built, and the goos and goarch for the build.",
+        labels=[name for name, _ in labels],
+    )
+    family.add_metric([value for _, value in labels], 1)
+    return family
 
 
 def kafka_exporter_families(
@@ -107,6 +156,7 @@ def kafka_exporter_families(
     for view in views:
         _topics(f, view, per_partition)
         _groups(f, view, per_partition)
+    yield build_info()
     if per_partition:
         yield from f
     else:
@@ -117,6 +167,8 @@ def _topics(f: _Families, view: ClusterView, per_partition: bool) -> None:
     c = view.cluster
     if view.metadata is not None:
         f.brokers.add_metric([c], len(view.metadata.brokers))
+        for b in view.metadata.brokers:
+            f.broker_info.add_metric([c, str(b.node_id), f"{b.host}:{b.port}"], 1)
         for topic in view.metadata.topics:
             f.partitions.add_metric([c, topic.name], len(topic.partitions))
             if not per_partition:
@@ -125,6 +177,9 @@ def _topics(f: _Families, view: ClusterView, per_partition: bool) -> None:
                 labels = [c, topic.name, str(p.partition)]
                 if p.leader is not None:
                     f.leader.add_metric(labels, p.leader)
+                # 0 while offline, as kafka_exporter: no leader is not the preferred one
+                preferred = p.leader is not None and p.replicas[:1] == (p.leader,)
+                f.preferred.add_metric(labels, 1 if preferred else 0)
                 f.replicas.add_metric(labels, len(p.replicas))
                 f.isr.add_metric(labels, len(p.isr))
                 f.under.add_metric(labels, 1 if len(p.isr) < len(p.replicas) else 0)

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from prometheus_client.registry import CollectorRegistry
 
-from service.metrics import Granularity, MetricsOptions, ScrapeInputs, build_registry
+from collectors.model import PartitionInfo
+from service.metrics import ClusterInputs, Granularity, MetricsOptions, ScrapeInputs, build_registry
 from tests.service.metrics import builders as b
 from tests.service.metrics.scrape import family_names, labels, samples
 
 
-def _registry(granularity: Granularity = "partition") -> CollectorRegistry:
-    inputs = ScrapeInputs(clusters=[b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES))
+def _registry(
+    granularity: Granularity = "partition", cluster: ClusterInputs | None = None
+) -> CollectorRegistry:
+    inputs = ScrapeInputs(
+        clusters=[cluster or b.cluster_inputs()], log_end_times=b.FakeLogEndTimes(b.STORE_TIMES)
+    )
     options = MetricsOptions(frozenset({"kafka_exporter"}), granularity)  # this set only
     return build_registry(lambda: inputs, clock=lambda: b.NOW, options=options)
 
@@ -66,6 +73,38 @@ def test_kafka_exporter_offline_partition_no_leader_series() -> None:
     }
 
 
+def test_kafka_exporter_broker_info_one_per_broker_with_address() -> None:
+    assert samples(_registry(), "kafka_broker_info") == {
+        labels(cluster="c1", id=str(n), address=f"h{n}:9092"): 1 for n in (1, 2, 3)
+    }
+
+
+def test_kafka_exporter_leader_is_preferred_first_replica_only() -> None:
+    # orders/2 is led by its second replica (a leader moved off the preferred one); orders/1 is offline
+    moved = PartitionInfo("orders", 2, 2, 3, (1, 2), (1, 2))
+    inputs = b.cluster_inputs()
+    assert inputs.metadata is not None
+    orders, offsets_topic = inputs.metadata.topics
+    topics = (dataclasses.replace(orders, partitions=(*orders.partitions, moved)), offsets_topic)
+    cluster = dataclasses.replace(inputs, metadata=dataclasses.replace(inputs.metadata, topics=topics))
+    assert samples(_registry(cluster=cluster), "kafka_topic_partition_leader_is_preferred") == {
+        _tp("orders", 0): 1,
+        _tp("orders", 1): 0,
+        _tp("orders", 2): 0,
+        _tp("__consumer_offsets", 0): 1,
+    }
+
+
+@pytest.mark.parametrize("granularity", ["partition", "topic", "group"])
+def test_kafka_exporter_build_info_one_series_without_cluster(granularity: Granularity) -> None:
+    ((key, value),) = samples(_registry(granularity), "kafka_exporter_build_info").items()
+    assert value == 1
+    found = dict(key)
+    assert set(found) == {"version", "revision", "branch", "goversion", "goos", "goarch", "tags"}
+    assert found["version"] not in ("", "unknown")  # offsetguard's own version
+    assert found["goos"] == "linux"
+
+
 def test_kafka_exporter_consumergroup_offsets_and_sums_exact_values() -> None:
     r = _registry()
     assert samples(r, "kafka_consumergroup_current_offset") == {
@@ -107,6 +146,7 @@ PER_PARTITION_NAMES = {
     "kafka_topic_partition_current_offset",
     "kafka_topic_partition_oldest_offset",
     "kafka_topic_partition_leader",
+    "kafka_topic_partition_leader_is_preferred",
     "kafka_topic_partition_replicas",
     "kafka_topic_partition_in_sync_replica",
     "kafka_topic_partition_under_replicated_partition",
@@ -121,6 +161,8 @@ def test_kafka_exporter_coarse_granularity_per_partition_families_left_out(granu
     # kafka_exporter's own labels stay: no family is relabelled, the per-partition ones go
     assert names == {
         "kafka_brokers",
+        "kafka_broker_info",
+        "kafka_exporter_build_info",
         "kafka_topic_partitions",
         "kafka_consumergroup_current_offset_sum",
         "kafka_consumergroup_lag_sum",
