@@ -13,6 +13,7 @@ from collectors.broker_metrics import (
     UNCLEAN_ELECTIONS,
     BrokerMetricsCollector,
     http_fetch,
+    parse_metrics,
 )
 from collectors.errors import MetricsScrapeError
 
@@ -74,6 +75,28 @@ async def test_collect_garbage_text_becomes_failure_others_kept() -> None:
 
     assert [b.url for b in observation.brokers] == [GOOD]
     assert [(f.scope, f.key, f.error) for f in observation.failures] == [("url", bad, "MetricsScrapeError")]
+
+
+def _per_partition(name: str, partitions: int) -> str:
+    """What the rules' Strimzi-dashboard gauges add to a scrape: one line per replica the node holds."""
+    head = f"# HELP {name} Attribute exposed for management\n# TYPE {name} untyped\n"
+    return head + "".join(
+        f'{name}{{topic="t{i // 100}",partition="{i % 100}"}} 0.0\n' for i in range(partitions)
+    )
+
+
+def test_parse_metrics_families_offsetguard_does_not_read_skipped_unparsed() -> None:
+    # a foreign family's malformed line would fail the whole scrape if it were parsed
+    foreign = _per_partition("kafka_cluster_partition_atminisr", 5000) + 'jvm_info{version="21} 1\n'
+
+    assert parse_metrics(GOOD, COMBINED + foreign) == parse_metrics(GOOD, COMBINED)
+
+
+def test_parse_metrics_garbage_in_our_family_raises() -> None:
+    broken = COMBINED + "kafka_log_logcleaner_deadthreadcount{ 1.0\n"
+
+    with pytest.raises(MetricsScrapeError, match="unparsable"):
+        parse_metrics(GOOD, broken)
 
 
 async def test_collect_dead_url_becomes_failure_with_real_http() -> None:
