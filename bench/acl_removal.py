@@ -24,8 +24,9 @@ from kafka.structs import OffsetAndMetadata
 
 from bench.serve_proc import Serve, until
 from collectors import acls
+from collectors.kafka.admin import acl_bindings
 from sandbox.cluster import start_sandbox
-from sandbox.security import MONITOR, acl_bindings
+from sandbox.security import MONITOR
 
 TOPIC = GROUP = "acl-removal"
 RESULTS = Path(__file__).resolve().parent / "results" / "acl_removal.json"

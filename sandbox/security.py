@@ -23,17 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka import KafkaAdminClient
-from kafka.admin import (
-    ACL,
-    ACLOperation,
-    ACLPermissionType,
-    ACLResourcePatternType,
-    ResourcePattern,
-    ResourceType,
-)
-
 from collectors import acls
+from collectors.kafka import admin
 from sandbox import pki
 from sandbox.config import HOST, SECURITY_MODES, SecurityMode
 
@@ -178,26 +169,8 @@ def kafka_python_config(security: Security | None, principal: str = ADMIN) -> di
     return out
 
 
-def acl_bindings(principal: str, grants: Iterable[acls.Grant]) -> list[ACL]:
-    """kafka-python ALLOW bindings (LITERAL, any host) of ``grants`` for ``User:<principal>``."""
-    return [
-        ACL(
-            f"User:{principal}",
-            "*",
-            ACLOperation[g.operation],
-            ACLPermissionType.ALLOW,
-            ResourcePattern(ResourceType[g.resource], g.name, ACLResourcePatternType.LITERAL),
-        )
-        for g in grants
-    ]
-
-
 def grant(servers: str, principal: str, grants: Iterable[acls.Grant], timeout: float = 60.0) -> None:
     """Create ``grants`` for ``principal`` through the INTERNAL listener (the super user ANONYMOUS)."""
-    admin = KafkaAdminClient(bootstrap_servers=servers, request_timeout_ms=int(timeout * 1000))
-    try:
-        result = admin.create_acls(acl_bindings(principal, grants))
-    finally:
-        admin.close()
-    if result["failed"]:
-        raise RuntimeError(f"ACLs refused: {result['failed']}")
+    failed = admin.create_acls(servers, principal, grants, timeout)
+    if failed:
+        raise RuntimeError(f"ACLs refused: {failed}")

@@ -12,6 +12,9 @@
 * :mod:`.errors` and :mod:`.tail_errors` — kafka-python's and aiokafka's exceptions translated into
   :mod:`collectors.errors` at the seam.
 * :mod:`.privates` — the only module that touches kafka-python's and aiokafka's private attributes.
+* For the tools beside the monitor, which have no Kafka client of their own: :mod:`.admin` — the
+  sandbox's readiness probes and ACL set-up; :mod:`.actions` and :mod:`.member` — the drills' topics,
+  records, committed offsets and real group members.
 
 Beware the name: ``import kafka`` inside this package is still kafka-python (absolute imports), while
 this package is always ``collectors.kafka``.

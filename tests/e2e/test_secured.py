@@ -23,8 +23,9 @@ from kafka.structs import OffsetAndMetadata
 
 from bench.serve_proc import Serve, until
 from collectors import acls
+from collectors.kafka.admin import acl_bindings
 from sandbox.cluster import SandboxCluster
-from sandbox.security import MONITOR, acl_bindings, kafka_python_config
+from sandbox.security import MONITOR, kafka_python_config
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import create_topics, produce, wait_for
 
