@@ -9,10 +9,11 @@ names the field.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
@@ -70,8 +71,40 @@ class TlsSettings(BaseModel):
     check_hostname: bool = True
 
 
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+    return pattern
+
+
+# A regular expression matched against a whole group id or topic name (re.fullmatch).
+NamePattern = Annotated[str, AfterValidator(_compiles)]
+
+
+class NameFilter(BaseModel):
+    """Which names are watched: those ``include`` matches (every name when it is empty) that ``exclude``
+    does not (exclude wins). Patterns match the whole name."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    include: list[NamePattern] = Field(default_factory=list)
+    exclude: list[NamePattern] = Field(default_factory=list)
+
+
+class PairFilter(BaseModel):
+    """The offsets of groups matching ``group`` on topics matching ``topic`` are not watched."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    group: NamePattern
+    topic: NamePattern
+
+
 class ClusterSettings(BaseModel):
-    """One Kafka cluster to watch."""
+    """One Kafka cluster to watch; ``groups``, ``topics`` and ``exclude_pairs`` are its scope
+    (:class:`collectors.scope.Scope`)."""
 
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$")
     bootstrap_servers: list[str] = Field(min_length=1)
@@ -80,6 +113,9 @@ class ClusterSettings(BaseModel):
     tls: TlsSettings | None = None
     metrics_urls: list[str] = Field(default_factory=list)
     request_timeout_ms: int = Field(default=10_000, ge=500, le=300_000)
+    groups: NameFilter = Field(default_factory=NameFilter)
+    topics: NameFilter = Field(default_factory=NameFilter)
+    exclude_pairs: list[PairFilter] = Field(default_factory=list)
 
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
