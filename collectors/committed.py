@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, KeysView
 
 from collectors.errors import KafkaAuthError, KafkaError
 from collectors.model import ClusterMetadata, CommittedObservation, CommittedOffset, Failure
+from collectors.scope import EVERYTHING, Scope
 from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure, topic_gone
 
 log = logging.getLogger(__name__)
@@ -30,9 +31,12 @@ class CommittedCollector(SeamCollector):
     Metadata leaves the topic out: to the poll, an ACL that hides a topic looks like its offsets were
     deleted. So a topic that had committed offsets (seen by this collector, or ``known_topics`` from the
     store) and is now in neither the offsets nor the metadata, or on which a group's offsets vanished since
-    its last fetch, is asked for by name: if Kafka says it is
+    its last fetch, is asked for by name (never one out of scope): if Kafka says it is
     not authorized (or cannot say), it becomes a ``topic`` failure, which tells the store and detection
     that the offsets on it were not seen, not deleted; if it is gone, it is forgotten.
+
+    Groups out of scope are not fetched; the offsets of a fetched group on topics (or as pairs) out of
+    scope are dropped from its answer.
     """
 
     name = "committed"
@@ -44,9 +48,12 @@ class CommittedCollector(SeamCollector):
         metadata: MetadataSource,
         clock: Callable[[], float] = time.time,
         known_topics: Iterable[str] = (),
+        *,
+        scope: Scope = EVERYTHING,
     ) -> None:
-        super().__init__(seam, cluster, metadata, clock)
-        self._topics: set[str] = set(known_topics)  # every topic a group had offsets on, not known gone
+        super().__init__(seam, cluster, metadata, clock, scope=scope)
+        # every topic a group had offsets on, not known gone
+        self._topics: set[str] = {t for t in known_topics if scope.topic_in(t)}
         self._hidden: frozenset[str] = frozenset()  # logged once per change
         self._pairs: set[tuple[str, str]] = set()  # (group, topic) with offsets at each group's last fetch
 
@@ -81,6 +88,8 @@ class CommittedCollector(SeamCollector):
         # the metadata was read (it still lists the topic); asked by name like a topic missing from it
         vanished = {t for g, t in before if (g, t) not in pairs and g in fetched}
         unseen = (self._topics - seen - {t.name for t in meta.topics}) | vanished
+        if not self.scope.all_topics:  # never ask about a topic out of scope (a pair's topic is in)
+            unseen = {t for t in unseen if self.scope.topic_in(t)}
         self._topics |= seen
         hidden = await self._unseen_topics(sorted(unseen)) if unseen else []
         # kept: the pairs of a hidden topic (told apart again next time), and, after a partial run, those
@@ -115,6 +124,7 @@ class CommittedCollector(SeamCollector):
                     "(grant DESCRIBE on them to User:<offsetguard principal>; docs/security.md)",
                     self.cluster,
                     ", ".join(sorted(hidden)),
+                    extra={"cluster": self.cluster},
                 )
         return lost
 
@@ -125,7 +135,8 @@ class CommittedCollector(SeamCollector):
             listed = await asyncio.to_thread(self._seam.list_groups, broker)
         except KafkaError as exc:
             return {}, {}, [failure("broker", str(broker), exc)]
-        ids = [g.group_id for g in listed if g.group_type not in _NO_OFFSETS]
+        group_in = self.scope.group_in
+        ids = [g.group_id for g in listed if g.group_type not in _NO_OFFSETS and group_in(g.group_id)]
         if not ids:
             return {}, {}, []
         try:
@@ -137,12 +148,19 @@ class CommittedCollector(SeamCollector):
         for g in ids:
             got = result.get(g)
             if isinstance(got, list):
-                found[g] = got
+                found[g] = self._in_scope(g, got)
             else:
                 errored[g] = got or KafkaError(
                     "coordinator did not answer for the group", cluster=self.cluster, group=g
                 )
         return found, errored, []
+
+    def _in_scope(self, group: str, offsets: list[CommittedOffset]) -> list[CommittedOffset]:
+        """``group``'s offsets without those on topics (or as pairs) out of scope."""
+        scope = self.scope
+        if scope.all_topics:
+            return offsets
+        return [o for o in offsets if scope.pair_in(group, o.topic)]
 
     async def _fallback(
         self, errored: dict[str, KafkaError]
@@ -176,7 +194,7 @@ class CommittedCollector(SeamCollector):
         lost: list[Failure] = []
         for group, got in zip(ids, results, strict=True):
             if isinstance(got, list):
-                found[group] = got
+                found[group] = self._in_scope(group, got)
             else:
                 lost.append(failure("group", group, got))
         return found, lost

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from collectors.errors import KafkaError
 from collectors.model import Failure, GroupInfo, GroupsObservation
+from collectors.scope import Scope
 from collectors.seam import ListedGroup, SeamCollector, failure
 
 # Group types described with DescribeGroups / ConsumerGroupDescribe; others are reported as listed.
@@ -19,7 +21,8 @@ class GroupsCollector(SeamCollector):
     ListGroups sent to a broker returns exactly the groups that broker coordinates, so each broker gets
     one ListGroups, then one DescribeGroups for its classic groups and one ConsumerGroupDescribe for its
     KIP-848 groups — all brokers at once. A broker that cannot be reached is a ``broker`` failure; a group
-    whose description fails (e.g. it moved coordinator meanwhile) is a ``group`` failure.
+    whose description fails (e.g. it moved coordinator meanwhile) is a ``group`` failure. A group out of
+    scope is never described, only counted; members' assignments on topics out of scope are left out.
     """
 
     name = "groups"
@@ -31,18 +34,29 @@ class GroupsCollector(SeamCollector):
         rounds = await asyncio.gather(*(self._ask_broker(b.node_id) for b in meta.brokers))
         groups: dict[str, GroupInfo] = {}
         failures: list[Failure] = []
-        for found, lost in rounds:
+        excluded: set[str] = set()
+        for found, lost, left_out in rounds:
             for g in found:
                 groups.setdefault(g.group_id, g)
             failures.extend(lost)
+            excluded.update(left_out)
+        scope = self.scope
+        if not scope.all_topics:
+            groups = {k: _assigned_in(g, scope) for k, g in groups.items()}
         ordered = tuple(groups[k] for k in sorted(groups))
-        return GroupsObservation(self.cluster, observed_at, ordered, tuple(failures))
+        return GroupsObservation(self.cluster, observed_at, ordered, tuple(failures), len(excluded))
 
-    async def _ask_broker(self, broker: int) -> tuple[list[GroupInfo], list[Failure]]:
+    async def _ask_broker(self, broker: int) -> tuple[list[GroupInfo], list[Failure], list[str]]:
         try:
             listed = await asyncio.to_thread(self._seam.list_groups, broker)
         except KafkaError as exc:
-            return [], [failure("broker", str(broker), exc)]
+            return [], [failure("broker", str(broker), exc)], []
+        left_out: list[str] = []
+        if not self.scope.everything:
+            group_in = self.scope.group_in
+            left_out = [g.group_id for g in listed if not group_in(g.group_id)]
+            if left_out:
+                listed = [g for g in listed if group_in(g.group_id)]
         classic = [g for g in listed if g.group_type == _CLASSIC]
         consumer = [g for g in listed if g.group_type == _CONSUMER]
         found = [_as_listed(g, broker) for g in listed if g.group_type not in (_CLASSIC, _CONSUMER)]
@@ -54,7 +68,7 @@ class GroupsCollector(SeamCollector):
         for infos, errors in described:
             found.extend(infos)
             lost.extend(errors)
-        return found, lost
+        return found, lost, left_out
 
     async def _describe(
         self,
@@ -81,6 +95,18 @@ class GroupsCollector(SeamCollector):
                 )
                 lost.append(failure("group", g, err))
         return found, lost
+
+
+def _assigned_in(group: GroupInfo, scope: Scope) -> GroupInfo:
+    """``group`` without its members' assignments on topics out of scope (for it)."""
+    gid = group.group_id
+    if all(scope.pair_in(gid, tp.topic) for m in group.members for tp in m.assignment):
+        return group
+    members = tuple(
+        replace(m, assignment=tuple(tp for tp in m.assignment if scope.pair_in(gid, tp.topic)))
+        for m in group.members
+    )
+    return replace(group, members=members)
 
 
 def _as_listed(group: ListedGroup, coordinator: int) -> GroupInfo:

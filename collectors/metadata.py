@@ -6,7 +6,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from collectors.model import ClusterMetadata, Failure
+from collectors.model import OFFSETS_TOPIC, ClusterMetadata, Failure, TopicInfo
+from collectors.scope import EVERYTHING, Scope
 from collectors.seam import KafkaSeam
 
 
@@ -14,13 +15,23 @@ class MetadataCollector:
     """Collects :class:`ClusterMetadata` with one Metadata request (any live broker answers).
 
     Also the metadata source of the other collectors: :meth:`latest` reuses a recent observation so a cycle
-    of five collectors asks for metadata once, not five times.
+    of five collectors asks for metadata once, not five times. Topics out of ``scope`` are left out (and
+    counted), so no collector asks about them; ``__consumer_offsets`` itself stays whatever the scope:
+    it holds every group's offsets, and its partition count and health are offsetguard's own concern.
     """
 
     name = "metadata"
 
-    def __init__(self, seam: KafkaSeam, cluster: str, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        seam: KafkaSeam,
+        cluster: str,
+        clock: Callable[[], float] = time.time,
+        *,
+        scope: Scope = EVERYTHING,
+    ) -> None:
         self.cluster = cluster
+        self.scope = scope
         self._seam = seam
         self._clock = clock
         self._last: ClusterMetadata | None = None
@@ -30,11 +41,12 @@ class MetadataCollector:
         """A fresh observation; raises :class:`collectors.errors.KafkaError` if no broker answered."""
         observed_at = self._clock()
         snapshot = await asyncio.to_thread(self._seam.metadata)
+        topics, excluded = self._in_scope(snapshot.topics)
         failures = tuple(
             Failure(
                 "partition", f"{p.topic}/{p.partition}", "NoLeader", f"partition has no leader ({p.error})"
             )
-            for t in snapshot.topics
+            for t in topics
             for p in t.partitions
             if p.leader is None
         )
@@ -44,11 +56,19 @@ class MetadataCollector:
             cluster_id=snapshot.cluster_id,
             controller_id=snapshot.controller_id,
             brokers=snapshot.brokers,
-            topics=snapshot.topics,
+            topics=topics,
             failures=failures,
+            excluded_topics=excluded,
         )
         self._last = observed
         return observed
+
+    def _in_scope(self, topics: tuple[TopicInfo, ...]) -> tuple[tuple[TopicInfo, ...], int]:
+        scope = self.scope
+        if scope.everything:
+            return topics, 0
+        kept = tuple(t for t in topics if t.name == OFFSETS_TOPIC or scope.topic_in(t.name))
+        return kept, len(topics) - len(kept)
 
     async def latest(self, max_age_s: float = 5.0) -> ClusterMetadata:
         """The last observation if younger than ``max_age_s`` seconds, else a fresh one."""

@@ -85,6 +85,7 @@ class ClusterMetadata:
     brokers: tuple[Broker, ...]
     topics: tuple[TopicInfo, ...]
     failures: tuple[Failure, ...] = ()
+    excluded_topics: int = 0  # topics the cluster's scope leaves out (collectors.scope), not listed here
 
     def topic(self, name: str) -> TopicInfo | None:
         return next((t for t in self.topics if t.name == name), None)
@@ -160,6 +161,7 @@ class GroupsObservation:
     observed_at: float
     groups: tuple[GroupInfo, ...]
     failures: tuple[Failure, ...] = ()
+    excluded: int = 0  # groups the cluster's scope leaves out (collectors.scope): listed, not described
 
 
 # ---------------------------------------------------------------- committed offsets

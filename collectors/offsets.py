@@ -17,6 +17,7 @@ from collectors.model import (
     PartitionOffsets,
     TopicPartition,
 )
+from collectors.scope import EVERYTHING, Scope
 from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
 
 _by_partition = attrgetter("topic", "partition")
@@ -38,8 +39,10 @@ class OffsetsCollector(SeamCollector):
         cluster: str,
         metadata: MetadataSource,
         clock: Callable[[], float] = time.time,
+        *,
+        scope: Scope = EVERYTHING,
     ) -> None:
-        super().__init__(seam, cluster, metadata, clock)
+        super().__init__(seam, cluster, metadata, clock, scope=scope)
         # Per leader: the partitions asked last time and their TopicPartitions. Metadata reuses unchanged
         # PartitionInfo objects, so an unchanged leader compares by identity and gets the same tuple
         # again, which the seam recognises cheaply (it caches the encoded request per partition set).
@@ -54,7 +57,10 @@ class OffsetsCollector(SeamCollector):
         observed_at = self._clock()
         by_leader: dict[int, list[PartitionInfo]] = defaultdict(list)
         failures: list[Failure] = []
+        topic_in = self.scope.topic_in  # the metadata keeps __consumer_offsets even when out of scope
         for p in meta.partitions():
+            if not topic_in(p.topic):
+                continue
             if p.leader is None:
                 failures.append(
                     Failure("partition", f"{p.topic}/{p.partition}", "NoLeader", "partition has no leader")

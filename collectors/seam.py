@@ -29,6 +29,7 @@ from collectors.model import (
     TopicInfo,
     TopicPartition,
 )
+from collectors.scope import EVERYTHING, Scope
 
 # How collectors that need partition leaders or broker ids get the latest cluster metadata: the scheduler
 # hands in e.g. ``MetadataCollector.latest`` (cached, re-collected when old); tests hand in a literal.
@@ -151,7 +152,8 @@ def failure(scope: str, key: str, error: KafkaError) -> Failure:
 
 
 class SeamCollector:
-    """Base of the collectors that ask the seam after looking at the latest cluster metadata."""
+    """Base of the collectors that ask the seam after looking at the latest cluster metadata; what they
+    ask about and report is limited to ``scope`` (the metadata source hands them in-scope topics only)."""
 
     name: str
 
@@ -161,8 +163,11 @@ class SeamCollector:
         cluster: str,
         metadata: MetadataSource,
         clock: Callable[[], float] = time.time,
+        *,
+        scope: Scope = EVERYTHING,
     ) -> None:
         self.cluster = cluster
         self._seam = seam
         self._metadata = metadata
         self._clock = clock
+        self.scope = scope

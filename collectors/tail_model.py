@@ -124,7 +124,7 @@ class TailFigures:
     state: str  # starting, waiting_for_topic, running, backing_off, stopped
     caught_up: bool
     partitions: int
-    records_total: int  # raw records read (events + unknown + decode errors)
+    records_total: int  # raw records read (events + unknown + decode errors + out of scope)
     events_total: int  # events handed to the sink
     records_per_second: float  # over the last few seconds
     lag: Mapping[int, int]  # per partition: last known end offset - delivered position
@@ -133,6 +133,7 @@ class TailFigures:
     fetch_errors: int
     last_error: str | None
     last_checkpoint_at: float | None
+    out_of_scope_records: int = 0  # dropped before their value was decoded (collectors.scope)
 
     @property
     def lag_total(self) -> int:
@@ -151,6 +152,7 @@ class TailFigures:
             "lag_total": self.lag_total,
             "lag": {str(p): n for p, n in sorted(self.lag.items())},
             "unknown_records": self.unknown_records,
+            "out_of_scope_records": self.out_of_scope_records,
             "decode_errors": self.decode_errors,
             "fetch_errors": self.fetch_errors,
             "last_error": self.last_error,

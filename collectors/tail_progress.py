@@ -83,6 +83,7 @@ class TailProgress:
         self.records_total = 0
         self.events_total = 0
         self.unknown_records = 0
+        self.out_of_scope_records = 0  # records of groups/topics out of scope, dropped undecoded
         self.decode_errors = 0
         self.fetch_errors = 0
         self.last_error: str | None = None
@@ -117,10 +118,11 @@ class TailProgress:
         if not self.caught_up:
             self._check_caught_up()
 
-    def count(self, records: int, events: int, unknown: int) -> None:
+    def count(self, records: int, events: int, unknown: int, out_of_scope: int = 0) -> None:
         self.records_total += records
         self.events_total += events
         self.unknown_records += unknown
+        self.out_of_scope_records += out_of_scope
 
     def failed(self, error: BaseException) -> None:
         self.fetch_errors += 1
@@ -159,6 +161,7 @@ class TailProgress:
             records_per_second=self.rate.rate(now, self.records_total),
             lag=self.lag(),
             unknown_records=self.unknown_records,
+            out_of_scope_records=self.out_of_scope_records,
             decode_errors=self.decode_errors,
             fetch_errors=self.fetch_errors,
             last_error=self.last_error,

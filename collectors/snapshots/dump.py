@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from collectors.kafka.raw_reader import KafkaRawReader
+from collectors.scope import Scope
 from collectors.settings import ClusterSettings, SnapshotSettings
-from collectors.snapshots.model import Progress, SnapshotIndex, SnapshotResult
+from collectors.snapshots.model import Progress, SnapshotError, SnapshotIndex, SnapshotResult
 from collectors.snapshots.writer import take_snapshot
 
 
@@ -26,9 +27,15 @@ def dump_group(
 ) -> SnapshotResult:
     """Snapshot ``group``'s ``__consumer_offsets`` partition of ``cluster`` over a fresh Kafka reader.
 
-    ``directory`` overrides ``settings.directory``; size cap and retention come from ``settings``.
-    Blocking; raises :class:`collectors.errors.KafkaError` or :class:`SnapshotError`.
+    ``directory`` overrides ``settings.directory``; size cap and retention come from ``settings``; the
+    cluster's scope decides what is written (a group out of it is refused). Blocking; raises
+    :class:`collectors.errors.KafkaError` or :class:`SnapshotError`.
     """
+    scope = Scope.of(cluster)
+    if not scope.group_in(group):  # refused before connecting
+        raise SnapshotError(
+            f"group {group!r} is excluded by the scope of cluster {cluster.name}", group=group
+        )
     reader = KafkaRawReader(cluster)
     try:
         return take_snapshot(
@@ -41,6 +48,7 @@ def dump_group(
             trigger=trigger,
             index=index,
             progress=progress,
+            scope=scope,
         )
     finally:
         reader.close()

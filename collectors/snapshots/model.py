@@ -46,6 +46,7 @@ class SnapshotCounts:
     control: int = 0  # transaction markers (COMMIT / ABORT)
     transactional: int = 0  # data records written inside a transaction
     aborted: int = 0  # transactional records whose transaction was aborted
+    out_of_scope: int = 0  # records of groups/topics out of the cluster's scope: not written, not in total
 
     def as_dict(self) -> dict[str, int]:
         """JSON-ready form."""

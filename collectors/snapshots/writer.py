@@ -4,7 +4,9 @@
 partition count, captures the high watermark once at the start, reads (read_uncommitted) up to it and
 writes ``records.jsonl.gz``, ``state.json`` and ``manifest.json`` into ``.partial-<id>``; only the final
 rename to ``<id>`` makes the snapshot visible, so no reader ever sees half of one. Undecodable and unknown
-records are written and counted, never fatal. It blocks: call it from a worker thread in async code.
+records are written and counted, never fatal; the records of groups, topics or pairs out of the cluster's
+scope are neither decoded nor written, only counted, and a group out of scope is refused. It blocks: call
+it from a worker thread in async code.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from collectors.codec import (
     decode,
     partition_for,
 )
+from collectors.codec.keys import key_names
 from collectors.errors import DecodeError
 from collectors.raw_reader import TOPIC, RawRecord, RawRecordReader
+from collectors.scope import EVERYTHING, Scope
 from collectors.snapshots.files import CappedGzipWriter, fsync_dir, sha256_of, write_json
 from collectors.snapshots.fold import OffsetFold
 from collectors.snapshots.lines import line
@@ -77,6 +81,7 @@ def take_snapshot(
     progress: Progress | None = None,
     clock: Callable[[], float] = time.time,
     fetch_bytes: int = FETCH_BYTES,
+    scope: Scope = EVERYTHING,
 ) -> SnapshotResult:
     """Snapshot ``group``'s ``__consumer_offsets`` partition into a new directory under ``directory``.
 
@@ -86,6 +91,8 @@ def take_snapshot(
     """
     if not TRIGGER_PATTERN.fullmatch(trigger):
         raise SnapshotError(f"invalid trigger {trigger!r}: letters, digits and ._:- only", group=group)
+    if not scope.group_in(group):
+        raise SnapshotError(f"group {group!r} is excluded by the scope of cluster {cluster}", group=group)
     partition_count = reader.partition_count()
     partition = partition_for(group, partition_count)
     log_start, end = reader.partition_range(partition)
@@ -97,7 +104,14 @@ def take_snapshot(
     try:
         partial.mkdir(parents=True)
         read = _read(
-            reader, partial / RECORDS_FILE, partition, (log_start, end), max_bytes, progress, fetch_bytes
+            reader,
+            partial / RECORDS_FILE,
+            partition,
+            (log_start, end),
+            max_bytes,
+            progress,
+            fetch_bytes,
+            None if scope.everything else scope,
         )
         state = read.fold.state(
             cluster=cluster, partition=partition, group=group, last_offset=read.last, end_offset=end
@@ -172,6 +186,7 @@ def _read(
     max_bytes: int,
     progress: Progress | None,
     fetch_bytes: int,
+    scope: Scope | None = None,
 ) -> _Read:
     """Read ``offsets`` = ``[start, end)`` of ``partition`` into ``path``, counting and folding as it goes."""
     start, end = offsets
@@ -187,6 +202,10 @@ def _read(
                     break
                 if raw.offset < position:
                     continue  # a reader may hand back the start of a batch; it is already written
+                if scope is not None and not _in_scope(scope, raw):
+                    read.counts.out_of_scope += 1
+                    position = raw.offset + 1
+                    continue
                 if not _write(out, read, raw):
                     read.truncated = True
                     break
@@ -223,6 +242,12 @@ def _write(out: CappedGzipWriter, read: _Read, raw: RawRecord) -> bool:
         read.first = raw.offset
     read.last = raw.offset
     return True
+
+
+def _in_scope(scope: Scope, raw: RawRecord) -> bool:
+    """Markers, and keys that cannot be read (the decoder reports those), are kept."""
+    names = None if raw.control or raw.key is None else key_names(raw.key)
+    return names is None or scope.record_in(*names)
 
 
 def _decode(raw: RawRecord) -> tuple[Record | None, str | None]:

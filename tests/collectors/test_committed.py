@@ -222,3 +222,24 @@ async def test_committed_a_group_no_longer_listed_is_forgotten_not_checked_when_
 
     assert (await collector.collect()).failures == ()
     assert not [c for c in seam.calls if c[0] == "topic_errors"]
+
+
+async def test_committed_groups_topics_and_pairs_out_of_scope_dropped_at_the_source() -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    committed = {
+        **COMMITTED,
+        "b": [CommittedOffset("b", "orders", 0, 4, 3), CommittedOffset("b", "__internal", 0, 1, None)],
+    }
+    seam = FakeSeam(listed=LISTED, committed=committed)
+    scope = Scope.from_patterns(NameFilter(exclude=["c"]), NameFilter(exclude=["__.*"]), [("a", "orders")])
+
+    collector = CommittedCollector(seam, CLUSTER, source(META), known_topics=["__internal"], scope=scope)
+    observed = await collector.collect()
+
+    assert observed.groups == ("a", "b", "d")
+    assert {(o.group, o.topic) for o in observed.offsets} == {("b", "orders"), ("d", "audit")}
+    assert _fetches(seam) == [("fetch_offsets", 1, ("a", "b")), ("fetch_offsets", 2, ("d",))]
+    assert not [c for c in seam.calls if c[0] == "topic_errors"]  # an excluded topic is never asked after
+    assert observed.failures == ()

@@ -143,3 +143,21 @@ def test_topic_config_missing_key_raises_value_error() -> None:
 
     with pytest.raises(ValueError, match=r"min\.insync\.replicas"):
         topic_config(info, values)
+
+
+async def test_configs_of_topics_out_of_scope_never_asked_through_the_scoped_metadata() -> None:
+    from collectors.metadata import MetadataCollector
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+    from tests.collectors.fakes import snapshot
+
+    meta = snapshot([1], {"orders": [partition("orders", 0, 1)], "gone": [partition("gone", 0, 1)]})
+    seam = FakeSeam(meta=meta, topic_configs={"orders": ORDERS, "gone": ORDERS}, broker_configs={1: BROKER})
+    scope = Scope.from_patterns(topics=NameFilter(include=["orders"]))
+    metadata_collector = MetadataCollector(seam, CLUSTER, scope=scope)
+
+    observed = await ConfigsCollector(seam, CLUSTER, metadata_collector.latest, scope=scope).collect()
+
+    assert [t.topic for t in observed.topics] == ["orders"]
+    asked = [c[1] for c in seam.calls if c[0] == "describe_topic_configs"]
+    assert asked == [("orders",)]

@@ -85,3 +85,29 @@ def test_decode_assignment_consumer_protocol_bytes_gives_topic_partitions() -> N
 def test_decode_assignment_garbage_bytes_gives_empty_assignment() -> None:
     assert decode_assignment(b"\x00\x00\xff\xff\xff") == ()
     assert decode_assignment(b"") == ()
+
+
+async def test_groups_out_of_scope_never_described_and_assignments_out_of_scope_dropped() -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    console = GroupInfo("console-consumer-1", "classic", "Stable", "consumer", "range", coordinator=1)
+    seam = FakeSeam(
+        listed={
+            1: [
+                ListedGroup("billing", "classic", "Stable", "consumer"),
+                ListedGroup("console-consumer-1", "classic", "Stable", "consumer"),
+                ListedGroup("console-consumer-2", "consumer", "Stable", "consumer"),
+            ]
+        },
+        described={"billing": BILLING, "console-consumer-1": console},
+    )
+    scope = Scope.from_patterns(NameFilter(exclude=["console-consumer-.*"]), pairs=[("billing", "orders")])
+
+    observed = await GroupsCollector(seam, CLUSTER, source(metadata([1], {})), scope=scope).collect()
+
+    assert [g.group_id for g in observed.groups] == ["billing"]
+    assert observed.excluded == 2
+    assert observed.groups[0].members[0].assignment == ()  # billing on orders is an excluded pair
+    described = [c for c in seam.calls if c[0].startswith("describe")]
+    assert described == [("describe_classic", 1, ("billing",))]

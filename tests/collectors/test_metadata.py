@@ -64,3 +64,17 @@ async def test_metadata_latest_recent_observation_reused_old_one_refreshed() -> 
     assert again is first
     assert fresh is not first and fresh.observed_at == 106.0
     assert seam.calls.count(("metadata",)) == 2
+
+
+async def test_metadata_topics_out_of_scope_left_out_and_counted_offsets_topic_kept() -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    seam = _seam()
+    scope = Scope.from_patterns(topics=NameFilter(exclude=["__.*", "ord.*"]))
+
+    observed = await MetadataCollector(seam, CLUSTER, scope=scope).collect()
+
+    assert [t.name for t in observed.topics] == ["__consumer_offsets"]  # the offsets' own home stays
+    assert observed.excluded_topics == 1
+    assert observed.failures == ()  # the leaderless partition of an excluded topic is nobody's concern

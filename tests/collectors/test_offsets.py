@@ -123,3 +123,21 @@ async def test_offsets_partition_led_elsewhere_is_a_new_object() -> None:
     [before] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
     [after] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
     assert before.leader == 1 and after == PartitionOffsets("b", 0, 0, 50, leader=2, leader_epoch=0)
+
+
+async def test_offsets_topics_out_of_scope_never_asked() -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    meta = metadata(
+        [1], {"__consumer_offsets": [partition("__consumer_offsets", 0, 1)], "a": [partition("a", 0, 1)]}
+    )
+    seam = FakeSeam(
+        offsets={TP("a", 0): OffsetRange(0, 5, 0), TP("__consumer_offsets", 0): OffsetRange(0, 9, 0)}
+    )
+    scope = Scope.from_patterns(topics=NameFilter(exclude=["__.*"]))
+
+    observed = await OffsetsCollector(seam, CLUSTER, source(meta), scope=scope).collect()
+
+    assert [p.topic for p in observed.partitions] == ["a"]
+    assert seam.calls == [("list_offsets", 1, (TP("a", 0),))]

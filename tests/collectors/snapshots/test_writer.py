@@ -289,3 +289,35 @@ def test_take_snapshot_index_gets_info_matching_manifest(tmp_path: Path) -> None
     assert (row.first_offset, row.last_offset, row.record_count) == (3, 4, 2)
     assert row.partition == manifest["partition"] and row.group == "g1" and row.cluster == "c1"
     assert row.bytes == sum(p.stat().st_size for p in Path(row.path).iterdir())
+
+
+def test_take_snapshot_records_out_of_scope_not_written_and_counted(tmp_path: Path) -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    reader = FakeReader(
+        [
+            commit(0, "g1", "t", 0, 1),
+            commit(1, "console-consumer-1", "t", 0, 5),
+            group_metadata(2, "console-consumer-1"),
+            commit(3, "g1", "__internal", 0, 7),
+            commit(4, "g1", "t", 0, 2),
+        ]
+    )
+    scope = Scope.from_patterns(NameFilter(exclude=["console-consumer-.*"]), NameFilter(exclude=["__.*"]))
+    result = snap(reader, tmp_path, scope=scope)
+    lines = list(iter_records(tmp_path, result.info.id))
+    assert [line["offset"] for line in lines] == [0, 4]
+    assert (result.counts.total, result.counts.out_of_scope) == (2, 3)
+    state = read_state(tmp_path, result.info.id)
+    assert set(state["groups"]) == {"g1"} and offsets_of(state, "g1") == {("t", 0): 2}
+
+
+def test_take_snapshot_group_out_of_scope_refused(tmp_path: Path) -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+
+    scope = Scope.from_patterns(NameFilter(exclude=["console-consumer-.*"]))
+    with pytest.raises(SnapshotError, match="excluded by the scope"):
+        snap(FakeReader([]), tmp_path, group="console-consumer-1", scope=scope)
+    assert snapshot_ids(tmp_path) == []
