@@ -65,6 +65,7 @@ class Fallbacks:
                 self.cluster,
                 WHAT.get(fallback, fallback),
                 detail,
+                extra={"cluster": self.cluster},
             )
 
     def counts(self) -> tuple[FallbackCount, ...]:

@@ -90,6 +90,11 @@ class CollectorJob:
     def job_id(self) -> str:
         return f"{self.collector.cluster}:{self.collector.name}"
 
+    @property
+    def _where(self) -> dict[str, str]:
+        """The ``extra=`` of its log lines (service.logs)."""
+        return {"cluster": self.collector.cluster, "collector": self.collector.name}
+
     async def run_once(self) -> bool:
         """Collect once and hand the observation to the sinks; True on success. Never raises."""
         if self._lock.locked():  # belt and braces: APScheduler already refuses overlapping runs
@@ -131,9 +136,9 @@ class CollectorJob:
                 if len(unobserved) > UNOBSERVED_LOGGED
                 else ""
             )
-            log.warning("collector %s cannot observe %s%s", self.job_id, shown, more)
+            log.warning("collector %s cannot observe %s%s", self.job_id, shown, more, extra=self._where)
         else:
-            log.info("collector %s observes everything again", self.job_id)
+            log.info("collector %s observes everything again", self.job_id, extra=self._where)
 
     def _failed(self, exc: BaseException, t0: float, *, expected: bool) -> bool:
         status = self.status
@@ -142,9 +147,9 @@ class CollectorJob:
         status.last_error = f"{type(exc).__name__}: {exc}"
         status.last_duration = time.perf_counter() - t0
         if expected:
-            log.warning("collector %s failed: %s", self.job_id, status.last_error)
+            log.warning("collector %s failed: %s", self.job_id, status.last_error, extra=self._where)
         else:
-            log.exception("collector %s crashed", self.job_id, exc_info=exc)
+            log.exception("collector %s crashed", self.job_id, exc_info=exc, extra=self._where)
         return False
 
 

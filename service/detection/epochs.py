@@ -128,6 +128,7 @@ class EpochEnds:
                 leader,
                 len(questions),
                 exc,
+                extra={"cluster": self.cluster},
             )
             for tp, epoch in questions:
                 self._retry_at[(tp.topic, tp.partition, epoch)] = retry

@@ -46,6 +46,7 @@ from service.detection.inputs import (
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.snapshots import SnapshotTrigger
+from service.logs import alert_context
 from service.settings import DetectionSettings
 from service.state import LatestObservations
 from store.alert_records import Alert, AlertWrite, Fingerprint
@@ -85,6 +86,7 @@ class DetectionLoop:
         blind_gap_seconds: float | None = None,
     ) -> None:
         self.cluster = cluster
+        self._where = {"cluster": cluster}  # the extra= of its log lines (service.logs)
         self._settings = settings
         self._thresholds: Thresholds = settings.thresholds()
         if blind_gap_seconds is not None:  # a gap in the offsets observations this long is a blind spell
@@ -199,11 +201,13 @@ class DetectionLoop:
             try:
                 saved = await asyncio.to_thread(self._alerts.load_state, self.cluster)
             except OffsetguardError as exc:
-                log.warning("detection %s: saved state not read, retrying: %s", self.cluster, exc)
+                log.warning(
+                    "detection %s: saved state not read, retrying: %s", self.cluster, exc, extra=self._where
+                )
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
             except Exception:  # a bug must not end detection unseen: logged, tried again
-                log.exception("detection %s: saved state not read, retrying", self.cluster)
+                log.exception("detection %s: saved state not read, retrying", self.cluster, extra=self._where)
                 await asyncio.sleep(RETRY_SECONDS)
                 continue
             if saved is not None and saved.format in state_codec.READS:
@@ -212,7 +216,12 @@ class DetectionLoop:
                         state_codec.load, saved.body, saved.format, saved.parts
                     )
                 except (ValueError, KeyError, TypeError) as exc:
-                    log.warning("detection %s: saved state unreadable, starting empty: %s", self.cluster, exc)
+                    log.warning(
+                        "detection %s: saved state unreadable, starting empty: %s",
+                        self.cluster,
+                        exc,
+                        extra=self._where,
+                    )
             self._loaded.set()
             return True
         return False
@@ -232,6 +241,7 @@ class DetectionLoop:
                     "detection %s: stopped before its state was read; %d queued events not evaluated",
                     self.cluster,
                     len(self._pending),
+                    extra=self._where,
                 )
             return
         if self._pending:
@@ -250,7 +260,7 @@ class DetectionLoop:
             try:
                 await self.evaluate_now()
             except Exception:  # a bug must not end detection; the next trigger tries again
-                log.exception("detection %s: evaluation crashed", self.cluster)
+                log.exception("detection %s: evaluation crashed", self.cluster, extra=self._where)
                 self._schedule(RETRY_SECONDS)
             if time.monotonic() - self._last_save >= self._settings.state_save_seconds:
                 await self._save_state()
@@ -277,7 +287,9 @@ class DetectionLoop:
             try:
                 written = await asyncio.to_thread(self._evaluate, events)
             except OffsetguardError as exc:
-                log.warning("detection %s: alerts not stored, will retry: %s", self.cluster, exc)
+                log.warning(
+                    "detection %s: alerts not stored, will retry: %s", self.cluster, exc, extra=self._where
+                )
                 self._pending[:0] = events
                 self._schedule(RETRY_SECONDS)
                 return ()
@@ -349,15 +361,29 @@ class DetectionLoop:
         try:
             return self._epoch_ends(rp.commits, meta, (self.state.commits, rp.changed))
         except Exception:  # a bug here must not cost the other detectors their evaluation
-            log.exception("detection %s: epoch ends not asked", self.cluster)
+            log.exception("detection %s: epoch ends not asked", self.cluster, extra=self._where)
             return ()
 
     async def _report(self, written: Sequence[tuple[Alert, str | None]]) -> None:
         for a, transition in written:
             if transition == "resolved":
-                log.info("alert %s resolved (%s): %s", a.id, a.resolved_reason, a.summary)
+                log.info(
+                    "alert %s resolved (%s): %s",
+                    a.id,
+                    a.resolved_reason,
+                    a.summary,
+                    extra={**alert_context(a), "transition": transition},
+                )
             elif transition is not None:
-                log.warning("alert %s %s %s %s: %s", a.id, transition, a.severity, a.kind, a.summary)
+                log.warning(
+                    "alert %s %s %s %s: %s",
+                    a.id,
+                    transition,
+                    a.severity,
+                    a.kind,
+                    a.summary,
+                    extra={**alert_context(a), "transition": transition},
+                )
         if self._snapshots is not None:
             self._snapshots.request([a for a, t in written if t in ("fired", "repeated")])
         alerts = [a for a, _ in written]
@@ -365,7 +391,7 @@ class DetectionLoop:
             try:
                 await listener(alerts)
             except Exception:
-                log.exception("detection %s: alert listener failed", self.cluster)
+                log.exception("detection %s: alert listener failed", self.cluster, extra=self._where)
 
     async def _save_state(self) -> None:
         self._last_save = time.monotonic()
@@ -381,4 +407,4 @@ class DetectionLoop:
         try:
             await asyncio.to_thread(save)
         except OffsetguardError as exc:
-            log.warning("detection %s: state not saved: %s", self.cluster, exc)
+            log.warning("detection %s: state not saved: %s", self.cluster, exc, extra=self._where)

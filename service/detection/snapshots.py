@@ -29,6 +29,7 @@ from alerts.model import (
     OFFSETS_LOST,
 )
 from collectors.errors import OffsetguardError
+from service.logs import alert_context
 from store.alert_records import Alert, Transition
 from store.alerts import AlertStore
 
@@ -119,7 +120,13 @@ class SnapshotTrigger:
                 refused = self._limit.allow(alert.cluster, group, now)
                 if refused is not None:
                     self._asked[alert.id] = (now, False)
-                    log.warning("no snapshot of %s for alert %s: %s", group, alert.id, refused)
+                    log.warning(
+                        "no snapshot of %s for alert %s: %s",
+                        group,
+                        alert.id,
+                        refused,
+                        extra={**alert_context(alert), "group": group},
+                    )
                     detail = {"group": group, "reason": refused}
                     self._spawn(asyncio.to_thread(self._note, alert, "snapshot_skipped", detail))
                     continue
@@ -152,16 +159,33 @@ class SnapshotTrigger:
             try:
                 snapshot_id = await asyncio.to_thread(self._dump, group, alert.id)
                 await asyncio.to_thread(self._alerts.set_snapshot, alert.id, snapshot_id, self._clock())
-                log.info("snapshot %s taken for alert %s (%s)", snapshot_id, alert.id, alert.kind)
+                log.info(
+                    "snapshot %s taken for alert %s (%s)",
+                    snapshot_id,
+                    alert.id,
+                    alert.kind,
+                    extra={**alert_context(alert), "group": group, "snapshot_id": snapshot_id},
+                )
             except OffsetguardError as exc:
                 self._asked[alert.id] = (self._clock(), False)
-                log.warning("snapshot of %s for alert %s failed: %s", group, alert.id, exc)
+                log.warning(
+                    "snapshot of %s for alert %s failed: %s",
+                    group,
+                    alert.id,
+                    exc,
+                    extra={**alert_context(alert), "group": group},
+                )
                 await asyncio.to_thread(
                     self._note, alert, "snapshot_failed", {"group": group, "error": str(exc)}
                 )
             except Exception:
                 self._asked[alert.id] = (self._clock(), False)
-                log.exception("snapshot of %s for alert %s crashed", group, alert.id)
+                log.exception(
+                    "snapshot of %s for alert %s crashed",
+                    group,
+                    alert.id,
+                    extra={**alert_context(alert), "group": group},
+                )
 
     def _note(self, alert: Alert, what: str, detail: dict[str, str]) -> None:
         try:
@@ -169,4 +193,4 @@ class SnapshotTrigger:
                 Transition(alert.id, self._clock(), what, alert.severity, alert.cause, detail)
             )
         except OffsetguardError as exc:
-            log.warning("alert %s: history not written: %s", alert.id, exc)
+            log.warning("alert %s: history not written: %s", alert.id, exc, extra=alert_context(alert))

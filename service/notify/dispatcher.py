@@ -261,7 +261,7 @@ class Dispatcher:
         attempts = n.attempts + 1
         if not exc.retryable or self._backoff.give_up(attempts, n.created_at, now):
             log.error("notify: %s %s of alert %s abandoned after %d attempt(s): %s",
-                      n.receiver, n.event, n.alert_id, attempts, exc)  # fmt: skip
+                      n.receiver, n.event, n.alert_id, attempts, exc, extra=_context(n))  # fmt: skip
             return Outcome(n.id, ABANDONED, now, error=str(exc))
         delay = self._backoff.delay(attempts, self._rng)
         if exc.retry_after is not None:
@@ -269,7 +269,7 @@ class Dispatcher:
         retry_at = now + delay
         self._holds[n.receiver] = max(self._holds.get(n.receiver, retry_at), retry_at)
         log.warning("notify: %s %s of alert %s failed (attempt %d, retry in %.1f s): %s",
-                    n.receiver, n.event, n.alert_id, attempts, delay, exc)  # fmt: skip
+                    n.receiver, n.event, n.alert_id, attempts, delay, exc, extra=_context(n))  # fmt: skip
         return Outcome(n.id, PENDING, now, next_attempt_at=retry_at, error=str(exc))
 
     # ------------------------------------------------------------------ Alertmanager re-posts
@@ -298,7 +298,11 @@ class Dispatcher:
                 await send_alertmanager(self._http(), receiver, body)
             except DeliveryError as exc:
                 log.warning(
-                    "notify: re-post of %d firing alert(s) to %s failed: %s", len(body), receiver.name, exc
+                    "notify: re-post of %d firing alert(s) to %s failed: %s",
+                    len(body),
+                    receiver.name,
+                    exc,
+                    extra={"receiver": receiver.name},
                 )
 
     def _am_firing(self, alert: Alert) -> dict[str, Any]:
@@ -311,6 +315,11 @@ class Dispatcher:
         if self._client is None:  # made on first use, closed by stop()
             self._client = httpx.AsyncClient(transport=self._transport)
         return self._client
+
+
+def _context(n: Notification) -> dict[str, str]:
+    """The ``extra=`` of a delivery's log line (service.logs)."""
+    return {"alert_id": n.alert_id, "receiver": n.receiver, "event": n.event}
 
 
 def build_dispatcher(settings: Settings, store: NotificationStore) -> Dispatcher:

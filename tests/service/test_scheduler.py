@@ -41,6 +41,18 @@ async def test_run_once_collector_fails_counts_and_keeps_error() -> None:
     assert job.status.last_success_at is None
 
 
+async def test_run_once_failure_and_crash_logged_with_cluster_and_collector(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    failing = CollectorJob(FakeCollector("offsets", fail=KafkaUnavailableError("broker 2 down")), interval=1)
+    crashing = CollectorJob(FakeCollector("groups", fail=ValueError("bug")), interval=1)
+    with caplog.at_level(logging.WARNING, logger="service.scheduler"):
+        await failing.run_once()
+        await crashing.run_once()
+    context = [(r.levelname, r.cluster, r.collector) for r in caplog.records]  # type: ignore[attr-defined]
+    assert context == [("WARNING", "c1", "offsets"), ("ERROR", "c1", "groups")]
+
+
 async def test_run_once_unexpected_exception_does_not_escape() -> None:
     job = CollectorJob(FakeCollector("groups", fail=ValueError("bug")), interval=1)
     assert await job.run_once() is False

@@ -1,4 +1,5 @@
 import asyncio
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,32 @@ async def test_detection_loop_tail_rewind_stored_within_debounce(alerts: AlertSt
     )
     assert a.magnitude["messages_replayed"] == 200
     assert elapsed < 0.6
+
+
+async def test_detection_loop_fired_alert_logged_with_its_context(
+    alerts: AlertStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = _loop(alerts)
+    await loop.start()
+    try:
+        t = _now_ms()
+        with caplog.at_level(logging.INFO, logger="service.detection.loop"):
+            await DetectionTailSink(loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+            await _wait_firing(alerts)
+    finally:
+        await loop.stop()
+    [a] = alerts.firing(C)
+    [line] = [r for r in caplog.records if getattr(r, "alert_id", None) == a.id]
+    assert line.levelname == "WARNING"
+    context = {k: getattr(line, k) for k in ("kind", "cluster", "group", "topic", "partition", "transition")}
+    assert context == {
+        "kind": "offset_rewind",
+        "cluster": C,
+        "group": "g",
+        "topic": T,
+        "partition": 0,
+        "transition": "fired",
+    }
 
 
 async def test_detection_loop_polled_rewind_evaluated_on_observation(alerts: AlertStore) -> None:

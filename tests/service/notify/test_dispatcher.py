@@ -1,5 +1,6 @@
 import asyncio
 import json
+import logging
 import random
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -147,6 +148,21 @@ async def test_dispatcher_refused_4xx_abandoned_next_row_sent(
         ("al-1", "abandoned"),
         ("al-2", "delivered"),
     ]
+
+
+async def test_dispatcher_failed_and_abandoned_deliveries_logged_with_alert_and_receiver(
+    alert_store: AlertStore, make: Make, clock: Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    d = make(_settings(webhook()), Recorder(503, 400))
+    fire(alert_store, alert("al-1"))
+
+    with caplog.at_level(logging.WARNING, logger="service.notify.dispatcher"):
+        await d.run_once()  # 503: retried in 1 s
+        clock.now += 1
+        await d.run_once()  # 400: abandoned
+
+    context = [(r.levelname, r.alert_id, r.receiver, r.event) for r in caplog.records]  # type: ignore[attr-defined]
+    assert context == [("WARNING", "al-1", "hook", "firing"), ("ERROR", "al-1", "hook", "firing")]
 
 
 async def test_dispatcher_retry_after_longer_than_backoff_respected(
