@@ -73,9 +73,12 @@ def cluster_id(bootstrap_servers: str) -> str | None:
 def wait_group_coordinator(bootstrap_servers: str, deadline: float) -> None:
     """Ask for a group coordinator until one answers (the first ask creates ``__consumer_offsets``);
     past ``deadline`` (``time.monotonic()``), raise :class:`KafkaError` with the last refusal."""
-    admin = KafkaAdminClient(
-        bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000, client_id=CLIENT_ID
-    )
+    try:
+        admin = KafkaAdminClient(
+            bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000, client_id=CLIENT_ID
+        )
+    except Exception as exc:
+        raise KafkaError(f"no group coordinator answered: {exc}") from exc
     try:
         while True:
             try:
@@ -108,9 +111,12 @@ def create_acls(
     bootstrap_servers: str, principal: str, grants: Iterable[acls.Grant], timeout: float
 ) -> list[Any]:
     """Create ``grants`` for ``principal`` (as whoever the address lets in); the bindings Kafka refused."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=int(timeout * 1000))
     try:
-        result = admin.create_acls(acl_bindings(principal, grants))
-    finally:
-        admin.close()
+        admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=int(timeout * 1000))
+        try:
+            result = admin.create_acls(acl_bindings(principal, grants))
+        finally:
+            admin.close()
+    except Exception as exc:
+        raise KafkaError(f"create ACLs of User:{principal}: {exc!r}") from exc
     return list(result["failed"])
