@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from collectors.scope import Scope
 from collectors.settings import ClusterSettings
 from collectors.snapshots.dump import dump_group
 from service.detection.epochs import EpochEnds, EpochEndSource
@@ -37,6 +38,7 @@ def build_detection(
     dump: DumpFunction | None = None,
     listeners: Sequence[Listener] = (),
     epoch_ends: EpochEndSource | None = None,
+    scope: Scope | None = None,
 ) -> tuple[DetectionLoop, DetectionTailSink]:
     """The detection loop of ``cluster`` and its tail sink.
 
@@ -71,6 +73,7 @@ def build_detection(
         # KIP-320 checks for epoch_divergence: the cluster seam's offsets_for_leader_epoch
         epoch_ends=EpochEnds(name, epoch_ends) if epoch_ends is not None else None,
         blind_gap_seconds=blind_gap_seconds(settings),
+        scope=scope if scope is not None else Scope.of(cluster),
     )
     for job in jobs:
         job.sinks.append(loop.observe)

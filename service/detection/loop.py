@@ -32,10 +32,12 @@ from alerts.blind import settling
 from alerts.commits import Replay, replay
 from alerts.engine import evaluate
 from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
+from alerts.narrow import narrow
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError
 from collectors.model import ClusterMetadata
+from collectors.scope import EVERYTHING, Scope
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
     SETTLING_KINDS,
@@ -44,6 +46,7 @@ from service.detection.inputs import (
     FreshObservations,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
+from service.detection.out_of_scope import resolve_out_of_scope
 from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.snapshots import SnapshotTrigger
 from service.logs import alert_context
@@ -84,8 +87,10 @@ class DetectionLoop:
         clock: Callable[[], float] = time.time,
         tick_seconds: float = 10.0,
         blind_gap_seconds: float | None = None,
+        scope: Scope = EVERYTHING,
     ) -> None:
         self.cluster = cluster
+        self._scope = scope  # what the sources hand in; a saved state and firing alerts are narrowed to it
         self._where = {"cluster": cluster}  # the extra= of its log lines (service.logs)
         self._settings = settings
         self._thresholds: Thresholds = settings.thresholds()
@@ -222,9 +227,28 @@ class DetectionLoop:
                         exc,
                         extra=self._where,
                     )
+            self.state = narrow(self.state, self._scope)
+            await self._resolve_out_of_scope()
             self._loaded.set()
             return True
         return False
+
+    async def _resolve_out_of_scope(self) -> None:
+        """Alerts stored for groups or topics now out of scope are resolved (and reported as such)."""
+        try:
+            written = await asyncio.to_thread(
+                resolve_out_of_scope, self._alerts, self.cluster, self._scope, self._clock()
+            )
+        except OffsetguardError as exc:  # tried again at the next start; nothing new fires for them
+            log.warning(
+                "detection %s: alerts out of scope not resolved: %s", self.cluster, exc, extra=self._where
+            )
+            return
+        if written:
+            log.info(
+                "detection %s: %d alerts out of scope resolved", self.cluster, len(written), extra=self._where
+            )
+            await self._report([(a, "resolved") for a in written])
 
     async def stop(self) -> None:
         """Evaluate anything still queued, wait for snapshots under way, save the state. A loop never
