@@ -31,7 +31,6 @@ class Scope(Protocol):
     def pair_in(self, group: str, topic: str) -> bool: ...
 
 
-
 def narrow(state: DetectionState, scope: Scope) -> DetectionState:
     """``state`` without the groups, topics and group-partitions out of ``scope`` (the same object when
     nothing is left out). Runs once per start, so it simply rebuilds every keyed part."""
