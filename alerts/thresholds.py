@@ -1,9 +1,16 @@
-"""Alert thresholds: cluster-wide defaults, overridden per topic and then per group (group wins)."""
+"""Alert thresholds: cluster-wide defaults, overridden per topic and then per group (group wins).
+
+The keys of ``topics`` and ``groups`` are regular expressions matched against the whole name (an exact
+name matches itself); of several that match, the first in order (the settings file's) wins.
+"""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
+
+MEMO_LIMIT = 100_000  # (group, topic) answers kept; cleared when full (generated group ids churn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +63,41 @@ class Thresholds:
     # The slow rules (lag, stall, retention and expiry forecasts) judge every group-partition at most this
     # often, and in between only those whose inputs changed (alerts.sweep); 0: everything, every time.
     sweep_seconds: float = 0.0
+    # answers of limits() by (group, topic): every evaluation asks again for every group-partition
+    _memo: dict[tuple[str | None, str | None], Limits] = field(
+        init=False, default_factory=dict, compare=False, repr=False
+    )
 
     def limits(self, group: str | None, topic: str | None) -> Limits:
-        """The limits for ``group`` on ``topic``: default, then topic override, then group override."""
-        out = self.default
-        if topic is not None and topic in self.topics:
-            out = self.topics[topic].apply(out)
-        if group is not None and group in self.groups:
-            out = self.groups[group].apply(out)
+        """The limits for ``group`` on ``topic``: default, then the first topic override whose pattern
+        matches, then the first group override whose pattern matches."""
+        memo = self._memo
+        key = (group, topic)
+        out = memo.get(key)
+        if out is None:
+            out = self.default
+            if topic is not None and self.topics:
+                found = first_match(self.topics, topic)
+                out = found.apply(out) if found is not None else out
+            if group is not None and self.groups:
+                found = first_match(self.groups, group)
+                out = found.apply(out) if found is not None else out
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = out
         return out
+
+
+def first_match(overrides: Mapping[str, Override], name: str) -> Override | None:
+    """The override of the first key equal to ``name`` or, as a regular expression, matching all of it."""
+    for key, override in overrides.items():
+        if key == name or _fullmatch(key, name):
+            return override
+    return None
+
+
+def _fullmatch(pattern: str, name: str) -> bool:
+    try:
+        return re.fullmatch(pattern, name) is not None  # re caches compiled patterns
+    except re.error:  # the settings refuse such a key; one built in code stays an exact name
+        return False
