@@ -31,7 +31,7 @@ class Traffic(threading.Thread):
             except kerr.KafkaError:
                 self.errors += 1
         with suppress(kerr.KafkaError):  # sends still failing after an outage: nothing to wait for
-            self.producer.close(timeout=10)
+            self.producer.close(timeout=2)
 
     def halt(self) -> None:
         self._halt.set()
