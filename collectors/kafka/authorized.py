@@ -35,9 +35,10 @@ from collectors.kafka.privates import admin_manager
 State = Literal["granted", "missing"]
 
 # Kafka's AclOperation codes (org.apache.kafka.common.acl.AclOperation): bit n of an authorized-operations
-# field is the operation of code n.
+# field is the operation of code n. kafka-python decodes the field as the set of its bits, None when the
+# broker did not compute it.
 _CODES = {"READ": 3, "DESCRIBE": 8, "DESCRIBE_CONFIGS": 10}
-_OMITTED = -(2**31)  # the field's value when the broker did not compute it
+Operations = frozenset[int] | None
 _TOPIC_AUTHORIZATION_FAILED = 29
 _GROUP_AUTHORIZATION_FAILED = 30
 _CLUSTER_AUTHORIZATION_FAILED = 31
@@ -72,17 +73,17 @@ class Answers:
     """The raw answers a check is judged on (what :func:`judge` needs, testable without Kafka)."""
 
     brokers: int
-    cluster_operations: int  # DescribeCluster's authorized-operations bit field
+    cluster_operations: Operations  # DescribeCluster's authorized operations
     broker_configs_error: int  # DescribeConfigs of a broker: 0 or the error code
-    topic_operations: dict[str, int]  # every visible topic -> its authorized-operations bit field
+    topic_operations: dict[str, Operations]  # every visible topic -> its authorized operations
     offsets_topic_error: int  # Metadata for __consumer_offsets by name: 0 or the error code
     probe_topic_error: int  # Metadata for a made-up topic (DESCRIBE on every topic?)
     probe_topic_configs_error: int  # DescribeConfigs of a made-up topic (DESCRIBE_CONFIGS on every topic?)
     probe_group_error: int  # DescribeGroups of a made-up group (DESCRIBE on every group?)
 
 
-def _allows(bits: int, operation: str) -> bool:
-    return bits != _OMITTED and bool(bits & (1 << _CODES[operation]))
+def _allows(operations: Operations, operation: str) -> bool:
+    return operations is not None and _CODES[operation] in operations
 
 
 def _topic_wide(probe_error: int, lacking: list[str], visible: int) -> tuple[State, str]:
@@ -105,9 +106,9 @@ def judge(answers: Answers) -> Authorized:
             detail = ""
         elif grant.resource == "CLUSTER":
             state = "granted" if _allows(answers.cluster_operations, grant.operation) else "missing"
-            detail = "" if answers.cluster_operations != _OMITTED else "the broker did not say"
+            detail = "" if answers.cluster_operations is not None else "the broker did not say"
         elif grant.resource == "TOPIC" and grant.name == OFFSETS_TOPIC:
-            bits = answers.topic_operations.get(OFFSETS_TOPIC, _OMITTED)
+            bits = answers.topic_operations.get(OFFSETS_TOPIC)
             if answers.offsets_topic_error == _TOPIC_AUTHORIZATION_FAILED:
                 state, detail = "missing", f"{OFFSETS_TOPIC} is not even visible (no DESCRIBE on it)"
             else:
@@ -130,6 +131,10 @@ def judge(answers: Answers) -> Authorized:
                 state, detail = "granted", "every group"
         checks.append(GrantCheck(grant, state, detail))
     return Authorized(answers.brokers, visible, tuple(checks))
+
+
+def _operations(decoded: Any) -> Operations:
+    return None if decoded is None else frozenset(int(bit) for bit in decoded)
 
 
 def _describe_configs(resource_type: int, name: str, key: str) -> Any:
@@ -171,10 +176,10 @@ async def _answers(manager: Any) -> Answers:
     errors = {t.name: t.error_code for t in by_name.topics}
     return Answers(
         brokers=len(cluster.brokers),
-        cluster_operations=cluster.authorized_operations,
+        cluster_operations=_operations(cluster.authorized_operations),
         broker_configs_error=broker_configs.results[0].error_code if broker_configs.results else 0,
         topic_operations={
-            t.name: t.topic_authorized_operations
+            t.name: _operations(t.authorized_operations)
             for t in [*listed.topics, *(t for t in by_name.topics if t.name == OFFSETS_TOPIC)]
             if not t.error_code
         },
