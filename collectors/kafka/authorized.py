@@ -21,6 +21,7 @@ connection manager, as the seam's do; a cluster that cannot be reached raises a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -75,7 +76,7 @@ class Answers:
     brokers: int
     cluster_operations: Operations  # DescribeCluster's authorized operations
     broker_configs_error: int  # DescribeConfigs of a broker: 0 or the error code
-    topic_operations: dict[str, Operations]  # every visible topic -> its authorized operations
+    topic_operations: Mapping[str, Operations]  # every visible topic -> its authorized operations
     offsets_topic_error: int  # Metadata for __consumer_offsets by name: 0 or the error code
     probe_topic_error: int  # Metadata for a made-up topic (DESCRIBE on every topic?)
     probe_topic_configs_error: int  # DescribeConfigs of a made-up topic (DESCRIBE_CONFIGS on every topic?)
