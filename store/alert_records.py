@@ -33,6 +33,10 @@ Fingerprint = tuple[str, str, str | None, str | None, int | None]
 # Topics and groups an ``offsetguard drill`` creates (and only those) carry this prefix: their alerts are
 # drills, told apart in the API, the notifications and the metrics.
 DRILL_PREFIX = "offsetguard-drill-"
+# An alerts row that is no drill (:func:`is_drill` in SQL: GLOB is case-sensitive, as the prefix test)
+NOT_DRILL_SQL = (
+    f"NOT (COALESCE(grp, '') GLOB '{DRILL_PREFIX}*' OR COALESCE(topic, '') GLOB '{DRILL_PREFIX}*')"
+)
 Numbers = Mapping[str, int | float | None]
 
 

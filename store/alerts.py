@@ -12,13 +12,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+import store.alert_retention as alert_retention
 import store.alert_rows as alert_rows
 from collectors.errors import StoreError
 from store.alert_records import (
-    DRILL_PREFIX,
+    NOT_DRILL_SQL,
     RESOLVED,
     Alert,
     AlertPage,
@@ -27,6 +29,7 @@ from store.alert_records import (
     Transition,
     is_event_like,
 )
+from store.alert_retention import PrunedAlerts
 from store.alert_rows import Filters
 from store.db import connect, small_cache, translated
 from store.opening import open_migrated
@@ -35,8 +38,6 @@ from store.writer import WriterConnection
 
 T = TypeVar("T")
 MAX_PAGE = 1000
-# Alerts of offsetguard drills (alert_records.is_drill, in SQL: GLOB is case-sensitive, as the prefix test)
-_NOT_DRILL = f"NOT (COALESCE(grp, '') GLOB '{DRILL_PREFIX}*' OR COALESCE(topic, '') GLOB '{DRILL_PREFIX}*')"
 _CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the next commit)
 
 # (firing alerts by fingerprint, (fingerprint, occurrence) of alerts resolved lately) -> changes
@@ -273,24 +274,20 @@ class AlertStore(WriterConnection):
         """Firing alerts by (kind, severity, cluster); drills left out (as in every figure below)."""
         sql = (
             "SELECT kind, severity, cluster, COUNT(*) FROM alerts"
-            f" WHERE status = 'firing' AND {_NOT_DRILL} GROUP BY 1, 2, 3"
+            f" WHERE status = 'firing' AND {NOT_DRILL_SQL} GROUP BY 1, 2, 3"
         )
         return self._run("count firing alerts", lambda c: {(k, s, cl): n for k, s, cl, n in c.execute(sql)})
 
     def incident_totals(self) -> dict[tuple[str, str], int]:
-        """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter."""
-        sql = f"SELECT kind, cluster, SUM(occurrences) FROM alerts WHERE {_NOT_DRILL} GROUP BY 1, 2"
+        """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter (the
+        alerts deleted by :meth:`prune` still counted)."""
+        sql = alert_retention.INCIDENT_TOTALS
         return self._run("count incidents", lambda c: {(k, cl): int(n) for k, cl, n in c.execute(sql)})
 
     def magnitude_totals(self) -> dict[tuple[str, str], int]:
-        """Messages replayed / skipped / lost summed over every alert, by (name, cluster)."""
-        sql = (
-            "SELECT cluster,"
-            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_replayed')), 0),"
-            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_skipped')), 0),"
-            " COALESCE(SUM(json_extract(magnitude_total, '$.messages_lost')), 0)"
-            f" FROM alerts WHERE {_NOT_DRILL} GROUP BY cluster"
-        )
+        """Messages replayed / skipped / lost summed over every alert (the deleted ones too), by (name,
+        cluster)."""
+        sql = alert_retention.MAGNITUDE_TOTALS
 
         def work(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
             totals: dict[tuple[str, str], int] = {}
@@ -301,6 +298,21 @@ class AlertStore(WriterConnection):
             return totals
 
         return self._run("sum alert magnitudes", work)
+
+    # ---------------------------------------------------------------- retention
+
+    def prune(self, before: float, *, chunk: int = alert_retention.ALERTS_PER_CHUNK) -> PrunedAlerts:
+        """Delete the alerts resolved before ``before`` with their transitions and notification rows (see
+        :mod:`store.alert_retention`), ``chunk`` alerts per transaction, the lock released in between."""
+        total = PrunedAlerts()
+        for cluster in self._run("list alert clusters", alert_retention.clusters):
+            while True:
+                work = partial(alert_retention.prune_chunk, cluster=cluster, cutoff=before, limit=chunk)
+                done = self._run("prune alerts", work, write=True)
+                total += done
+                if done.alerts < chunk:
+                    break
+        return total
 
     def save_state(self, cluster: str, body: str, format: int, at: float, parts: Iterable[Part] = ()) -> None:
         """Replace ``cluster``'s saved detection state: ``body`` and its ``parts`` (none for a format kept

@@ -254,6 +254,24 @@ _V7_STATE_PARTS = sql(
     """,
 )
 
+_V8_PRUNED_TOTALS = sql(
+    # What the resolved alerts deleted by retention (store.alert_retention) had counted, per kind and
+    # cluster: the incident and magnitude counters of /metrics sum the alerts kept and these, so that
+    # deleting an alert never makes a counter go down. Drills are not counted (as in those counters).
+    # IF NOT EXISTS: a store rewound to an older version keeps it.
+    """
+    CREATE TABLE IF NOT EXISTS alert_totals_pruned (
+        kind TEXT NOT NULL,
+        cluster TEXT NOT NULL,
+        occurrences INTEGER NOT NULL,
+        messages_replayed INTEGER NOT NULL,
+        messages_skipped INTEGER NOT NULL,
+        messages_lost INTEGER NOT NULL,
+        PRIMARY KEY (kind, cluster)
+    ) WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
@@ -262,6 +280,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "notification queue and silences", _V5_NOTIFICATIONS),
     Migration(6, "index of the alerts resolved lately", _V6_RESOLVED),
     Migration(7, "the detection state in parts", _V7_STATE_PARTS),
+    Migration(8, "counts of the alerts deleted by retention", _V8_PRUNED_TOTALS),
 )
 
 
