@@ -71,7 +71,7 @@ def http_fetch(url: str, timeout: float) -> str:
 def _our_lines(text: str) -> str:
     """The lines of :data:`FAMILIES` (samples and comments) only. The same endpoint serves families
     offsetguard never reads, the per-partition ones for Strimzi's dashboard among them (two series per
-    replica: 10,000 lines for 5,000 partitions), and parsing them would cost ten times this filter."""
+    replica: 10,000 lines for 5,000 replicas), and parsing them costs some 30 times this filter."""
     kept = []
     for line in text.splitlines():
         if line.startswith("#"):  # "# HELP name ..." / "# TYPE name ..."

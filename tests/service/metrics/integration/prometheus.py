@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -67,16 +67,23 @@ def running_prometheus(
     target: str,
     *,
     job: str = "offsetguard",
+    labels: Mapping[str, str] | None = None,
+    more_jobs: Mapping[str, Sequence[str]] | None = None,
     rules: Path | None = None,
     handle: type[P] = Prometheus,  # type: ignore[assignment]
 ) -> Iterator[P]:
     """Prometheus scraping ``target`` (host:port) every second, evaluating ``rules`` if given, until the
-    block ends."""
+    block ends. ``more_jobs`` (job name -> host:port targets) are scraped too; ``labels`` are added to
+    every target (as a Kubernetes relabelling would add its namespace)."""
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / "prometheus.yml"
+    jobs = {job: [target], **(more_jobs or {})}
     settings: dict[str, Any] = {
         "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "scrape_configs": [{"job_name": job, "static_configs": [{"targets": [target]}]}],
+        "scrape_configs": [
+            {"job_name": name, "static_configs": [{"targets": list(targets), "labels": dict(labels or {})}]}
+            for name, targets in jobs.items()
+        ],
     }
     if rules is not None:
         settings["rule_files"] = [str(rules)]
