@@ -15,7 +15,12 @@ def build_parser() -> argparse.ArgumentParser:
     from sandbox import cli as sandbox_cli
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
-    parser.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="(serve: the settings' log_level, log_format and access_log instead)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sandbox_cli.register(sub)
     collect.register(sub)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import Any
 
 from collectors.errors import ConfigError
+from service import logs
 from service.memory import fix_mmap_threshold, limit_arenas, tune_gc
 from service.settings import Settings, load_settings
+
+log = logging.getLogger(__name__)
 
 
 def register(sub: Any) -> None:
@@ -36,29 +40,33 @@ def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Setting
 
 
 def run(args: argparse.Namespace) -> int:
+    settings = _with_cli_overrides(load_settings(args.config), args)
+    # The settings' log_level (not the CLI's --log-level), first: every line after this one is in
+    # log_format, uvicorn's included (it is told to leave logging alone below).
+    logs.configure(settings.log_level, settings.log_format, access_log=settings.access_log)
     limit_arenas()  # before any thread starts (see service.memory)
     fix_mmap_threshold()  # large blocks returned when freed, not kept in the heap (see service.memory)
     import uvicorn
 
     from service.app import create_app
 
-    settings = _with_cli_overrides(load_settings(args.config), args)
     sandbox = None
     if args.sandbox:
         from sandbox.cluster import start_sandbox
 
         sandbox = start_sandbox(Path(args.sandbox), brokers=1)
-        print(f"sandbox Kafka at {sandbox.bootstrap_servers}", flush=True)
+        log.info("sandbox Kafka at %s", sandbox.bootstrap_servers)
         url = f"http://{settings.http_host}:{settings.http_port}"
-        print(
-            f"rehearse an incident once ready: offsetguard drill rewind --sandbox {args.sandbox} --url {url}"
+        log.info(
+            "rehearse an incident once ready: offsetguard drill rewind --sandbox %s --url %s"
             " (kinds: offsetguard drill --help)",
-            flush=True,
+            args.sandbox,
+            url,
         )
         settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
-    print(f"on-call console at http://{settings.http_host}:{settings.http_port}/ui/", flush=True)
+    log.info("on-call console at http://%s:%s/ui/", settings.http_host, settings.http_port)
     try:
         app = create_app(settings)
         tune_gc()  # after the imports and the app: what exists by now lives as long as the process
@@ -68,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
             host=settings.http_host,
             port=settings.http_port,
             workers=1,
-            log_level=settings.log_level.lower(),
+            log_config=None,  # logs.configure's handler and levels, not uvicorn's own
+            log_level=None,
+            access_log=settings.access_log,
             timeout_graceful_shutdown=30,
         )
     finally:

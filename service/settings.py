@@ -31,6 +31,7 @@ from pydantic_settings import (
 from alerts.thresholds import Limits, Override, Thresholds
 from collectors.errors import ConfigError
 from collectors.settings import ClusterSettings, SnapshotSettings, secret_source
+from service.logs import LogFormat, LogLevel
 from service.metrics.options import DEFAULT_FAMILIES, FamilySet, Granularity, MetricsOptions
 from store.settings import StoreSettings
 
@@ -392,7 +393,13 @@ class Settings(BaseSettings):
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8080, ge=0, lt=65536)
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # offsetguard's own loggers; the others (Kafka clients, uvicorn, ...) log WARNING and up unless DEBUG
+    log_level: LogLevel = "INFO"
+    # text: "time LEVEL logger: message"; json: one object per line with context fields (service.logs)
+    log_format: LogFormat = "text"
+    # uvicorn's line per HTTP request (probes and scrapes included), at INFO. Top level beside log_level
+    # and http_port: it covers every route, /metrics and the probes as much as /api.
+    access_log: bool = True
 
     @field_validator("clusters")
     @classmethod

@@ -109,6 +109,27 @@ def test_load_settings_metrics_render_worker_yaml_and_env(
     assert load_settings(config).metrics.render_worker is False  # env overrides the file
 
 
+def test_load_settings_logging_defaults_text_with_access_log() -> None:
+    settings = load_settings()
+    assert (settings.log_level, settings.log_format, settings.access_log) == ("INFO", "text", True)
+
+
+def test_load_settings_logging_yaml_and_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = tmp_path / "og.yaml"
+    config.write_text("log_level: DEBUG\nlog_format: json\naccess_log: false\n")
+    settings = load_settings(config)
+    assert (settings.log_level, settings.log_format, settings.access_log) == ("DEBUG", "json", False)
+    monkeypatch.setenv("OFFSETGUARD_LOG_FORMAT", "text")
+    assert load_settings(config).log_format == "text"  # env overrides the file
+
+
+def test_load_settings_log_format_unknown_refused_naming_field_and_value() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(log_format="logfmt")
+    assert caught.value.field == "log_format"
+    assert "'text' or 'json', not 'logfmt'" in str(caught.value)
+
+
 def test_load_settings_metrics_yaml_families_and_granularity(tmp_path: Path) -> None:
     config = tmp_path / "og.yaml"
     config.write_text("metrics:\n  families: [kafka_exporter]\n  granularity: topic\n")

@@ -158,7 +158,7 @@ def test_serve_kill_9_then_restart_keeps_history_without_duplicates(
         proc.send_signal(signal.SIGTERM)
         # uvicorn finishes the lifespan (scheduler stopped, store closed), then re-raises SIGTERM
         assert proc.wait(30) in (0, -signal.SIGTERM)
-    assert "Application shutdown complete" in (tmp_path / "serve.log").read_text()
+    assert "offsetguard stopped" in (tmp_path / "serve.log").read_text()  # the lifespan's last line
 
 
 def test_collect_once_json_reports_exact_offsets_and_lag(
