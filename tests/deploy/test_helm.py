@@ -236,6 +236,23 @@ def test_configmap_defaults_metrics_own_families_per_partition(
     assert load_settings(tmp_path / "offsetguard.yaml").metrics.options() == expected
 
 
+def test_configmap_defaults_json_logs_at_info_with_access_log(
+    default_docs: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    config = _config(default_docs)
+    assert (config["log_format"], config["log_level"], config["access_log"]) == ("json", "INFO", True)
+    (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump(config))
+    settings = load_settings(tmp_path / "offsetguard.yaml")
+    assert (settings.log_format, settings.log_level, settings.access_log) == ("json", "INFO", True)
+
+
+@pytest.mark.parametrize("value", ["config.log_format=logfmt", "config.log_level=TRACE"])
+def test_helm_template_bad_log_values_fail_naming_them(value: str) -> None:
+    result = run([helm(), "template", "offsetguard", str(CHART), "--set", value])
+    assert result.returncode != 0
+    assert f"/config/{value.split('.')[1].split('=')[0]}" in result.stderr
+
+
 def test_configmap_metrics_render_worker_value_rendered_into_settings(tmp_path: Path) -> None:
     config = _config(helm_template("--set", "metrics.renderWorker=true"))
     assert config["metrics"]["render_worker"] is True
