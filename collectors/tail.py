@@ -111,7 +111,7 @@ class OffsetsTail:
             except OffsetguardError as exc:
                 self._failed(exc, "tail session failed")
             except Exception as exc:  # a bug (or the sink) must not end the tail for good
-                log.exception("tail %s: session crashed", self.cluster)
+                log.exception("tail %s: session crashed", self.cluster, extra={"cluster": self.cluster})
                 self.progress.failed(exc)
             finally:
                 await self._consumer.stop()
@@ -230,7 +230,9 @@ class OffsetsTail:
             try:
                 self.progress.update_ends(await self._consumer.end_offsets(partitions))
             except KafkaError as exc:
-                log.info("tail %s: end offsets unavailable: %s", self.cluster, exc)
+                log.info(
+                    "tail %s: end offsets unavailable: %s", self.cluster, exc, extra={"cluster": self.cluster}
+                )
 
     async def _checkpoint(self) -> None:
         """Save delivered positions that changed; a store failure is logged and retried next time."""
@@ -247,7 +249,9 @@ class OffsetsTail:
         try:
             await asyncio.to_thread(save)
         except OffsetguardError as exc:
-            log.warning("tail %s: positions not saved: %s", self.cluster, exc)
+            log.warning(
+                "tail %s: positions not saved: %s", self.cluster, exc, extra={"cluster": self.cluster}
+            )
             return
         self.progress.mark_saved(changed, now)
 
@@ -259,7 +263,7 @@ class OffsetsTail:
 
     def _failed(self, exc: OffsetguardError, what: str) -> None:
         self.progress.failed(exc)
-        log.warning("tail %s: %s: %s", self.cluster, what, exc)
+        log.warning("tail %s: %s: %s", self.cluster, what, exc, extra={"cluster": self.cluster})
 
     def _decode_failed(self, exc: Exception, partition: int, offset: int) -> None:
         self.progress.decode_errors += 1
@@ -271,4 +275,5 @@ class OffsetsTail:
                 partition,
                 offset,
                 exc,
+                extra={"cluster": self.cluster, "partition": partition, "offset": offset},
             )
