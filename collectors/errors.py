@@ -13,6 +13,8 @@ exceptions (kafka-python, aiokafka, sockets, HTTP) are translated where they are
     │   └── KafkaResponseError       a broker answered with an error code (.error_code, .error_name)
     ├── MetricsScrapeError           a broker metrics URL could not be scraped or parsed (.url)
     ├── StoreError                   the embedded store failed
+    │   ├── StoreWriteError          the disk refused a write: full, read-only, I/O error (.code)
+    │   └── StoreCorruptError        the database file is not a database or is damaged (.path)
     └── DecodeError                  bytes of ``__consumer_offsets`` are truncated or corrupt (.offset)
 """
 
@@ -95,6 +97,22 @@ class MetricsScrapeError(OffsetguardError):
 
 class StoreError(OffsetguardError):
     """The embedded store could not read or write."""
+
+
+class StoreWriteError(StoreError):
+    """The disk refused a write (SQLITE_FULL, SQLITE_READONLY, SQLITE_IOERR...): ``code`` names it."""
+
+    def __init__(self, message: str, *, code: str, cluster: str | None = None) -> None:
+        super().__init__(message, cluster=cluster)
+        self.code = code
+
+
+class StoreCorruptError(StoreError):
+    """The database file ``path`` is not a SQLite database or is damaged; the message says the recovery."""
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class DecodeError(OffsetguardError):

@@ -7,12 +7,13 @@ which is what makes ``busy_timeout`` reliable when another process holds the dat
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from collectors.errors import StoreError
+from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
 
 BUSY_TIMEOUT_MS = 5_000
 # Pages a connection may cache (negative = KiB); big batch writes touch many B-tree pages.
@@ -28,15 +29,49 @@ LARGE_VALUES_CACHE_KIB = 1024
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
 
 
+# Primary result codes (the low byte of an extended code) of a disk that refuses writes: it may come back
+# (space freed, the volume remounted read-write), and the store's writers keep what they must write.
+WRITE_FAILURES = {
+    8: "SQLITE_READONLY",
+    10: "SQLITE_IOERR",
+    13: "SQLITE_FULL",
+    14: "SQLITE_CANTOPEN",
+}
+# A file that is not a database, or a damaged one: no retry helps (see ``offsetguard store check``).
+CORRUPTION = {11: "SQLITE_CORRUPT", 26: "SQLITE_NOTADB"}
+_OS_WRITE_FAILURES = {errno.ENOSPC, errno.EROFS, errno.EIO, errno.EDQUOT, errno.EACCES, errno.EPERM}
+
+
+def write_failure(exc: BaseException) -> str | None:
+    """The name of the disk failure ``exc`` is (``SQLITE_FULL``, ``ENOSPC``...), or None if it is another."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return WRITE_FAILURES.get(code & 0xFF) if isinstance(code, int) else None
+    if isinstance(exc, OSError) and exc.errno in _OS_WRITE_FAILURES:
+        return errno.errorcode.get(exc.errno or 0, "OSError")
+    return None
+
+
+def corruption(exc: BaseException) -> str | None:
+    """``SQLITE_CORRUPT`` or ``SQLITE_NOTADB`` if ``exc`` says the file is damaged, else None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return CORRUPTION.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
+
+
 @contextmanager
 def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
-    """Re-raise any :class:`sqlite3.Error` (and OS error) inside the block as :class:`StoreError`."""
+    """Re-raise any :class:`sqlite3.Error` (and OS error) inside the block as :class:`StoreError`: a disk
+    that refuses writes as :class:`StoreWriteError`, a damaged file as :class:`StoreCorruptError`."""
     try:
         yield
-    except sqlite3.Error as exc:
-        raise StoreError(f"{action} failed: {exc}", cluster=cluster) from exc
-    except OSError as exc:
-        raise StoreError(f"{action} failed: {exc.strerror or exc}", cluster=cluster) from exc
+    except (sqlite3.Error, OSError) as exc:
+        text = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
+        message = f"{action} failed: {text}"
+        if (code := write_failure(exc)) is not None:
+            raise StoreWriteError(message, code=code, cluster=cluster) from exc
+        if corruption(exc) is not None:
+            raise StoreCorruptError(message) from exc
+        raise StoreError(message, cluster=cluster) from exc
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:

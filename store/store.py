@@ -19,11 +19,12 @@ from typing import TypeVar
 import store.queries as queries
 import store.retention as retention
 import store.snapshots as snapshot_index
-from collectors.errors import StoreError
+from collectors.errors import StoreError, StoreWriteError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
-from store.db import connect, transaction, translated
+from store.db import connect, transaction, translated, write_failure
+from store.health import StoreHealth
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
 from store.partitions import PartitionPlan, PartitionWriter
@@ -55,6 +56,10 @@ class Store:
         self._readers: list[sqlite3.Connection] = []
         self._local = threading.local()
         self._closed = False
+        # Shared with the file's other store classes (service.runtime). A refused history write is given
+        # up, not kept: the writers' latest values advance only on commit, so the first write that
+        # commits again stores every value that changed meanwhile; the changes in between are lost.
+        self.health = StoreHealth(str(settings.path))
         with translated("load latest values"):
             self._committed = CommittedWriter(writer)
             self._partitions = PartitionWriter(writer)
@@ -97,10 +102,27 @@ class Store:
 
     @contextmanager
     def _writing(self, action: str, cluster: str | None = None) -> Iterator[sqlite3.Connection]:
-        with self._write_lock, translated(action, cluster=cluster):
-            if self._closed:
-                raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
-            yield self._writer
+        """The writer under the lock; a refused write goes to ``health``."""
+        with self._write_lock:
+            try:
+                with translated(action, cluster=cluster):
+                    if self._closed:
+                        raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
+                    yield self._writer
+            except StoreWriteError as exc:
+                self.health.failed(exc)
+                raise
+            self.health.succeeded()
+
+    @contextmanager
+    def _history(self, rows: int) -> Iterator[None]:
+        """Counts ``rows`` history rows as dropped if the disk refuses the block's write."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            if write_failure(exc) is not None:
+                self.health.dropped(rows)
+            raise
 
     def _read(self, action: str, query: Callable[[sqlite3.Connection], T], cluster: str | None = None) -> T:
         with translated(action, cluster=cluster):
@@ -124,7 +146,7 @@ class Store:
         """Store the committed offsets that changed, and deletions within the groups ``obs`` fetched."""
         with self._writing("record committed offsets", obs.cluster) as conn:
             plan = self._committed.plan(obs)
-            with transaction(conn):
+            with self._history(len(plan.history)), transaction(conn):
                 counts = self._committed.write(plan)
             self._committed.apply(plan)
             return counts
@@ -146,7 +168,7 @@ class Store:
     ) -> WriteCounts:
         with self._writing(action, cluster) as conn:
             plan = planner(obs)
-            with transaction(conn):
+            with self._history(len(plan.history)), transaction(conn):
                 counts = self._partitions.write(plan)
             self._partitions.apply(plan)
             return counts

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Self, TypeVar
 
-from collectors.errors import StoreError
+from collectors.errors import StoreError, StoreWriteError
 from store.db import transaction, translated
+from store.health import StoreHealth
 
 T = TypeVar("T")
 
@@ -22,6 +23,8 @@ class WriterConnection:
         self._what = what
         self._lock = threading.Lock()
         self._closed = False
+        # shared with the file's other store classes (service.runtime): each write reports its fate
+        self.health = StoreHealth(what)
 
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""
@@ -52,14 +55,21 @@ class WriterConnection:
     ) -> T:
         """``work`` under the lock (in a transaction if ``write``); then ``committed``, still under the
         lock, once the transaction has committed (never after a rollback): where a cache kept beside the
-        database takes the changes, in the order they were written."""
-        with self._lock, translated(action):
-            if self._closed:
-                raise StoreError(f"{action} failed: the {self._what} is closed")
-            if not write:
-                return work(self._conn)
-            with transaction(self._conn) as conn:
-                result = work(conn)
+        database takes the changes, in the order they were written. A write's fate goes to ``health``."""
+        with self._lock:
+            try:
+                with translated(action):
+                    if self._closed:
+                        raise StoreError(f"{action} failed: the {self._what} is closed")
+                    if not write:
+                        return work(self._conn)
+                    with transaction(self._conn) as conn:
+                        result = work(conn)
+            except StoreWriteError as exc:
+                if write:
+                    self.health.failed(exc)
+                raise
+            self.health.succeeded()
             if committed is not None:
                 committed()
             return result
