@@ -23,6 +23,10 @@ DELIVERED = "delivered"
 SILENCED = "silenced"
 ABANDONED = "abandoned"
 
+# A transition's detail key: notified from memory when it happened, while the store refused writes
+# (service.detection.backlog); the fan-out passes over it.
+NOTIFIED_FROM_MEMORY = "notified_from_memory"
+
 MATCHER_NAMES = ("kind", "cluster", "group", "topic")
 MATCHER_OPS = ("=", "!=", "=~", "!~")
 
@@ -37,6 +41,8 @@ class Change:
     severity: str
     cause: str | None
     alert: Alert
+    # notified from memory when it happened (the store refused it then: service.detection.backlog)
+    notified: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,16 @@ class NotificationStore(WriterConnection):
         """Pending rows due at ``now``, oldest first (see :func:`notify_rows.due` for the ordering)."""
         return self._run("read due notifications", lambda c: notify_rows.due(c, now, limit))
 
+    def told(self, alert_ids: Iterable[str]) -> set[tuple[str, str]]:
+        """(receiver, alert id) pairs told the alert fires (a firing row not silenced), of ``alert_ids``."""
+        ids = list(alert_ids)
+        return self._run("read notified alerts", lambda c: notify_rows.told(c, ids)) if ids else set()
+
+    def adopt(self, rows: Sequence[Notification]) -> int:
+        """Store rows queued in memory while the store refused writes, as they stand (one transaction)."""
+        action = "store notifications kept in memory"
+        return self._run(action, lambda c: notify_rows.adopt(c, rows), write=True)
+
     def record(self, outcomes: Iterable[Outcome]) -> None:
         """Store delivery outcomes (one transaction); rows no longer pending are left alone."""
         done = list(outcomes)

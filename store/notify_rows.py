@@ -13,6 +13,7 @@ from store.notification_records import (
     ABANDONED,
     DELIVERED,
     FIRING_EVENT,
+    NOTIFIED_FROM_MEMORY,
     PENDING,
     SILENCED,
     Change,
@@ -61,12 +62,13 @@ def changes_after(conn: sqlite3.Connection, seq: int, limit: int) -> list[Change
     """Transitions after ``seq``, oldest first, each with its alert as stored now."""
     alert_columns = ", ".join(f"a.{c.strip()}" for c in COLUMNS.split(","))
     rows = conn.execute(
-        f"SELECT t.seq, t.transition, t.at, t.severity, t.cause, {alert_columns}"
+        f"SELECT t.seq, t.transition, t.at, t.severity, t.cause,"
+        f" json_extract(t.detail, '$.{NOTIFIED_FROM_MEMORY}') IS NOT NULL, {alert_columns}"
         " FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id"
         " WHERE t.seq > ? ORDER BY t.seq LIMIT ?",
         (seq, limit),
     ).fetchall()
-    return [Change(r[0], r[1], r[2], r[3], r[4], alert_from_row(r[5:])) for r in rows]
+    return [Change(r[0], r[1], r[2], r[3], r[4], alert_from_row(r[6:]), bool(r[5])) for r in rows]
 
 
 def last_transition(conn: sqlite3.Connection) -> int:
@@ -128,6 +130,32 @@ def due(conn: sqlite3.Connection, now: float, limit: int) -> list[Notification]:
         (PENDING, now, PENDING, now, limit),
     ).fetchall()
     return [_notification(r) for r in rows]
+
+
+def adopt(conn: sqlite3.Connection, rows: Iterable[Notification]) -> int:
+    """Insert rows queued in memory while the store refused writes, as they stand (their ids are new)."""
+    values = [
+        (
+            r.receiver,
+            r.alert_id,
+            r.event,
+            json.dumps(dict(r.payload), sort_keys=True, separators=(",", ":")),
+            r.state,
+            r.silence_id,
+            r.created_at,
+            r.attempts,
+            r.next_attempt_at if r.state == PENDING else None,
+            r.delivered_at,
+            r.last_error,
+        )
+        for r in rows
+    ]
+    conn.executemany(
+        "INSERT INTO notifications (receiver, alert_id, event, payload, state, silence_id, created_at,"
+        " attempts, next_attempt_at, delivered_at, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        values,
+    )
+    return len(values)
 
 
 def record(conn: sqlite3.Connection, outcomes: Iterable[Outcome]) -> None:

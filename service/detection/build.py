@@ -10,7 +10,7 @@ from collectors.settings import ClusterSettings
 from collectors.snapshots.dump import dump_group
 from service.detection.epochs import EpochEnds, EpochEndSource
 from service.detection.inputs import CollectorHealth
-from service.detection.loop import DetectionLoop, Listener
+from service.detection.loop import DetectionLoop, Listener, UnstoredListener
 from service.detection.snapshots import DumpFunction, SnapshotRateLimit, SnapshotTrigger
 from service.detection.tail_sink import DetectionTailSink
 from service.scheduler import CollectorJob
@@ -37,6 +37,7 @@ def build_detection(
     rate_limit: SnapshotRateLimit | None = None,
     dump: DumpFunction | None = None,
     listeners: Sequence[Listener] = (),
+    unstored_listeners: Sequence[UnstoredListener] = (),
     epoch_ends: EpochEndSource | None = None,
     scope: Scope | None = None,
 ) -> tuple[DetectionLoop, DetectionTailSink]:
@@ -70,6 +71,7 @@ def build_detection(
         log_end_reached_at_many=lambda wanted: store.log_end_reached_at_many(name, wanted),
         snapshots=snapshots,
         listeners=listeners,  # told of alerts once stored, e.g. the notification dispatcher
+        unstored_listeners=unstored_listeners,  # told of transitions the store refused (kept in memory)
         # KIP-320 checks for epoch_divergence: the cluster seam's offsets_for_leader_epoch
         epoch_ends=EpochEnds(name, epoch_ends) if epoch_ends is not None else None,
         blind_gap_seconds=blind_gap_seconds(settings),

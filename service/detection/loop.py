@@ -10,7 +10,11 @@ they are evaluated after ``debounce_seconds``, so a rewind pages as fast as the 
 task runs the evaluations one after another, in a worker thread (detectors, SQLite).
 
 An evaluation's alerts are written (one transaction) **before** anything is reported (listeners,
-snapshots). If the write fails, the state is not advanced and the events are kept for the next attempt.
+snapshots). If the write fails, the state is not advanced and the events are kept for the next attempt;
+but where the disk refuses writes (full, read-only, I/O error) detection goes on from memory: the writes
+are kept in order (:mod:`service.detection.backlog`), the alerts reported at once (the unstored listeners
+get their transitions: the dispatcher queues them in memory), and written at the first evaluation the
+store takes them again.
 The :class:`~alerts.state.DetectionState` is saved every ``state_save_seconds`` and at stop; after a crash
 detection resumes from the last save: commits seen since are compared against older values (a move may be
 reported once more, deduplicated by fingerprint and occurrence), and tail events already checkpointed by
@@ -35,9 +39,10 @@ from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
 from alerts.narrow import narrow
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
-from collectors.errors import OffsetguardError
+from collectors.errors import OffsetguardError, StoreWriteError
 from collectors.model import ClusterMetadata
 from collectors.scope import EVERYTHING, Scope
+from service.detection.backlog import AlertBacklog, Planner
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
     SETTLING_KINDS,
@@ -54,11 +59,15 @@ from service.settings import DetectionSettings
 from service.state import LatestObservations
 from store.alert_records import Alert, AlertWrite, Fingerprint
 from store.alerts import AlertStore
+from store.notification_records import Change
 
 log = logging.getLogger(__name__)
 
 Event = CommitEvent | GroupEvent
 Listener = Callable[[Sequence[Alert]], Awaitable[None]]
+# Told of the transitions of an evaluation the store could not take (kept in memory meanwhile), before the
+# listeners; ``seq`` 0: they have none yet.
+UnstoredListener = Callable[[Sequence[Change]], Awaitable[None]]
 # The tail waits (back-pressure) while this many events are queued, and the queue is then evaluated
 # without waiting for the minimum interval. It bounds a catch-up's memory: an event with its strings
 # is ~300 bytes, and one evaluation's worth is held beside the next one's queue (at 200,000, a warm
@@ -83,6 +92,7 @@ class DetectionLoop:
         tail_live: Callable[[], bool] = lambda: False,
         snapshots: SnapshotTrigger | None = None,
         listeners: Sequence[Listener] = (),
+        unstored_listeners: Sequence[UnstoredListener] = (),
         epoch_ends: EpochEnds | None = None,
         clock: Callable[[], float] = time.time,
         tick_seconds: float = 10.0,
@@ -110,6 +120,8 @@ class DetectionLoop:
         self.tail_live = tail_live  # True while the tail delivers every commit (then polls only seed)
         self._snapshots = snapshots
         self._listeners = list(listeners)
+        self._unstored_listeners = list(unstored_listeners)
+        self.backlog = AlertBacklog()
         self._clock = clock
         self._tick = tick_seconds
         self.state = DetectionState()
@@ -309,7 +321,7 @@ class DetectionLoop:
         self._drained.set()
         async with self._one_at_a_time:
             try:
-                written = await asyncio.to_thread(self._evaluate, events)
+                written, stored = await asyncio.to_thread(self._evaluate, events)
             except OffsetguardError as exc:
                 log.warning(
                     "detection %s: alerts not stored, will retry: %s", self.cluster, exc, extra=self._where
@@ -320,11 +332,14 @@ class DetectionLoop:
             self.evaluations += 1
             self._evaluated(taken)
         if written:
+            if not stored:
+                await self._tell_unstored(written)
             await self._report(written)
         return tuple(a for a, _ in written)
 
-    def _evaluate(self, events: list[Event]) -> list[tuple[Alert, str | None]]:
-        """Blocking: detectors, lifecycle and the alert transaction. Advances the state only on success."""
+    def _evaluate(self, events: list[Event]) -> tuple[list[tuple[Alert, str | None]], bool]:
+        """Blocking: detectors, lifecycle and the alert transaction. Advances the state only once the
+        alerts are stored or kept (:meth:`_write`); whether they were stored."""
         now = self._clock()
         fresh = self._fresh.peek()
         o = fresh.observations
@@ -361,7 +376,7 @@ class DetectionLoop:
 
         def planner(
             firing: Mapping[Fingerprint, Alert], resolved: frozenset[tuple[Fingerprint, str]]
-        ) -> Sequence[AlertWrite]:
+        ) -> Sequence[AlertWrite]:  # called again (on the backlog) if the store refuses the write
             kept = [
                 f
                 for f in findings
@@ -371,12 +386,42 @@ class DetectionLoop:
             planned.append(p)
             return p.writes
 
-        since = now - self._settings.quiet_period_seconds
-        stored = self._alerts.update_firing(self.cluster, planner, now, resolved_since=since)
+        written, stored = self._write(planner, now)
         self._streaks = dict(planned[-1].clean_streaks)
         self.state = state
         self._fresh.taken(fresh)
-        return [(a, w.transition) for a, w in zip(stored, planned[-1].writes, strict=True)]
+        return [(a, w.transition) for a, w in zip(written, planned[-1].writes, strict=True)], stored
+
+    def _write(self, planner: Planner, now: float) -> tuple[Sequence[Alert], bool]:
+        """Blocking: what is kept from earlier evaluations, then this one's writes; where the disk refuses
+        them, they are kept (the firing alerts as stored are read to plan from). The alerts as written or
+        kept, and whether they were stored."""
+        if self.backlog.keeping:
+            try:
+                flushed = self.backlog.flush(self._alerts, self.cluster)
+            except StoreWriteError:
+                return self.backlog.plan(planner, now), False
+            log.warning(
+                "detection %s: %d alert writes kept while the store failed are stored",
+                self.cluster,
+                flushed,
+                extra=self._where,
+            )
+        since = now - self._settings.quiet_period_seconds
+        try:
+            return self._alerts.update_firing(self.cluster, planner, now, resolved_since=since), True
+        except StoreWriteError:
+            self.backlog.start(self._alerts.firing(self.cluster))  # reads go on; raises if not
+            return self.backlog.plan(planner, now), False
+
+    async def _tell_unstored(self, written: Sequence[tuple[Alert, str | None]]) -> None:
+        at = self._clock()
+        changes = [Change(0, t, at, a.severity, a.cause, a) for a, t in written if t is not None]
+        for listener in self._unstored_listeners:
+            try:
+                await listener(changes)
+            except Exception:
+                log.exception("detection %s: unstored alert listener failed", self.cluster, extra=self._where)
 
     def _ask_epoch_ends(self, inputs: CycleInputs, rp: Replay) -> tuple[EpochEnd, ...]:
         """Blocking: where the epochs of older-epoch commits end on their leaders; () if that fails."""

@@ -22,6 +22,7 @@ from service.metrics.operations import alert_families, collector_families, tail_
 from service.metrics.options import MetricsOptions
 from service.metrics.own import cluster_families, observation_families, own_families
 from service.metrics.sources import ScrapeInputs
+from service.metrics.store_health import store_families
 from service.metrics.view import cluster_views
 
 Source = Callable[[], ScrapeInputs]
@@ -70,6 +71,7 @@ class OffsetguardCollector:
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
+        yield from store_families(inputs.store)
         if options.exposes("kafka_exporter"):
             yield from kafka_exporter_families(views, options.granularity)
         if options.exposes("kafka_lag_exporter"):

@@ -19,6 +19,8 @@ from collectors.model import (
     GroupsObservation,
     OffsetsObservation,
 )
+from service.metrics.store_health import StoreFigures
+from store.health import StoreHealth
 
 
 @runtime_checkable
@@ -131,6 +133,7 @@ class ScrapeInputs:
     tails: Sequence[TailFiguresLike] = ()
     alerts: AlertCounts | None = None
     log_end_times: LogEndTimes | None = None
+    store: StoreFigures | None = None
 
 
 def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
@@ -162,4 +165,18 @@ def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
         tails=[tail.figures() for tail in getattr(runtime, "tails", ())],
         alerts=alerts if isinstance(alerts, AlertCounts) else None,
         log_end_times=runtime.store,
+        store=store_figures(runtime),
     )
+
+
+def store_figures(runtime: Any) -> StoreFigures | None:
+    """The store's health and the writes kept in memory (detection's alert writes, the dispatcher's
+    notifications); None without a store."""
+    health = getattr(getattr(runtime, "store", None), "health", None)
+    if not isinstance(health, StoreHealth):
+        return None
+    backlog = {"alert_writes": sum(len(d.backlog) for d in getattr(runtime, "detections", ()))}
+    notifier = getattr(runtime, "notifier", None)
+    if notifier is not None:
+        backlog["notifications"] = notifier.kept()
+    return StoreFigures(health.view(), backlog)

@@ -8,6 +8,11 @@ and holding it until that row's next attempt (a down receiver gets one probe per
 request per queued row); (3) re-post firing alerts to Alertmanagers every ``resend_seconds``; (4) prune
 old finished rows hourly. A row is marked delivered only after the receiver answered 2xx, so a crash in
 between sends it again (at least once; receivers can drop repeats by ``notification_id``).
+
+While the disk refuses writes, notifying goes on from memory: the transitions detection could not store
+come through :meth:`Dispatcher.on_unstored` into a :class:`~service.notify.memory.MemoryQueue`, delivered
+from there and stored once the store takes writes again; outcomes of stored rows that cannot be recorded
+are kept (and those rows not sent again) until they can.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from typing import Any
 
 import httpx
 
+from collectors.errors import StoreError, StoreWriteError
 from service.notify.backoff import Backoff
 from service.notify.catchup import CatchUp
 from service.notify.errors import DeliveryError
 from service.notify.fanout import FanOut, ReceiverSettings
+from service.notify.memory import MemoryQueue
 from service.notify.payloads import alertmanager_alert, rfc3339
 from service.notify.senders import send_alertmanager, send_webhook
 from service.notify.silencing import silenced_by
@@ -38,8 +45,10 @@ from store.notification_records import (
     FIRING_EVENT,
     PENDING,
     RESOLVED_EVENT,
+    Change,
     Notification,
     Outcome,
+    Silence,
 )
 from store.notifications import NotificationStore
 
@@ -99,6 +108,9 @@ class Dispatcher:
         self._resent: dict[str, float] = {}  # Alertmanager receiver -> last re-post
         self._pruned = float("-inf")
         self._client: httpx.AsyncClient | None = None
+        self._memory = MemoryQueue()  # rows of transitions the store refused
+        self._unrecorded: dict[int, Outcome] = {}  # outcomes of stored rows the store refused
+        self._silences: list[Silence] = []  # as last read: the memory fan-out's when reads fail too
         self._wake = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
@@ -140,6 +152,25 @@ class Dispatcher:
         """Detection listener: the alerts are stored (with their transitions) already; just wake up."""
         self.wake()
 
+    def kept(self) -> int:
+        """Notifications and delivery outcomes waiting in memory for the store to take them."""
+        return len(self._memory) + len(self._unrecorded)
+
+    async def on_unstored(self, changes: Sequence[Change]) -> None:
+        """Detection listener for transitions the store refused: fanned out into the memory queue."""
+        if not changes:
+            return
+        now = self._clock()
+        ids = [c.alert.id for c in changes]
+        try:
+            told = await asyncio.to_thread(self._store.told, ids)
+            self._silences = await asyncio.to_thread(self._store.silences, ending_after=now)
+        except StoreError:  # reads fail too: every receiver is taken as told (a resolve reaches them all)
+            told = {(r.name, i) for r in self._receivers.values() for i in ids}
+        told |= self._memory.told()
+        self._memory.add(self._fanout(changes, (), told, self._silences, now), now)
+        self.wake()
+
     async def _run(self) -> None:
         while not self._stopping:
             self._wake.clear()
@@ -159,7 +190,13 @@ class Dispatcher:
         candidates = [self._settings.poll_seconds]
         holds = [h - now for h in self._holds.values() if h > now]
         candidates.extend(holds)
-        next_due = await asyncio.to_thread(self._store.next_due)
+        try:
+            next_due = await asyncio.to_thread(self._store.next_due)
+        except StoreError:
+            next_due = None
+        in_memory = self._memory.next_due()
+        if in_memory is not None:
+            next_due = in_memory if next_due is None else min(next_due, in_memory)
         if next_due is not None:
             if next_due > now:
                 candidates.append(next_due - now)
@@ -174,8 +211,19 @@ class Dispatcher:
     async def run_once(self) -> Round:
         """Queue new transitions, deliver what is due, re-post to Alertmanagers, prune."""
         now = self._clock()
-        queued = await self._queue(now)
-        due = await asyncio.to_thread(self._store.due, now, BATCH)
+        # First what memory holds: the catch-up must see those rows (told), or it would queue them again.
+        await self._adopt()
+        queued = 0
+        if not self._memory:
+            try:
+                queued = await self._queue(now)
+            except StoreWriteError:  # the store's health logs it; the memory queue goes on
+                pass
+        try:
+            due = await asyncio.to_thread(self._store.due, now, BATCH)
+        except StoreError:
+            due = []
+        due = [n for n in due if n.id not in self._unrecorded] + self._memory.due(now)
         by_receiver: dict[str, list[Notification]] = {}
         for n in due:
             if self._holds.get(n.receiver, float("-inf")) <= now:
@@ -184,9 +232,10 @@ class Dispatcher:
             *(self._deliver(name, rows, now) for name, rows in by_receiver.items())
         )
         outcomes = [o for batch in results for o in batch]
-        await asyncio.to_thread(self._store.record, outcomes)
+        self._memory.record(o for o in outcomes if o.id < 0)
+        await self._record([o for o in outcomes if o.id > 0])
         await self._resend(now)
-        if now - self._pruned >= PRUNE_SECONDS:
+        if now - self._pruned >= PRUNE_SECONDS and not self._unrecorded and not self._memory:
             self._pruned = now
             before = now - self._settings.keep_delivered_hours * 3600
             pruned = await asyncio.to_thread(self._store.prune, before)
@@ -195,6 +244,32 @@ class Dispatcher:
                 log.info("notify: pruned %d finished notifications", pruned)
         delivered = sum(o.state == DELIVERED for o in outcomes)
         return Round(queued, delivered, len(outcomes) - delivered, len(due) == BATCH)
+
+    async def _record(self, outcomes: list[Outcome]) -> None:
+        """Store ``outcomes`` and those kept from before; kept (their rows not sent again) if refused."""
+        for o in outcomes:
+            self._unrecorded[o.id] = o
+        if not self._unrecorded:
+            return
+        kept = list(self._unrecorded.values())
+        try:
+            await asyncio.to_thread(self._store.record, kept)
+        except StoreWriteError:
+            return
+        for o in kept:
+            self._unrecorded.pop(o.id, None)
+
+    async def _adopt(self) -> None:
+        """Store the memory queue's rows as they stand, once the store takes writes again."""
+        rows = self._memory.rows()
+        if not rows:
+            return
+        try:
+            await asyncio.to_thread(self._store.adopt, rows)
+        except StoreWriteError:
+            return
+        self._memory.forget(rows)
+        log.info("notify: %d notifications queued in memory while the store failed are stored", len(rows))
 
     async def _queue(self, now: float) -> int:
         oldest = now - self._backoff.give_up_after_seconds

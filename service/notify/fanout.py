@@ -9,6 +9,7 @@ Rules, per receiver and alert:
   firing (no non-silenced ``firing`` row) gets ``firing`` instead of ``updated``.
 * ``resolved`` goes to every receiver that was told the alert is firing, silenced or filtered now or
   not: no receiver is left with an incident that never closes.
+* A transition notified from memory when it happened (the store refused writes then) is passed over.
 * Catch-up: a firing alert that a receiver accepts, is not silenced now and was never told about is
   queued as ``firing``. This notifies alerts whose silence ended (or was deleted) while they still fire,
   alerts that escalated into a receiver's filter, and alerts that fired before a receiver was added.
@@ -68,7 +69,7 @@ class FanOut:
         rows: list[NewNotification] = []
         for change in changes:
             event = TRANSITION_EVENTS.get(change.transition)
-            if event is None:
+            if event is None or change.notified:  # notified from memory when it happened
                 continue
             alert = replace(change.alert, severity=change.severity, cause=change.cause)
             for receiver in self.receivers:
