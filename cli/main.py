@@ -11,7 +11,7 @@ from collectors.errors import OffsetguardError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from cli import alerts, collect, config, drill, dump, group, pipeline, reset_plan, serve
+    from cli import alerts, collect, config, drill, dump, group, pipeline, reset_plan, serve, store
     from sandbox import cli as sandbox_cli
 
     parser = argparse.ArgumentParser(prog="offsetguard", description="Kafka consumer offset-safety monitor")
@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     reset_plan.register(sub)
     pipeline.register(sub)
     drill.register(sub)
+    store.register(sub)
     return parser
 
 

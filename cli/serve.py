@@ -11,6 +11,7 @@ from collectors.errors import ConfigError
 from service import logs
 from service.memory import fix_mmap_threshold, limit_arenas, tune_gc
 from service.settings import Settings, load_settings
+from store.opening import ensure_openable
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
+    ensure_openable(settings.store.path)  # a damaged file: its recovery, before anything starts on it
     log.info("on-call console at http://%s:%s/ui/", settings.http_host, settings.http_port)
     try:
         app = create_app(settings)
