@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 
+from collectors.errors import StoreWriteError
 from service.detection.backlog import AlertBacklog
 from service.detection.loop import DetectionLoop
 from service.detection.tail_sink import DetectionTailSink
@@ -157,18 +158,16 @@ def test_backlog_disk_full_kept_in_order_and_flushed_once(tmp_path: Path) -> Non
         conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0]}")
         big = alert("al-1", evidence={"records": "x" * 20_000}, cluster=C)  # overflow pages: a new page
         backlog = AlertBacklog()
-        try:
+        with pytest.raises(StoreWriteError):
             alerts.update_firing(C, lambda f, r: [AlertWrite(big, True, "fired")], T0)
-        except Exception as exc:
-            assert type(exc).__name__ == "StoreWriteError"
-            backlog.start(alerts.firing(C))
+        backlog.start(alerts.firing(C))
         backlog.plan(lambda f, r: [AlertWrite(big, True, "fired")], T0)
         moved = alert("al-1", evidence={"records": "y" * 20_000}, cluster=C, at=T0 + 1, occurrences=2)
         backlog.plan(lambda f, r: [AlertWrite(moved, False, "repeated")] if f else [], T0 + 1)
         refreshed = alert("al-1", evidence={"records": "z" * 20_000}, cluster=C, at=T0 + 2, occurrences=2)
         backlog.plan(lambda f, r: [AlertWrite(refreshed, False, None)], T0 + 2)
 
-        with pytest.raises(Exception, match="database or disk is full"):
+        with pytest.raises(StoreWriteError, match="database or disk is full"):
             backlog.flush(alerts, C)
         assert len(backlog) == 3  # nothing lost, nothing written
 
