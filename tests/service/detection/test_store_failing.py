@@ -88,19 +88,20 @@ async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
             await dispatcher.stop()
 
 
-async def _rewind(loop: DetectionLoop) -> None:
+async def _rewind_unstored(parts: Parts) -> None:
+    """A rewind evaluated while the store refuses writes, its transition handed to the dispatcher."""
     t = int(time.time() * 1000)
-    await DetectionTailSink(loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+    await DetectionTailSink(parts.loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
     for _ in range(300):
-        if loop.evaluations and not loop._pending:
+        if parts.dispatcher.kept():
             return
         await asyncio.sleep(0.01)
-    raise AssertionError("the rewind was not evaluated")
+    raise AssertionError("the rewind was not handed to the dispatcher")
 
 
 async def test_store_refusing_writes_alert_notified_once_then_stored_once(parts: Parts) -> None:
     parts.refuse_writes()
-    await _rewind(parts.loop)
+    await _rewind_unstored(parts)
     await parts.dispatcher.run_once()
     await parts.dispatcher.run_once()  # nothing sent twice while still failing
 
@@ -129,7 +130,7 @@ async def test_store_refusing_writes_metrics_say_so(parts: Parts) -> None:
     runtime = SimpleNamespace(store=parts.store, detections=[parts.loop], notifier=parts.dispatcher)
 
     parts.refuse_writes()
-    await _rewind(parts.loop)
+    await _rewind_unstored(parts)
     failing = _samples(runtime)
     parts.refuse_writes(False)
     await parts.loop.evaluate_now()
