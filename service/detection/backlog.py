@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from store.alert_records import Alert, AlertWrite, Fingerprint, is_event_like
+from store.alert_records import Alert, AlertWrite, Fingerprint, Transition, is_event_like
 from store.alerts import AlertStore
 from store.notification_records import NOTIFIED_FROM_MEMORY
 
@@ -82,6 +82,22 @@ class AlertBacklog:
                 self._firing.pop(a.fingerprint, None)
             if is_event_like(a.kind):
                 self._resolved.add((a.fingerprint, a.occurrence))
+
+    def unstored(self) -> list[tuple[Alert, list[Transition]]]:
+        """Each alert the kept writes change, as it stands now, with its kept transitions (oldest first):
+        what the API shows beside the stored alerts until they are written."""
+        latest: dict[str, Alert] = {}
+        history: dict[str, list[Transition]] = {}
+        for k in self._kept:
+            for w in k.writes:
+                a = w.alert
+                latest[a.id] = a
+                history.setdefault(a.id, []).append(
+                    Transition(a.id, k.at, w.transition or "", a.severity, a.cause, w.detail)
+                )
+        for w in self._refreshes.values():
+            latest[w.alert.id] = w.alert
+        return [(a, history.get(a.id, [])) for a in latest.values()]
 
     def flush(self, alerts: AlertStore, cluster: str) -> int:
         """Write what is kept, oldest first, one transaction per evaluation; how many writes. Raises

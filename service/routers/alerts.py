@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Sequence
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
 
@@ -19,6 +20,8 @@ from service.api.schemas.alerts import (
     TransitionOut,
 )
 from service.api.times import TIME_HELP, parse_time
+from service.api.unstored import first_page, unstored
+from store.alert_records import Alert, Transition
 from store.alerts import MAX_PAGE
 
 router = APIRouter(prefix="/api/v1/alerts", tags=["alerts"])
@@ -37,6 +40,7 @@ async def list_alerts(
     _: ReadAccess,
     alerts: AlertsDep,
     settings: SettingsDep,
+    runtime: RuntimeDep,
     since: Annotated[float | None, Depends(since_param)],
     status: Literal["firing", "resolved"] | None = None,
     kind: Annotated[str | None, Query(max_length=200)] = None,
@@ -63,8 +67,13 @@ async def list_alerts(
         limit=limit,
         cursor=cursor,
     )
+    wanted: dict[str, Any] = {"status": status, "kind": kind, "severity": severity, "cluster": cluster}
+    wanted |= {"group": group, "topic": topic, "since": since}
+    shown: Sequence[Alert] = page.alerts
+    if cursor is None and (kept := unstored(runtime)):  # the store refuses writes: memory's alerts too
+        shown = first_page(page.alerts, kept, wanted, limit)
     base = settings.api.runbook_base_url
-    out = AlertPageOut(alerts=[AlertOut.of(a, base) for a in page.alerts], next_cursor=page.next_cursor)
+    out = AlertPageOut(alerts=[AlertOut.of(a, base) for a in shown], next_cursor=page.next_cursor)
     return json_response(out)
 
 
@@ -76,10 +85,16 @@ def get_alert(
     (to each receiver: pending, delivered, ...), oldest first."""
     alert_id = unescape(alert_id)
     alert = alerts.get(alert_id)
-    if alert is None:
+    kept = {a.id: (a, ts) for a, ts in unstored(runtime)}
+    if alert is None and alert_id not in kept:
         raise NotFound(f"no alert {alert_id!r}", code="alert_not_found")
+    stored: Sequence[Transition] = alerts.transitions(alert_id) if alert is not None else ()
+    if alert_id in kept:  # the store refuses writes: the alert as it stands in memory, its newer history
+        alert, newer = kept[alert_id]
+        stored = (*stored, *newer)
+    assert alert is not None
     out = AlertOut.of(alert, settings.api.runbook_base_url)
-    transitions = [TransitionOut.of(t) for t in alerts.transitions(alert_id)]
+    transitions = [TransitionOut.of(t) for t in stored]
     queue = getattr(runtime, "notifications", None)
     sent = [] if queue is None else [NotificationOut.of(n) for n in queue.notifications(alert_id=alert_id)]
     return AlertDetail(**out.model_dump(), transitions=transitions, notifications=sent)
