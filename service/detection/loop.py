@@ -280,8 +280,16 @@ class DetectionLoop:
                     extra=self._where,
                 )
             return
-        if self._pending:
+        if self._pending or self.backlog.keeping:  # the evaluation writes the backlog first
             await self.evaluate_now()
+        if self.backlog.keeping:
+            log.error(
+                "detection %s: %d alert writes kept in memory are lost at stop: the store still refuses "
+                "writes (the state saved before replays what it can at the next start)",
+                self.cluster,
+                len(self.backlog),
+                extra=self._where,
+            )
         if self._snapshots is not None:
             await self._snapshots.drain()
         await self._save_state()

@@ -137,9 +137,19 @@ class Dispatcher:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         try:
+            await self._adopt()
+            await self._record([])
             await self._queue(self._clock())
+        except StoreWriteError:
+            pass  # the store's health logged it; what memory holds is reported below
         except Exception:
             log.exception("notify: transitions not queued at stop (they are at the next start)")
+        if self.kept():
+            log.error(
+                "notify: %d notifications and outcomes kept in memory are lost at stop: the store still "
+                "refuses writes (pending ones are not sent; delivered ones may be sent again)",
+                self.kept(),
+            )
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -215,10 +225,8 @@ class Dispatcher:
         await self._adopt()
         queued = 0
         if not self._memory:
-            try:
+            with contextlib.suppress(StoreWriteError):  # the store's health logs it; memory goes on
                 queued = await self._queue(now)
-            except StoreWriteError:  # the store's health logs it; the memory queue goes on
-                pass
         try:
             due = await asyncio.to_thread(self._store.due, now, BATCH)
         except StoreError:
