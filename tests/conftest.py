@@ -28,7 +28,7 @@ def kafka1(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]
     try:
         yield cluster
     finally:
-        cluster.down()
+        cluster.kill()  # throwaway: no controlled shutdown at session end
 
 
 @pytest.fixture(scope="session")
@@ -43,7 +43,7 @@ def kafka3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCluster]
     try:
         yield cluster
     finally:
-        cluster.down()
+        cluster.kill()  # throwaway: no controlled shutdown at session end
 
 
 @pytest.fixture(scope="session")
@@ -54,7 +54,7 @@ def kafka_sasl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxClus
     try:
         yield cluster
     finally:
-        cluster.down()
+        cluster.kill()  # throwaway: no controlled shutdown at session end
 
 
 @pytest.fixture(scope="session")

@@ -182,7 +182,7 @@ def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
             producer.halt()
         if runtime is not None:
             runtime.stop()
-        kafka.down()
+        kafka.kill()  # throwaway: no controlled shutdown
 
 
 def test_standalone_consumer_offsets_expire_offsets_lost(timed: TimeBased) -> None:

@@ -45,7 +45,7 @@ def secured(
     try:
         yield cluster
     finally:
-        cluster.down()
+        cluster.kill()  # throwaway: no controlled shutdown
 
 
 def test_secured_sandbox_status_prints_the_client_settings(secured: SandboxCluster) -> None:

@@ -24,4 +24,4 @@ def kafka_expiry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SandboxCl
     try:
         yield cluster
     finally:
-        cluster.down()
+        cluster.kill()  # throwaway: no controlled shutdown
