@@ -1,8 +1,10 @@
 """The :class:`StoreHealth` of one store file: whether its writes succeed, shared by its store classes.
 
 A write the disk refuses (:class:`~collectors.errors.StoreWriteError`: full, read-only, I/O error) marks
-the store failing; the next write that commits marks it healthy again. Each change is logged once (not
-once per failed row); every failed write is counted, and so are the history rows given up while failing.
+the store failing; a write that commits once ``settle_seconds`` passed without a refusal marks it healthy
+again (on a full disk small writes still fit in the pages the file has, between refused larger ones: one
+success is no sign that space returned). Each change is logged once (not once per failed row); every
+failed write is counted, and so are the history rows given up while failing.
 ``/readyz`` and ``offsetguard_store_*`` read :meth:`StoreHealth.view`.
 """
 
@@ -33,9 +35,13 @@ class HealthView:
 class StoreHealth:
     """Thread-safe: the store classes report each write's fate from worker threads."""
 
-    def __init__(self, path: str = "", *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: str = "", *, settle_seconds: float = 10.0, clock: Callable[[], float] = time.time
+    ) -> None:
         self.path = path
+        self.settle_seconds = settle_seconds
         self._clock = clock
+        self._last_failure = float("-inf")
         self._lock = threading.Lock()
         self._failures = 0
         self._dropped = 0
@@ -51,9 +57,10 @@ class StoreHealth:
         with self._lock:
             self._failures += 1
             self._reason = f"{exc.code}: {exc.message}"
+            self._last_failure = self._clock()
             first = self._since is None
             if first:
-                self._since = self._clock()
+                self._since = self._last_failure
         if first:
             log.error(
                 "store %s failing (%s): detection and notifications go on from memory, what must be "
@@ -63,10 +70,13 @@ class StoreHealth:
             )
 
     def succeeded(self) -> None:
-        """A write committed: the store is healthy again (logged once, with how long it failed)."""
+        """A write committed: healthy again if no write was refused for ``settle_seconds`` (logged once,
+        with how long it failed)."""
         if self._since is None:  # the common case, without the lock
             return
         with self._lock:
+            if self._clock() - self._last_failure < self.settle_seconds:
+                return
             since, self._since, self._reason = self._since, None, None
         if since is not None:
             log.warning("store %s writable again after %.0f s", self.path, self._clock() - since)

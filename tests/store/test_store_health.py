@@ -12,6 +12,7 @@ import pytest
 from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
 from store import Store
 from store.alerts import AlertStore
+from store.health import StoreHealth
 from store.opening import open_migrated
 from store.settings import StoreSettings
 from tests.alerts.builders import offsets
@@ -35,6 +36,7 @@ def _many(at: float, n: int = 3000, end: int = 100) -> dict[tuple[str, int], tup
 def test_store_history_write_disk_full_fails_typed_counts_and_recovers(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
+    store.health.settle_seconds = 0.0  # healthy at the first write that commits
     old = _cap(store._writer)  # the seam: the store's own writer connection, capped at its size
 
     with caplog.at_level(logging.ERROR, logger="store.health"), pytest.raises(StoreWriteError) as info:
@@ -59,6 +61,7 @@ def test_store_history_write_disk_full_fails_typed_counts_and_recovers(
 
 def test_alert_store_readonly_write_fails_typed_and_marks_failing(tmp_path: Path) -> None:
     with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
+        alerts.health.settle_seconds = 0.0
         alerts._conn.execute("PRAGMA query_only = ON")  # the seam: its writer refuses like a read-only file
 
         with pytest.raises(StoreWriteError) as info:
@@ -103,3 +106,31 @@ def test_store_open_garbage_file_is_store_corrupt_error(tmp_path: Path) -> None:
 
     with pytest.raises(StoreCorruptError):
         Store.open(StoreSettings(path=path))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_store_health_flapping_writes_stay_failing_until_settled(caplog: pytest.LogCaptureFixture) -> None:
+    clock = Clock()
+    health = StoreHealth("og.db", settle_seconds=10.0, clock=clock)
+    full = StoreWriteError("record offsets failed: database or disk is full", code="SQLITE_FULL")
+
+    with caplog.at_level(logging.INFO, logger="store.health"):
+        for t in range(5):  # a full disk: small writes fit in the file's pages between refused ones
+            clock.now = float(t)
+            health.failed(full)
+            clock.now = t + 0.5
+            health.succeeded()
+        during = health.view()
+        clock.now = 14.0  # 10 s after the last refusal
+        health.succeeded()
+
+    assert (during.healthy, during.write_failures, during.failing_since) == (False, 5, 0.0)
+    assert health.healthy
+    assert [r.levelname for r in caplog.records] == ["ERROR", "WARNING"]  # one line each way

@@ -69,6 +69,7 @@ async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
         NotificationStore.open(settings) as queue,
     ):
         alerts.health = queue.health = store.health  # as service.runtime shares it
+        store.health.settle_seconds = 0.0  # healthy at the first write that commits
         notify = NotifySettings(receivers=[webhook()])
         dispatcher = Dispatcher(notify, queue, transport=httpx.MockTransport(answer))
         loop = DetectionLoop(
