@@ -10,6 +10,7 @@ purpose: a row is an alert change times a receiver, and none may be dropped; a c
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
@@ -25,11 +26,13 @@ from store.notification_records import (
 
 
 class MemoryQueue:
-    """Rows with negative ids (a stored row's id is positive), oldest first."""
+    """Rows with negative ids (a stored row's id is positive), oldest first. The id is what a receiver
+    gets as ``notification_id`` and may drop repeats by: they start at minus the microseconds since the
+    epoch and count down, so no id repeats across failure spells or restarts (nor meets a stored one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first_id: int | None = None) -> None:
         self._rows: dict[int, Notification] = {}
-        self._next = -1
+        self._next = first_id if first_id is not None else -(time.time_ns() // 1000)
 
     def __len__(self) -> int:
         return len(self._rows)
