@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import sqlite3
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
 from store import Store
 from store.alerts import AlertStore
+from store.db import translated
 from store.health import StoreHealth
 from store.opening import open_migrated
 from store.settings import StoreSettings
@@ -134,3 +136,35 @@ def test_store_health_flapping_writes_stay_failing_until_settled(caplog: pytest.
     assert (during.healthy, during.write_failures, during.failing_since) == (False, 5, 0.0)
     assert health.healthy
     assert [r.levelname for r in caplog.records] == ["ERROR", "WARNING"]  # one line each way
+
+
+def _sqlite_error(code: int, text: str) -> sqlite3.Error:
+    exc = sqlite3.OperationalError(text)
+    exc.sqlite_errorcode = code
+    return exc
+
+
+@pytest.mark.parametrize(
+    ("raised", "code"),
+    [
+        (_sqlite_error(13, "database or disk is full"), "SQLITE_FULL"),
+        (_sqlite_error(8, "attempt to write a readonly database"), "SQLITE_READONLY"),
+        (_sqlite_error(10 | (4 << 8), "disk I/O error"), "SQLITE_IOERR"),  # an extended IOERR code
+        (_sqlite_error(14, "unable to open database file"), "SQLITE_CANTOPEN"),
+        (OSError(errno.ENOSPC, "No space left on device"), "ENOSPC"),
+        (OSError(errno.EROFS, "Read-only file system"), "EROFS"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_translated_disk_failures_are_store_write_errors(raised: Exception, code: str) -> None:
+    with pytest.raises(StoreWriteError) as info, translated("write"):
+        raise raised
+    assert info.value.code == code
+
+
+def test_translated_other_errors_stay_store_errors() -> None:
+    with pytest.raises(StoreError) as busy, translated("write"):
+        raise _sqlite_error(5, "database is locked")
+    with pytest.raises(StoreCorruptError), translated("read"):
+        raise _sqlite_error(11, "database disk image is malformed")
+    assert type(busy.value) is StoreError

@@ -5,6 +5,7 @@ again the alert lands once, with its transitions in order, and nothing is notifi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import time
@@ -56,6 +57,12 @@ class Parts:
 
 @pytest.fixture
 async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
+    async with _wired(tmp_path, FAST) as wired:
+        yield wired
+
+
+@contextlib.asynccontextmanager
+async def _wired(tmp_path: Path, detection: DetectionSettings) -> AsyncIterator[Parts]:
     settings = StoreSettings(path=tmp_path / "og.db")
     requests: list[httpx.Request] = []
 
@@ -74,7 +81,7 @@ async def parts(tmp_path: Path) -> AsyncIterator[Parts]:
         dispatcher = Dispatcher(notify, queue, transport=httpx.MockTransport(answer))
         loop = DetectionLoop(
             C,
-            FAST,
+            detection,
             latest=LatestObservations(),
             alerts=alerts,
             tail_live=lambda: True,
@@ -151,6 +158,39 @@ def _samples(runtime: object) -> dict[str, float]:
         for s in family.samples:
             out[f"backlog:{s.labels['kind']}" if s.labels else s.name] = s.value
     return out
+
+
+async def test_store_refusing_writes_resolve_notified_once_then_stored_once(tmp_path: Path) -> None:
+    quiet = DetectionSettings(debounce_seconds=0.05, state_save_seconds=3600, quiet_period_seconds=0.3)
+    async with _wired(tmp_path, quiet) as parts:
+        t = int(time.time() * 1000)
+        await DetectionTailSink(parts.loop).on_events([commit_event(500, 1, t - 20), commit_event(300, 2, t)])
+        for _ in range(300):
+            if parts.alerts.firing(C):
+                break
+            await asyncio.sleep(0.01)
+        await parts.dispatcher.run_once()  # the firing notification, from the store
+        [fired] = parts.alerts.firing(C)
+
+        parts.refuse_writes()
+        await asyncio.sleep(0.35)  # the rewind goes quiet: resolved at the next evaluation, in memory
+        await parts.loop.evaluate_now()
+        await parts.dispatcher.run_once()
+        await parts.dispatcher.run_once()
+        during = [json.loads(r.content)["event"] for r in parts.requests]
+
+        parts.refuse_writes(False)
+        await parts.loop.evaluate_now()
+        await parts.dispatcher.run_once()
+        await parts.dispatcher.run_once()
+
+        history = [t.transition for t in parts.alerts.transitions(fired.id)]
+        rows = [(n.event, n.state) for n in parts.queue.notifications(alert_id=fired.id)]
+        assert during == ["firing", "resolved"]  # the resolve reached the receiver told it fires
+        assert parts.alerts.firing(C) == ()
+        assert history == ["fired", "resolved"]
+        assert rows == [("firing", "delivered"), ("resolved", "delivered")]
+        assert len(parts.requests) == 2  # not sent again once stored
 
 
 def test_backlog_disk_full_kept_in_order_and_flushed_once(tmp_path: Path) -> None:
