@@ -483,5 +483,7 @@ class DetectionLoop:
 
         try:
             await asyncio.to_thread(save)
+        except StoreWriteError:  # the disk refuses writes: the store's health logs it, once
+            pass
         except OffsetguardError as exc:
             log.warning("detection %s: state not saved: %s", self.cluster, exc, extra=self._where)
