@@ -207,7 +207,7 @@ def topic_recreated(stage: Stage, spec: CellSpec) -> None:
     sees_commit(stage, g, t, 50)
     ops.delete_topic(stage.kafka, t)
     topic_gone(stage, t)
-    stage.create_topic(t)
+    stage.create_topic(t, tool=True)  # the operator's kafka-topics --create
     stage.produce(t, 30)
     resume(stage, spec, g, t)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
 
 from sandbox.cluster import SandboxCluster
 
@@ -228,6 +229,34 @@ def create_topic(
             lambda d: bool(d["partitions"]) and all(p["leader_id"] >= 0 for p in d["partitions"]),
         )
     return out
+
+
+def create_topic_request(
+    cluster: SandboxCluster,
+    topic: str,
+    partitions: int = 1,
+    replication: int = 1,
+    configs: Mapping[str, str | int] | None = None,
+    assignment: Mapping[int, Sequence[int]] | None = None,
+) -> None:
+    """The CreateTopics request ``kafka-topics --create`` sends, sent from this process (no JVM to start:
+    a scene's own topics, where creating them is not the operation under test); waits as
+    :func:`create_topic` does, until every partition has a leader."""
+    new = NewTopic(
+        topic,
+        num_partitions=-1 if assignment is not None else partitions,
+        replication_factor=-1 if assignment is not None else replication,
+        replica_assignments={p: list(r) for p, r in assignment.items()} if assignment is not None else None,
+        topic_configs={k: str(v) for k, v in (configs or {}).items()},
+    )
+    admin = KafkaAdminClient(**cluster.client_config())
+    try:
+        admin.create_topics([new])
+    finally:
+        admin.close()
+    wait_topic(
+        cluster, topic, lambda d: bool(d["partitions"]) and all(p["leader_id"] >= 0 for p in d["partitions"])
+    )
 
 
 def _assignment(assignment: Mapping[int, Sequence[int]]) -> str:

@@ -110,9 +110,13 @@ class Stage:
         *,
         assignment: dict[int, list[int]] | None = None,
         configs: dict[str, str] | None = None,
+        tool: bool = False,
     ) -> str:
+        """The cell's topic, by the request ``kafka-topics --create`` sends (``tool``: by the tool itself,
+        when an operator's creating it is the scene: a JVM started, seconds of CPU)."""
         replication = 1 if assignment is None else len(next(iter(assignment.values())))
-        ops.create_topic(self.kafka, topic, partitions, replication, configs or {}, assignment)
+        create = ops.create_topic if tool else ops.create_topic_request
+        create(self.kafka, topic, partitions, replication, configs or {}, assignment)
         self.topics.add(topic)
         return topic
 
