@@ -16,6 +16,7 @@ from typing import Any
 from kafka import KafkaAdminClient, KafkaProducer
 
 from collectors.codec.wire import topic_id_str
+from tests.e2e.harness import retrying
 from tests.truth.records import Acked, Journal
 
 SEND_TIMEOUT = 30.0
@@ -26,16 +27,22 @@ class NotAcknowledged(RuntimeError):
 
 
 def topic_id(bootstrap: str, topic: str) -> str | None:
-    """``topic``'s id in Kafka's text form (URL-safe base64), None if the broker gives none."""
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
-    try:
-        described = admin.describe_topics([topic])
-    finally:
-        admin.close()
+    """``topic``'s id in Kafka's text form (URL-safe base64), None if the broker gives none. Asked again
+    while a broker cannot be reached (a load writing through a broker's stop: the metadata request went
+    to the stopped one)."""
+    described = retrying(lambda: _describe(bootstrap, topic), 30)
     raw = described[0].get("topic_id") if described and not described[0].get("error_code") else None
     if not raw or uuid.UUID(str(raw)).int == 0:
         return None
     return topic_id_str(uuid.UUID(str(raw)).bytes)
+
+
+def _describe(bootstrap: str, topic: str) -> list[dict[str, Any]]:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return list(admin.describe_topics([topic]))
+    finally:
+        admin.close()
 
 
 def produce(
