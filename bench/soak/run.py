@@ -63,7 +63,7 @@ def soak(plan: Plan, workdir: Path) -> dict[str, Any]:
             world.members.close()
         if serve is not None:
             serve.stop()
-        cluster.down()
+        cluster.kill()  # the run's own sandbox: nothing is read from it again
     out["duration_s"] = round(time.time() - started, 1)
     return out
 
@@ -100,6 +100,7 @@ def _operate(world: World, plan: Plan) -> tuple[list[dict[str, Any]], list[tuple
 
 def _inject(world: World, serve: Serve, plan: Plan) -> list[Injected]:
     done: list[Injected] = []
+    later: list[Injected] = []
     for inject in (
         lambda: incidents.rewind(world, "classic"),
         lambda: incidents.rewind(world, "consumer"),
@@ -112,24 +113,34 @@ def _inject(world: World, serve: Serve, plan: Plan) -> list[Injected]:
             done.append(Injected(f"failed: {exc!r}", time.time(), set(), set(), []))
             continue
         done.append(incident)
-        for want in incident.expect:
-            try:
-                until(partial(_raised, serve, want), plan.incident_timeout, want.kind)
-            except RuntimeError:
-                incident.found[want.kind] = {"caught": False}
-                continue
-            alert = min((a for a in serve.alerts() if want.matches(a)), key=lambda a: a["started_at"])
-            incident.found[want.kind] = {
-                "caught": want.caught(alert),
-                "kind": alert["kind"],
-                "severity": alert["severity"],
-                "cause": alert.get("cause"),
-                "magnitude": alert["magnitude"],
-                "wanted": want.wanted,
-                "latency_s": round(alert["started_at"] - incident.at, 2),
-            }
-        log.info("incident %s %s", incident.name, incident.found)
+        if incident.name == "retention_passes_stuck_group":
+            later.append(incident)  # retention takes half a minute to pass: the next incident runs meanwhile
+            continue
+        _catch(serve, incident, plan)
+    for incident in later:
+        _catch(serve, incident, plan)
     return done
+
+
+def _catch(serve: Serve, incident: Injected, plan: Plan) -> None:
+    """Wait for each alert ``incident`` expects (at most ``plan.incident_timeout`` from now) and note it."""
+    for want in incident.expect:
+        try:
+            until(partial(_raised, serve, want), plan.incident_timeout, want.kind)
+        except RuntimeError:
+            incident.found[want.kind] = {"caught": False}
+            continue
+        alert = min((a for a in serve.alerts() if want.matches(a)), key=lambda a: a["started_at"])
+        incident.found[want.kind] = {
+            "caught": want.caught(alert),
+            "kind": alert["kind"],
+            "severity": alert["severity"],
+            "cause": alert.get("cause"),
+            "magnitude": alert["magnitude"],
+            "wanted": want.wanted,
+            "latency_s": round(alert["started_at"] - incident.at, 2),
+        }
+    log.info("incident %s %s", incident.name, incident.found)
 
 
 def _raised(serve: Serve, want: incidents.Expect) -> bool:
