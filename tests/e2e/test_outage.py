@@ -23,6 +23,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
+from alerts.blind import SETTLE_SECONDS
 from collectors.codec import OffsetCommit
 from collectors.tail_model import TailEvent, TailSink
 from sandbox.cluster import SandboxCluster
@@ -37,6 +38,9 @@ GRACE = 20.0  # collector_failure_grace_seconds of this module's runtime
 # service.detection.build.blind_gap_seconds); the spell offsetguard measures is about 4 s longer.
 OUTAGE = 45.0
 LIMIT = 35.0  # the steady group's lag_seconds and stall_seconds: shorter than the outage
+# Watched after recovery: past LIMIT, and 25 s past the minute after a blind spell in which the rates
+# cannot be judged yet (alerts.blind.SETTLE_SECONDS)
+AFTER = max(LIMIT + 10, SETTLE_SECONDS + 25)
 COMMIT_EVERY = 5.0  # the steady member commits like auto-commit: it always has some lag
 
 
@@ -159,7 +163,7 @@ def test_outage_blind_then_nothing_but_the_rewind_after_recovery(
         assert rewind.magnitude["messages_replayed"] == 150
         # Past the steady group's limits after recovery: counting the outage, its lag and stall would fire
         # (its commit is always up to COMMIT_EVERY old); a clean minute for the rates to speak again.
-        time.sleep(max(0.0, LIMIT + 10 - (time.monotonic() - back_at)))
+        time.sleep(max(0.0, AFTER - (time.monotonic() - back_at)))
         # Traffic goes on after the outage. The member is not asked to read again: after a whole-cluster
         # outage kafka-python 3.0.12's member often never reads again (seen: its group Stable, every
         # partition fetchable, one fetch to their leader pending with no answer for minutes); what this
