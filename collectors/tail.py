@@ -8,8 +8,9 @@ decodes each record with :func:`collectors.codec.decode` and hands batches of
 Delivery is at least once: a position is saved only after the sink returned for the events before it
 (every ``checkpoint_seconds`` and at stop), and a restart resumes from the saved positions. Fetch
 errors, a broker down or a moved leader are logged and retried with backoff; a record that does not
-decode is counted and skipped. ``caught_up`` turns true once every partition reached the end offset
-seen at start, and stays true.
+decode is counted and skipped, and so is, its value never decoded, a record of a group, topic or pair out
+of the cluster's scope (:class:`collectors.scope.Scope`). ``caught_up`` turns true once every partition
+reached the end offset seen at start, and stays true.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 from collectors.codec import UnknownRecord, decode
-from collectors.errors import KafkaAuthError, KafkaError, OffsetguardError
+from collectors.codec.keys import key_names
+from collectors.errors import KafkaAuthError, KafkaError, OffsetguardError, StoreWriteError
+from collectors.scope import EVERYTHING, Scope
 from collectors.tail_model import (
     PositionStore,
     RawRecord,
@@ -57,8 +60,10 @@ class OffsetsTail:
         topic_poll_seconds: float = TOPIC_POLL_S,
         backoff: Backoff | None = None,
         clock: Callable[[], float] = time.time,
+        scope: Scope = EVERYTHING,
     ) -> None:
         self.cluster = cluster
+        self.scope = scope
         self.sink = sink
         self._consumer = consumer
         self._store = store
@@ -203,12 +208,16 @@ class OffsetsTail:
         events: list[TailEvent] = []
         append = events.append
         last: dict[int, int] = {}
-        records = unknown = 0
+        records = unknown = dropped = 0
+        scope = None if self.scope.everything else self.scope
         for partition, fetched in batch.items():
             if not fetched:
                 continue
             records += len(fetched)
             for rec in fetched:
+                if scope is not None and not _in_scope(scope, rec.key):
+                    dropped += 1  # the value is never decoded
+                    continue
                 try:
                     record = decode(rec.key, rec.value, offset=rec.offset, partition=partition)  # type: ignore[arg-type]
                 except Exception as exc:  # DecodeError, or a None key: count, skip, never stall
@@ -219,7 +228,7 @@ class OffsetsTail:
                     continue
                 append(TailEvent(cluster, partition, rec.offset, rec.timestamp, record))
             last[partition] = fetched[-1].offset + 1
-        self.progress.count(records, len(events), unknown)
+        self.progress.count(records, len(events), unknown, dropped)
         return events, last
 
     # ------------------------------------------------------------------ helpers
@@ -248,6 +257,8 @@ class OffsetsTail:
 
         try:
             await asyncio.to_thread(save)
+        except StoreWriteError:  # the disk refuses writes: the store's health logs it, once
+            return
         except OffsetguardError as exc:
             log.warning(
                 "tail %s: positions not saved: %s", self.cluster, exc, extra={"cluster": self.cluster}
@@ -277,3 +288,10 @@ class OffsetsTail:
                 exc,
                 extra={"cluster": self.cluster, "partition": partition, "offset": offset},
             )
+
+
+def _in_scope(scope: Scope, key: bytes | None) -> bool:
+    """Whether the record keyed ``key`` is in ``scope``; a key that cannot be read is kept, for the
+    decoder to count as undecodable or unknown."""
+    names = key_names(key) if key is not None else None
+    return names is None or scope.record_in(*names)

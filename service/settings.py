@@ -8,6 +8,7 @@ store in :mod:`store.settings`.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -85,6 +86,8 @@ class DetectionSettings(BaseModel):
 
     enabled: bool = True
     limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    # keys: regular expressions matched against the whole name (an exact name matches itself); the first
+    # that matches, in file order, gives the override
     topics: dict[str, OverrideSettings] = Field(default_factory=dict)
     groups: dict[str, OverrideSettings] = Field(default_factory=dict)  # group beats topic
     recommit_window_seconds: float = Field(default=30.0, ge=0, le=3600)
@@ -128,6 +131,16 @@ class DetectionSettings(BaseModel):
     snapshots: bool = True  # dump the group's __consumer_offsets partition on a critical offset alert
     snapshot_group_interval_seconds: float = Field(default=600.0, ge=0)  # per cluster+group
     snapshot_max_per_hour: int = Field(default=20, ge=0)  # all clusters together
+
+    @field_validator("topics", "groups")
+    @classmethod
+    def _patterns(cls, overrides: dict[str, OverrideSettings]) -> dict[str, OverrideSettings]:
+        for key in overrides:
+            try:
+                re.compile(key)
+            except re.error as exc:
+                raise ValueError(f"{key!r} is not a regular expression: {exc}") from None
+        return overrides
 
     def thresholds(self) -> Thresholds:
         """The :class:`alerts.thresholds.Thresholds` these settings describe."""

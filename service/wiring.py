@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
 from collectors.broker_metrics import BrokerMetricsCollector
 from collectors.committed import CommittedCollector
 from collectors.configs import ConfigsCollector
+from collectors.errors import StoreWriteError
 from collectors.groups import GroupsCollector
 from collectors.kafka.seam import KafkaPythonSeam
 from collectors.kafka.tail import AiokafkaTailConsumer
 from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
+from collectors.scope import Scope
 from collectors.seam import KafkaSeam
 from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
@@ -27,15 +30,18 @@ from store import Store
 
 
 def store_sink(store: Store) -> Sink:
-    """Persist the observations that carry history; the write runs in a worker thread."""
+    """Persist the observations that carry history; the write runs in a worker thread. A write the disk
+    refuses is the store's health's business (counted, logged once): the collector's run still succeeds
+    and the sinks after this one (detection) still get the observation."""
 
     async def sink(observation: Any) -> None:
-        if isinstance(observation, CommittedObservation):
-            await asyncio.to_thread(store.record_committed, observation)
-        elif isinstance(observation, OffsetsObservation):
-            await asyncio.to_thread(store.record_offsets, observation)
-        elif isinstance(observation, ClusterMetadata):
-            await asyncio.to_thread(store.record_metadata, observation)
+        with contextlib.suppress(StoreWriteError):
+            if isinstance(observation, CommittedObservation):
+                await asyncio.to_thread(store.record_committed, observation)
+            elif isinstance(observation, OffsetsObservation):
+                await asyncio.to_thread(store.record_offsets, observation)
+            elif isinstance(observation, ClusterMetadata):
+                await asyncio.to_thread(store.record_metadata, observation)
 
     return sink
 
@@ -47,16 +53,21 @@ def build_cluster_jobs(
     store: Store | None,
     *,
     seam: KafkaSeam | None = None,
+    scope: Scope | None = None,
 ) -> tuple[list[CollectorJob], Callable[[], None]]:
-    """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client."""
+    """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client.
+
+    Each is handed the cluster's ``scope`` (built from its settings unless given: the runtime shares one
+    per cluster with the tail, detection and the API)."""
     seam = seam if seam is not None else KafkaPythonSeam(cluster)
+    scope = scope if scope is not None else Scope.of(cluster)
     name = cluster.name
     intervals = settings.intervals
     sinks: list[Sink] = [latest.put]
     if store is not None:
         sinks.append(store_sink(store))
 
-    metadata = MetadataCollector(seam, name)
+    metadata = MetadataCollector(seam, name, scope=scope)
 
     async def metadata_source() -> ClusterMetadata:
         # Collectors that need leaders share a recent observation instead of each asking again.
@@ -64,13 +75,16 @@ def build_cluster_jobs(
 
     # topics with offsets before this start: one an ACL hides by now is then not taken for deleted
     known = store.committed_topics(name) if store is not None else ()
-    committed = CommittedCollector(seam, name, metadata_source, known_topics=known)
+    committed = CommittedCollector(seam, name, metadata_source, known_topics=known, scope=scope)
+    offsets = OffsetsCollector(seam, name, metadata_source, scope=scope)
+    groups = GroupsCollector(seam, name, metadata_source, scope=scope)
+    configs = ConfigsCollector(seam, name, metadata_source, scope=scope)
     jobs = [
         CollectorJob(metadata, intervals.metadata, list(sinks)),
-        CollectorJob(OffsetsCollector(seam, name, metadata_source), intervals.offsets, list(sinks)),
-        CollectorJob(GroupsCollector(seam, name, metadata_source), intervals.groups, list(sinks)),
+        CollectorJob(offsets, intervals.offsets, list(sinks)),
+        CollectorJob(groups, intervals.groups, list(sinks)),
         CollectorJob(committed, intervals.committed, list(sinks)),
-        CollectorJob(ConfigsCollector(seam, name, metadata_source), intervals.configs, list(sinks)),
+        CollectorJob(configs, intervals.configs, list(sinks)),
     ]
     if cluster.metrics_urls:
         metrics = BrokerMetricsCollector(name, cluster.metrics_urls)
@@ -85,6 +99,7 @@ def build_cluster_tail(
     *,
     sink: TailSink | None = None,
     consumer: TailConsumer | None = None,
+    scope: Scope | None = None,
 ) -> OffsetsTail:
     """The ``__consumer_offsets`` tail of ``cluster``; positions kept in ``store``.
 
@@ -100,4 +115,5 @@ def build_cluster_tail(
         start_from=tail.start_from,
         checkpoint_seconds=tail.checkpoint_seconds,
         max_batch_records=tail.max_batch_records,
+        scope=scope if scope is not None else Scope.of(cluster),
     )

@@ -125,8 +125,22 @@ async def configured_cluster(cluster: ClusterName, settings: SettingsDep) -> Clu
 ConfiguredCluster = Annotated[ClusterSettings, Depends(configured_cluster)]
 
 
-async def group_name(group: Annotated[str, Path(description=GROUP_HELP)]) -> str:
-    return unescape(group)
+async def group_name(
+    group: Annotated[str, Path(description=GROUP_HELP)], cluster: ClusterName, runtime: RuntimeDep
+) -> str:
+    """The group id, unless the cluster's scope leaves it out: then 404, saying so."""
+    name = unescape(group)
+    if not runtime.scope(cluster).group_in(name):
+        raise NotFound(out_of_scope("group", name, cluster), code="group_out_of_scope")
+    return name
+
+
+def out_of_scope(kind: str, name: str, cluster: str) -> str:
+    """The message of a 404 for a group or topic the scope of ``cluster`` leaves out."""
+    return (
+        f"{kind} {name!r} is excluded by the scope of cluster {cluster!r} (its {kind}s and exclude_pairs "
+        "settings): offsetguard does not watch it"
+    )
 
 
 GroupName = Annotated[str, Depends(group_name)]

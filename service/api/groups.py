@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from collectors.model import CommittedObservation, GroupInfo, GroupsObservation
+from collectors.scope import EVERYTHING, Scope
 from service.api.errors import NotFound
 from service.api.schemas.groups import (
     AlertBrief,
@@ -142,6 +143,7 @@ def group_detail(
     group: str,
     now: float,
     committed_poll: CommittedObservation | None = None,
+    scope: Scope = EVERYTHING,
 ) -> GroupDetail:
     info = find_group(groups, group)
     unobserved = [
@@ -153,6 +155,8 @@ def group_detail(
     ]
     # a group an ACL hides from the last polls is "not authorized", not "unknown"
     committed = [] if unobserved and info is None else committed_or_404(store, cluster, group, info)
+    if not scope.all_topics:  # history kept from before the scope left these topics out
+        committed = [c for c in committed if scope.pair_in(group, c.topic)]
     # a topic an ACL hides: its offsets are the last ones seen, and the detail says they are not seen now
     hidden = {f.key: f for f in committed_poll.failures if f.scope == "topic"} if committed_poll else {}
     if hidden:
@@ -213,12 +217,16 @@ def group_list(
     cursor: str | None,
     now: float,
     search: str | None = None,
+    scope: Scope = EVERYTHING,
 ) -> GroupList:
     """One page of the cluster's groups (known to the store or to the last groups poll), sorted by id;
     with ``search``, only the ids containing it (case-insensitive). ``firing_of(page)``: the firing alerts
-    of the page's groups."""
+    of the page's groups. What ``scope`` leaves out is not listed, though the store may keep its history
+    from before."""
     polled = {g.group_id: g for g in groups.groups} if groups else {}
     names = sorted(set(store.groups(cluster)) | set(polled))
+    if not scope.everything:
+        names = [n for n in names if scope.group_in(n)]
     if search:
         needle = search.casefold()
         names = [n for n in names if needle in n.casefold()]
@@ -231,7 +239,11 @@ def group_list(
     out = []
     for name in page:
         info = polled.get(name)
-        committed = [c for c in store.latest_committed(cluster, name) if c.offset is not None]
+        committed = [
+            c
+            for c in store.latest_committed(cluster, name)
+            if c.offset is not None and scope.pair_in(name, c.topic)
+        ]
         rows = partition_states(store, cluster, committed, ranges, members, now)
         alert, count = worst.get(name, (None, 0))
         out.append(
@@ -266,6 +278,7 @@ def group_history(
     partition: int | None,
     since: float | None,
     until: float | None,
+    scope: Scope = EVERYTHING,
 ) -> GroupHistory:
     """Committed offsets over ``[since, until]`` beside the log start/end of the same partitions.
 
@@ -275,6 +288,8 @@ def group_history(
     points = store.committed_history(
         cluster, group, topic=topic, partition=partition, since=since, until=until
     )
+    if not scope.all_topics:  # history kept from before the scope left these topics out
+        points = tuple(c for c in points if scope.pair_in(group, c.topic))
     series: dict[tuple[str, int], PartitionHistory] = {}
 
     def of(t: str, p: int) -> PartitionHistory:
@@ -282,7 +297,11 @@ def group_history(
 
     if since is not None:
         for c in store.committed_at(cluster, group, since):
-            if (topic is None or c.topic == topic) and (partition is None or c.partition == partition):
+            if (
+                (topic is None or c.topic == topic)
+                and (partition is None or c.partition == partition)
+                and scope.pair_in(group, c.topic)
+            ):
                 of(c.topic, c.partition).committed.append(
                     CommittedPointOut(at=c.observed_at, offset=c.offset, leader_epoch=c.leader_epoch)
                 )

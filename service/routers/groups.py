@@ -60,8 +60,9 @@ def list_groups(
         return alerts.firing_of_groups(cluster, page) if alerts is not None else ()
 
     groups = runtime.latest.get(cluster, GroupsObservation)
+    scope = runtime.scope(cluster)
     return views.group_list(
-        store, firing_of, groups, cluster, limit=limit, cursor=cursor, now=now, search=search
+        store, firing_of, groups, cluster, limit=limit, cursor=cursor, now=now, search=search, scope=scope
     )
 
 
@@ -74,7 +75,8 @@ async def get_group(
     # cost less than the hop to the thread pool and back, which dominated this route.
     groups = runtime.latest.get(cluster, GroupsObservation)
     committed = runtime.latest.get(cluster, CommittedObservation)
-    return json_response(views.group_detail(store, groups, cluster, group, now, committed))
+    scope = runtime.scope(cluster)
+    return json_response(views.group_detail(store, groups, cluster, group, now, committed, scope))
 
 
 @router.get("/{group}/history", response_model=GroupHistory, responses=READ_ERRORS)
@@ -101,6 +103,7 @@ def group_history(
         partition=partition,
         since=since,
         until=until,
+        scope=runtime.scope(cluster),
     )
 
 

@@ -303,3 +303,38 @@ async def test_tail_figures_count_records_and_events(records: int) -> None:
     assert (figures["records_total"], figures["events_total"]) == (records, records)
     assert figures["lag_total"] == 0 and figures["caught_up"] is True
     assert figures["partitions"] == 1
+
+
+async def test_tail_records_out_of_scope_dropped_before_their_value_is_decoded_and_counted() -> None:
+    from collectors.scope import Scope
+    from collectors.settings import NameFilter
+    from tests.collectors.codec.encode import group_key, offset_key
+    from tests.collectors.tail.fakes import Rec
+
+    garbage = b"\x00\x03\xff"  # a value that would not decode: proves it is never read
+    log = FakeLog(
+        {
+            0: [
+                commit(0, "g", "t", 0, 5),
+                Rec(1, 1_000, offset_key("console-consumer-7", "t", 0), garbage),
+                Rec(2, 1_000, offset_key("g", "__internal", 0), garbage),
+                Rec(3, 1_000, offset_key("g", "audit", 0), garbage),
+                Rec(4, 1_000, group_key(2, "console-consumer-7"), garbage),
+                tombstone(5, "console-consumer-7", "t", 0),
+                commit(6, "g", "t", 0, 6),
+            ]
+        }
+    )
+    sink = RecordingSink()
+    scope = Scope.from_patterns(
+        NameFilter(exclude=["console-consumer-.*"]), NameFilter(exclude=["__.*"]), [("g", "audit")]
+    )
+    tail = _tail(log, sink, scope=scope)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 6]
+    figures = tail.figures()
+    assert (figures.out_of_scope_records, figures.decode_errors, figures.records_total) == (5, 0, 7)
+    assert figures.as_dict()["out_of_scope_records"] == 5
+    assert tail.progress.delivered[0] == 7  # dropped records still move the position

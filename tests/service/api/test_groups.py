@@ -1,11 +1,13 @@
 import asyncio
 import dataclasses
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from collectors.model import CommittedObservation, Failure
-from tests.service.api.builders import CLUSTER, HIDDEN_GROUP, ODD_GROUPS, T0, seg
+from service.app import create_app
+from tests.service.api.builders import CLUSTER, HIDDEN_GROUP, NOW, ODD_GROUPS, T0, build, seg, settings_for
 
 GROUPS = "/api/v1/clusters/prod/groups"
 
@@ -179,3 +181,36 @@ def test_offsets_at_malformed_time_422_naming_time(client: TestClient, bad: str)
 def test_offsets_at_missing_time_422_naming_time(client: TestClient) -> None:
     response = client.get(f"{GROUPS}/orders-app/offsets-at")
     assert (response.status_code, response.json()["parameter"]) == (422, "time")
+
+
+def _scoped_client(tmp_path: Path, **scope: object) -> TestClient:
+    settings = settings_for(tmp_path)
+    cluster = settings.clusters[0].model_copy(update={k: v for k, v in scope.items()})
+    settings = settings.model_copy(update={"clusters": [cluster]})
+    runtime = build(settings)
+    return TestClient(create_app(settings, runtime_factory=lambda s: runtime, clock=lambda: NOW))
+
+
+def test_groups_history_from_before_the_scope_not_listed_and_its_detail_404(tmp_path: Path) -> None:
+    from collectors.settings import NameFilter
+
+    with _scoped_client(tmp_path, groups=NameFilter(exclude=["clam.*"])) as client:
+        names = [g["group"] for g in client.get(f"/api/v1/clusters/{CLUSTER}/groups").json()["groups"]]
+        detail = client.get(f"/api/v1/clusters/{CLUSTER}/groups/clampy")
+        history = client.get(f"/api/v1/clusters/{CLUSTER}/groups/clampy/history")
+    assert "clampy" not in names and "orders-app" in names
+    assert detail.status_code == 404 and detail.json()["error"] == "group_out_of_scope"
+    assert "excluded by the scope" in detail.json()["message"]
+    assert history.status_code == 404
+
+
+def test_groups_topics_from_before_the_scope_left_out_of_detail_and_history(tmp_path: Path) -> None:
+    from collectors.settings import NameFilter
+
+    with _scoped_client(tmp_path, topics=NameFilter(exclude=["pay.*"])) as client:
+        detail = client.get(f"/api/v1/clusters/{CLUSTER}/groups/clampy").json()
+        history = client.get(f"/api/v1/clusters/{CLUSTER}/groups/clampy/history").json()
+        listed = client.get(f"/api/v1/clusters/{CLUSTER}/groups").text
+    assert {p["topic"] for p in detail["partitions"]} == {"orders"}
+    assert {s["topic"] for s in history["partitions"]} == {"orders"}
+    assert "payments" not in listed
