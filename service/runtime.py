@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict
 from typing import Any
 
 from collectors.compat import Fallbacks
+from collectors.model import ClusterMetadata, GroupsObservation
+from collectors.scope import EVERYTHING, Scope
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailSink
 from collectors.tail_progress import tune_gc
@@ -44,14 +47,19 @@ class Runtime:
         notifications: NotificationStore | None = None,
         notifier: Dispatcher | None = None,
         fallbacks: Sequence[Fallbacks] = (),
+        scopes: Mapping[str, Scope] | None = None,
     ) -> None:
         self.settings = settings
+        # per cluster: which groups and topics are watched; the same objects the collectors and tails use
+        self.scopes = dict(scopes) if scopes is not None else {c.name: Scope.of(c) for c in settings.clusters}
         self.fallbacks = list(fallbacks)  # per cluster: Kafka APIs its brokers lack (collectors.compat)
         self.store = store
         self.latest = latest
         maintenance = []
         if store is not None:
             maintenance.append(("store:thin", 3600.0, self._thin_store))
+        if alerts is not None:
+            maintenance.append(("store:prune_alerts", 3600.0, self._prune_alerts))
         self.scheduler = Scheduler(
             jobs, stale_after_intervals=settings.stale_after_intervals, maintenance=maintenance
         )
@@ -61,6 +69,9 @@ class Runtime:
         self.alerts = alerts
         self.notifications = notifications  # the notification queue and silences (settings.notify.enabled)
         self.notifier = notifier
+        for writer in (alerts, notifications):  # one file, one health: any class's failed write marks it
+            if store is not None and writer is not None:
+                writer.health = store.health
         self._launching: asyncio.Task[None] | None = None
 
     async def start(self, *, before_detection: Callable[[], Awaitable[object]] | None = None) -> None:
@@ -123,17 +134,48 @@ class Runtime:
             counts = await asyncio.to_thread(self.store.thin, time.time())
             log.info("store thinned: %s", counts)
 
+    async def _prune_alerts(self) -> None:
+        if self.alerts is not None:
+            before = time.time() - self.settings.store.alerts_retention_days * 86400.0
+            pruned = await asyncio.to_thread(self.alerts.prune, before)
+            if pruned.alerts:
+                log.info("store: deleted %s (resolved before the alert retention)", pruned)
+
+    def scope(self, cluster: str) -> Scope:
+        """``cluster``'s scope (everything for a cluster known only from the store's history)."""
+        return self.scopes.get(cluster, EVERYTHING)
+
+    def scope_report(self) -> list[dict[str, Any]]:
+        """Per cluster: its scope's patterns and what they left out in the last cycle (None: not yet)."""
+        out = []
+        for name, scope in self.scopes.items():
+            groups = self.latest.get(name, GroupsObservation)
+            meta = self.latest.get(name, ClusterMetadata)
+            out.append(
+                {
+                    "cluster": name,
+                    **scope.as_dict(),
+                    "excluded_groups": groups.excluded if groups is not None else None,
+                    "excluded_topics": meta.excluded_topics if meta is not None else None,
+                }
+            )
+        return out
+
     def readiness(self, now: float) -> dict[str, Any]:
         statuses = self.scheduler.statuses()
         stale = [s for s in statuses if s.stale(now, self.scheduler.stale_after_intervals)]
         catching_up = [f"tail:{t.cluster} catching up" for t in self.tails if not t.caught_up]
+        store = self.store.health.view() if self.store is not None else None
+        failing = [f"store failing: {store.reason}"] if store is not None and not store.healthy else []
         return {
-            "ready": not stale and not catching_up,
+            "ready": not stale and not catching_up and not failing,
             "stale": [f"{s.cluster}:{s.name}" for s in stale],
-            "reasons": [f"stale:{s.cluster}:{s.name}" for s in stale] + catching_up,
+            "reasons": [f"stale:{s.cluster}:{s.name}" for s in stale] + catching_up + failing,
+            "store": asdict(store) if store is not None else None,
             "collectors": [s.as_dict(now, self.scheduler.stale_after_intervals) for s in statuses],
             "tail": [t.figures().as_dict() for t in self.tails],
             "fallbacks": [c.as_dict() for f in self.fallbacks for c in f.counts()],
+            "scope": self.scope_report(),
         }
 
 
@@ -147,6 +189,7 @@ def build_runtime(settings: Settings) -> Runtime:
     notifications = NotificationStore.open(settings.store) if settings.notify.enabled else None
     notifier = build_dispatcher(settings, notifications) if notifications is not None else None
     listeners = [notifier.on_alerts] if notifier is not None else []
+    unstored = [notifier.on_unstored] if notifier is not None else []
     rate_limit = snapshot_rate_limit(settings)  # one hourly snapshot budget for all clusters
     latest = LatestObservations()
     jobs: list[CollectorJob] = []
@@ -154,10 +197,12 @@ def build_runtime(settings: Settings) -> Runtime:
     tails: list[OffsetsTail] = []
     detections: list[DetectionLoop] = []
     fallbacks: list[Fallbacks] = []
+    scopes = {c.name: Scope.of(c) for c in settings.clusters}  # one per cluster, shared by every source
     for cluster in settings.clusters:
+        scope = scopes[cluster.name]
         seam = KafkaPythonSeam(cluster)  # shared: detection asks it for KIP-320 epoch ends
         fallbacks.append(seam.fallbacks)
-        cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store, seam=seam)
+        cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store, seam=seam, scope=scope)
         jobs.extend(cluster_jobs)
         closers.append(close)
         detection = tail_sink = None
@@ -171,7 +216,9 @@ def build_runtime(settings: Settings) -> Runtime:
                 alerts=alerts,
                 rate_limit=rate_limit,
                 listeners=listeners,
+                unstored_listeners=unstored,
                 epoch_ends=seam.offsets_for_leader_epoch,
+                scope=scope,
             )
             detections.append(detection)
         if settings.tail.enabled:
@@ -184,7 +231,7 @@ def build_runtime(settings: Settings) -> Runtime:
                 archive = ArchiveSink(settings.archive, sink)
                 closers.append(archive.close)  # run after the tails stopped: publishes the open files
                 sink = archive
-            tail = build_cluster_tail(cluster, settings, store, sink=sink)
+            tail = build_cluster_tail(cluster, settings, store, sink=sink, scope=scope)
             tails.append(tail)
             if detection is not None:
                 detection.tail_live = _live(tail)
@@ -200,6 +247,7 @@ def build_runtime(settings: Settings) -> Runtime:
         notifications=notifications,
         notifier=notifier,
         fallbacks=fallbacks,
+        scopes=scopes,
     )
 
 

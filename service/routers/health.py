@@ -22,6 +22,10 @@ class Readiness(BaseModel):
     collectors: list[dict[str, Any]]
     tail: list[dict[str, Any]] = []  # each cluster's __consumer_offsets tail figures
     fallbacks: list[dict[str, Any]] = []  # Kafka APIs a cluster's brokers lack, what is done instead
+    # per cluster: the scope's patterns and how many groups and topics it left out in the last cycle
+    scope: list[dict[str, Any]] = []
+    # the store's writes: healthy, write_failures, dropped_rows, reason, failing_since (None: no store)
+    store: dict[str, Any] | None = None
 
 
 @router.get("/healthz", response_model=Health)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,11 @@ from service.runtime import Runtime
 from service.scheduler import CollectorJob
 from service.settings import DetectionSettings, Settings
 from service.state import LatestObservations
+from store.alert_records import RESOLVED, AlertWrite
 from store.alerts import AlertStore
 from store.settings import StoreSettings
 from tests.service.test_scheduler import FakeCollector
+from tests.store.test_store_alert_retention import _alert
 
 
 @pytest.fixture
@@ -99,3 +103,14 @@ async def test_runtime_detection_launched_when_before_detection_fails(alerts: Al
         assert await _launched(detection, 5.0)
     finally:
         await runtime.stop()
+
+
+async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(alerts: AlertStore) -> None:
+    old = _alert("old", started=time.time() - 100 * 86400.0)
+    done = replace(old, status=RESOLVED, resolved_at=old.started_at + 60)
+    alerts.update_firing("c1", lambda firing, resolved: [AlertWrite(done, True, "resolved")], done.updated_at)
+    runtime = Runtime(Settings(), store=None, latest=LatestObservations(), jobs=[], alerts=alerts)
+    [(name, every, task)] = runtime.scheduler.maintenance
+    assert (name, every) == ("store:prune_alerts", 3600.0)
+    await task()
+    assert alerts.get("old") is None
