@@ -365,3 +365,27 @@ def test_plain_manifests_rendered_from_defaults_up_to_date(tmp_path: Path) -> No
     kustomization = yaml.safe_load((PLAIN / "kustomization.yaml").read_text())
     assert kustomization["resources"] == ["offsetguard.yaml"]
     assert (ROOT / "deploy" / "k8s" / kustomization["resources"][0]).exists()
+
+
+def test_configmap_all_features_cluster_scope_rendered_into_settings(
+    all_docs: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    config = _config(all_docs)
+    staging = next(c for c in config["clusters"] if c["name"] == "staging")
+    (tmp_path / "offsetguard.yaml").write_text(yaml.safe_dump({"clusters": [staging]}))
+    [cluster] = load_settings(tmp_path / "offsetguard.yaml").clusters
+    assert cluster.groups.exclude == ["console-consumer-.*"] and cluster.topics.exclude == ["__.*"]
+    assert [(p.group, p.topic) for p in cluster.exclude_pairs] == [("audit-.*", "payments")]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("clusters[0].exclude_pairs[0].group=a", "/clusters/0/exclude_pairs/0"),
+        ("clusters[0].groups.exlude[0]=a", "/clusters/0/groups"),
+    ],
+)
+def test_helm_template_bad_scope_values_fail_naming_them(value: str, says: str) -> None:
+    result = run([helm(), "template", "offsetguard", str(CHART), "--set", value])
+    assert result.returncode != 0
+    assert says in result.stderr
