@@ -1,5 +1,8 @@
 """``offsetguard store check``: check the store file before starting (read-only, safe beside a running
-service). Exit 0: ok; 1: damaged (what SQLite found and the recovery are printed); 2: cannot be opened."""
+service). Exit 0: ok; 1: damaged (what SQLite found and the recovery are printed); 2: cannot be opened.
+
+``offsetguard store backup DEST``: a consistent copy of the store file while the service runs (SQLite's
+online backup, the WAL included). Exit 0: written; 2: not (the reason is printed)."""
 
 from __future__ import annotations
 
@@ -8,13 +11,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from collectors.errors import StoreError
 from service.settings import load_settings
+from store.backup import backup
 from store.check import CORRUPT, OK, check
 from store.opening import recovery
 
 
 def register(sub: Any) -> None:
-    parser: argparse.ArgumentParser = sub.add_parser("store", help="the store file: check it")
+    parser: argparse.ArgumentParser = sub.add_parser("store", help="the store file: check it, back it up")
     commands = parser.add_subparsers(dest="store_command", required=True, metavar="COMMAND")
     checking = commands.add_parser(
         "check",
@@ -31,6 +36,14 @@ def register(sub: Any) -> None:
         help="quick_check: faster on a large file, skips the index cross-checks",
     )
     checking.set_defaults(func=run_check)
+    copying = commands.add_parser(
+        "backup", help="copy the store file consistently while the service runs (SQLite's online backup)"
+    )
+    source = copying.add_mutually_exclusive_group()
+    source.add_argument("--path", type=Path, help="the store file")
+    source.add_argument("--config", type=Path, help="YAML settings file: its store.path")
+    copying.add_argument("dest", type=Path, help="the new file to write (never overwritten)")
+    copying.set_defaults(func=run_backup)
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -47,3 +60,14 @@ def run_check(args: argparse.Namespace) -> int:
         return 1
     print(f"{path}: cannot be opened: {'; '.join(result.problems)}", file=sys.stderr)
     return 2
+
+
+def run_backup(args: argparse.Namespace) -> int:
+    path = args.path if args.path is not None else load_settings(args.config).store.path
+    try:
+        size = backup(path, args.dest)
+    except StoreError as exc:
+        print(f"offsetguard: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{path} -> {args.dest}: {size} bytes (check it: offsetguard store check --path {args.dest})")
+    return 0
