@@ -253,13 +253,15 @@ def offsetguard_run(
     profile_s: float,
     label: str,
     tree: Path | None = None,
+    cluster_extra: dict[str, Any] | None = None,
 ) -> ServiceRun:
     """``offsetguard serve`` with default settings but for the cluster, the store path and the port (and
     the offset collectors' interval with ``--interval``); with ``tree``, that source tree's code (its
-    metrics worker inherits the ``PYTHONPATH``) instead of the installed one."""
+    metrics worker inherits the ``PYTHONPATH``) instead of the installed one; ``cluster_extra``: more keys
+    of the cluster's entry (a scope, say)."""
     store.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    settings = cluster.cluster_config("bench")
+    settings = cluster.cluster_config("bench") | (cluster_extra or {})
     config: dict[str, Any] = {"clusters": [settings], "store": {"path": str(store / "offsetguard.db")}}
     if args.interval is not None:  # the offset collectors' rate changed (kminion's: once a scrape)
         config["intervals"] = {"offsets": args.interval, "committed": args.interval}
