@@ -25,6 +25,8 @@ class WriterConnection:
         self._closed = False
         # shared with the file's other store classes (service.runtime): each write reports its fate
         self.health = StoreHealth(what)
+        # Run first inside every write transaction (fencing, issue 46): raising aborts the write.
+        self.guard: Callable[[sqlite3.Connection], None] | None = None
 
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""
@@ -64,6 +66,8 @@ class WriterConnection:
                     if not write:
                         return work(self._conn)
                     with transaction(self._conn) as conn:
+                        if self.guard is not None:
+                            self.guard(conn)
                         result = work(conn)
             except StoreWriteError as exc:
                 if write:
