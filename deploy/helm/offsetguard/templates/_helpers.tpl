@@ -46,6 +46,25 @@ app.kubernetes.io/part-of: offsetguard
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 
+{{/*
+"true" with two replicas or more: they share a PostgreSQL store (store.url or store.urlSecret) and one of
+them, the lease holder, is active (docs/ha.md); "" with one.
+*/}}
+{{- define "offsetguard.replicated" -}}
+{{- if gt (int .Values.replicaCount) 1 }}true{{ end }}
+{{- end }}
+
+{{/*
+"true" when /var/lib/offsetguard (the SQLite store, the snapshots) is the PersistentVolumeClaim: always with
+one replica and persistence on; with several, only a ReadWriteMany claim (pods on different nodes cannot
+share a ReadWriteOnce volume), otherwise each pod has its own emptyDir. "" otherwise.
+*/}}
+{{- define "offsetguard.usesClaim" -}}
+{{- if .Values.persistence.enabled }}
+{{- if or (not (include "offsetguard.replicated" .)) (has "ReadWriteMany" .Values.persistence.accessModes) }}true{{ end }}
+{{- end }}
+{{- end }}
+
 {{/* Directory a cluster's TLS Secret is mounted at. */}}
 {{- define "offsetguard.tlsDir" -}}
 {{- printf "/etc/offsetguard-tls/%s" . }}
@@ -92,6 +111,26 @@ over .Values.config.
 {{- fail "metrics: set metrics.families, metrics.granularity and metrics.renderWorker at the top level of the values, not under config.metrics" }}
 {{- end }}
 {{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity "render_worker" .Values.metrics.renderWorker) }}
+{{- if hasKey (default dict $config.store) "url" }}
+{{- fail "store: set store.url or store.urlSecret at the top level of the values, not config.store.url" }}
+{{- end }}
+{{- /* store.url: a {fromEnv} placeholder when the URL is in a Secret, else the plain one, else SQLite */}}
+{{- $url := .Values.store.url }}
+{{- if dig "urlSecret" "name" "" .Values.store }}
+{{- $url = dict "fromEnv" "OG_SECRET_STORE_URL" }}
+{{- end }}
+{{- if $url }}
+{{- $_ := set $config "store" (merge (dict "url" $url) (default dict $config.store)) }}
+{{- else if include "offsetguard.replicated" . }}
+{{- fail (printf "replicaCount %d needs a store shared by the replicas: set store.url or store.urlSecret (PostgreSQL; docs/ha.md)" (int .Values.replicaCount)) }}
+{{- end }}
+{{- if include "offsetguard.replicated" . }}
+{{- $ha := default dict $config.ha }}
+{{- if and (hasKey $ha "enabled") (not $ha.enabled) }}
+{{- fail (printf "config.ha.enabled: false with replicaCount %d: every replica would act alone (docs/ha.md)" (int .Values.replicaCount)) }}
+{{- end }}
+{{- $_ := set $config "ha" (merge (dict "enabled" true) $ha) }}
+{{- end }}
 {{- $_ := set $config "clusters" $clusters }}
 {{- $_ := set $config "api" $api }}
 {{- toYaml $config }}
@@ -116,5 +155,12 @@ over .Values.config.
       name: {{ $t.existingSecret }}
       key: {{ default $t.name $t.key }}
 {{- end }}
+{{- end }}
+{{- with dig "urlSecret" "name" "" .Values.store }}
+- name: OG_SECRET_STORE_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ dig "urlSecret" "key" "url" $.Values.store | default "url" }}
 {{- end }}
 {{- end }}
