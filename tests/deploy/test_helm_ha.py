@@ -119,12 +119,26 @@ def test_helm_template_bad_store_url_refused_without_echoing_it(url: str, says: 
             "store.url and store.urlSecret are both set: keep one",
         ),
         (["--set", f"config.store.url={PG_URL}"], "set store.url or store.urlSecret at the top level"),
+        (["--set", "config.store.password=pw"], "config.store.password: no password in values"),
+        (
+            ["--set", "store.passwordSecret.name=offsetguard-pg"],
+            "store.passwordSecret is the password of store.url (or store.urlSecret): set one",
+        ),
         ([*TWO, "--set", "config.ha.enabled=false"], "config.ha.enabled: false with replicaCount 2"),
         ([*TWO, "--set", "podDisruptionBudget.minAvailable=2"], "must be below replicaCount 2"),
         (["--set", "replicaCount=-1"], "/replicaCount"),
         (["--set", "store.uri=x"], "uri"),
     ],
-    ids=["url-and-secret", "under-config", "ha-off", "pdb-blocks-drains", "negative", "unknown-key"],
+    ids=[
+        "url-and-secret",
+        "under-config",
+        "password-in-config",
+        "password-without-url",
+        "ha-off",
+        "pdb-blocks-drains",
+        "negative",
+        "unknown-key",
+    ],
 )
 def test_helm_template_bad_ha_values_fail_naming_them(values: list[str], says: str) -> None:
     result = run([helm(), "template", "offsetguard", str(CHART), *values])
@@ -220,6 +234,18 @@ def test_configmap_store_url_secret_only_as_reference() -> None:
     default_key = helm_template(*TWO_SECRET)
     init = {e["name"]: e for e in _container(default_key, "render-config")["env"]}
     assert init["OG_SECRET_STORE_URL"]["valueFrom"]["secretKeyRef"]["key"] == "url"
+
+
+def test_configmap_store_password_secret_only_as_reference() -> None:
+    docs = helm_template(*TWO, "--set", "store.passwordSecret.name=offsetguard-pg")
+    store = _config(docs)["store"]
+    assert (store["url"], store["password"]) == (PG_URL, {"fromEnv": "OG_SECRET_STORE_PASSWORD"})
+    init = {e["name"]: e for e in _container(docs, "render-config")["env"]}
+    ref = init["OG_SECRET_STORE_PASSWORD"]["valueFrom"]["secretKeyRef"]
+    assert ref == {"name": "offsetguard-pg", "key": "password"}
+    assert not {"OG_SECRET_STORE_PASSWORD", "OG_SECRET_STORE_URL"} & {
+        e["name"] for e in _container(docs)["env"]
+    }
 
 
 def test_deployment_replicas_no_read_write_once_claim(two_docs: list[dict[str, Any]]) -> None:

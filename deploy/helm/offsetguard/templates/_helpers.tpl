@@ -111,8 +111,12 @@ over .Values.config.
 {{- fail "metrics: set metrics.families, metrics.granularity and metrics.renderWorker at the top level of the values, not under config.metrics" }}
 {{- end }}
 {{- $_ := set $config "metrics" (dict "families" .Values.metrics.families "granularity" .Values.metrics.granularity "render_worker" .Values.metrics.renderWorker) }}
-{{- if hasKey (default dict $config.store) "url" }}
+{{- $configStore := default dict $config.store }}
+{{- if hasKey $configStore "url" }}
 {{- fail "store: set store.url or store.urlSecret at the top level of the values, not config.store.url" }}
+{{- end }}
+{{- if and (hasKey $configStore "password") (kindIs "string" (get $configStore "password")) }}
+{{- fail "config.store.password: no password in values: set store.passwordSecret (or store.urlSecret)" }}
 {{- end }}
 {{- /* store.url: a {fromEnv} placeholder when the URL is in a Secret, else the plain one, else SQLite */}}
 {{- $url := .Values.store.url }}
@@ -120,7 +124,11 @@ over .Values.config.
 {{- $url = dict "fromEnv" "OG_SECRET_STORE_URL" }}
 {{- end }}
 {{- if $url }}
-{{- $_ := set $config "store" (merge (dict "url" $url) (default dict $config.store)) }}
+{{- $postgres := dict "url" $url }}
+{{- if dig "passwordSecret" "name" "" .Values.store }}
+{{- $_ := set $postgres "password" (dict "fromEnv" "OG_SECRET_STORE_PASSWORD") }}
+{{- end }}
+{{- $_ := set $config "store" (merge $postgres (default dict $config.store)) }}
 {{- else if include "offsetguard.replicated" . }}
 {{- fail (printf "replicaCount %d needs a store shared by the replicas: set store.url or store.urlSecret (PostgreSQL; docs/ha.md)" (int .Values.replicaCount)) }}
 {{- end }}
@@ -162,5 +170,12 @@ over .Values.config.
     secretKeyRef:
       name: {{ . }}
       key: {{ dig "urlSecret" "key" "url" $.Values.store | default "url" }}
+{{- end }}
+{{- with dig "passwordSecret" "name" "" .Values.store }}
+- name: OG_SECRET_STORE_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ dig "passwordSecret" "key" "password" $.Values.store | default "password" }}
 {{- end }}
 {{- end }}
