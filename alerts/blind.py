@@ -18,12 +18,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from alerts.state import BlindSpan, CycleInputs, DetectionState
-from alerts.thresholds import Thresholds
+from alerts.thresholds import RATE_MIN_SPAN_SECONDS, Thresholds
 
 MAX_SPANS = 16  # spells remembered; older ones no longer overlap anything a rule measures
 # The shortest history a rate is judged from (alerts.retention), so also how long after a spell the rates
-# cannot judge yet.
-SETTLE_SECONDS = 60.0
+# cannot judge yet: the default of ``Thresholds.rate_min_span_seconds`` (detection.rate_min_span_seconds).
+SETTLE_SECONDS = RATE_MIN_SPAN_SECONDS
 
 
 class Seen(NamedTuple):
@@ -65,7 +65,7 @@ def blind_seconds(spans: tuple[BlindSpan, ...], start: float, end: float) -> flo
     return sum(max(0.0, min(end, s.end) - max(start, s.start)) for s in spans)
 
 
-def settling(spans: tuple[BlindSpan, ...], now: float) -> bool:
-    """The last spell ended less than :data:`SETTLE_SECONDS` ago."""
+def settling(spans: tuple[BlindSpan, ...], now: float, settle: float = SETTLE_SECONDS) -> bool:
+    """The last spell ended less than ``settle`` seconds ago (``Thresholds.rate_min_span_seconds``)."""
     since = clean_since(spans)
-    return since is not None and now - since < SETTLE_SECONDS
+    return since is not None and now - since < settle

@@ -43,25 +43,30 @@ from alerts.view import View, view_of
 MIN_SPAN_SECONDS = SETTLE_SECONDS  # shorter histories give rates too noisy to project
 
 
-def rate(points: Sequence[tuple[float, int]], now: float, window: float) -> float | None:
-    """Units per second between the oldest point within ``window`` and the newest (None if too short).
+def rate(
+    points: Sequence[tuple[float, int]], now: float, window: float, min_span: float = MIN_SPAN_SECONDS
+) -> float | None:
+    """Units per second between the oldest point within ``window`` and the newest (None if they span
+    less than ``min_span`` seconds).
 
     ``points`` are oldest first; the oldest one in the window is found by bisection, so a long history
     costs no more than a short one.
     """
-    measured = _window(points, now, window)
+    measured = _window(points, now, window, min_span)
     if measured is None:
         return None
     first, oldest_at = measured
     return (points[-1][1] - points[first][1]) / (points[-1][0] - oldest_at)
 
 
-def jitter(points: Sequence[tuple[float, int]], now: float, window: float) -> float:
+def jitter(
+    points: Sequence[tuple[float, int]], now: float, window: float, min_span: float = MIN_SPAN_SECONDS
+) -> float:
     """How far off :func:`rate` can be when the value moves in steps (retention deletes whole segments,
     a group commits every few seconds): measured between two arbitrary samples of a staircase, a rate
     is off by up to one step over the span. The largest step within the window over the span; O(samples),
     so asked only of a forecast about to fire."""
-    measured = _window(points, now, window)
+    measured = _window(points, now, window, min_span)
     if measured is None:
         return 0.0
     first, oldest_at = measured
@@ -69,9 +74,11 @@ def jitter(points: Sequence[tuple[float, int]], now: float, window: float) -> fl
     return step / (points[-1][0] - oldest_at)
 
 
-def _window(points: Sequence[tuple[float, int]], now: float, window: float) -> tuple[int, float] | None:
+def _window(
+    points: Sequence[tuple[float, int]], now: float, window: float, min_span: float
+) -> tuple[int, float] | None:
     """The index of the oldest point within ``window`` and the time its value held from; None when
-    fewer than two points span :data:`MIN_SPAN_SECONDS`."""
+    fewer than two points span ``min_span`` seconds."""
     first = bisect_left(points, -window, key=lambda p: p[0] - now)
     if len(points) - first < 2:
         return None
@@ -80,7 +87,7 @@ def _window(points: Sequence[tuple[float, int]], now: float, window: float) -> t
         # The value did not change since before the window (histories keep a run of equal samples as
         # its first and last): it held at the window's start, as a sample taken there would show.
         oldest_at = min(oldest_at, now - window)
-    if points[-1][0] - oldest_at < MIN_SPAN_SECONDS:
+    if points[-1][0] - oldest_at < min_span:
         return None
     return first, oldest_at
 
@@ -112,6 +119,7 @@ def _start_rate(
     now: float,
     window: float,
     clean: float | None,
+    min_span: float,
 ) -> tuple[_LogStarts, float, float] | None:
     """The log starts, their positive :func:`rate` and the window it was measured over; None when
     retention is not moving the log start.
@@ -128,7 +136,7 @@ def _start_rate(
         if moved is None:
             return None  # unmoved since the spell
         window = min(window, now - moved)
-    start_rate = rate(log_starts, now, window)
+    start_rate = rate(log_starts, now, window, min_span)
     if start_rate is None or start_rate <= 0:
         return None
     return log_starts, start_rate, window
@@ -188,6 +196,7 @@ def retention_findings(
         return {}  # no log range this cycle: nothing to forecast from
     partitions = view.partitions
     window = thresholds.rate_window_seconds
+    span = thresholds.rate_min_span_seconds
     clean = clean_since(view.seen.blind_spans)
     if clean is not None:
         window = min(window, now - clean)  # nothing from before the last blind spell
@@ -203,7 +212,7 @@ def retention_findings(
         if r.log_end is not None and r.log_end <= point.offset:
             continue  # nothing unread: retention can delete nothing the group has not read
         if pk not in starts:
-            starts[pk] = _start_rate(previous, pk, r, now, window, clean)
+            starts[pk] = _start_rate(previous, pk, r, now, window, clean, span)
         measured = starts[pk]
         if measured is None:
             continue  # the log start is not moving: retention is deleting nothing here
@@ -214,14 +223,15 @@ def retention_findings(
         consumed = _since_last_move_back(
             [*previous.commit_history.get(key, ()), OffsetSample(now, point.offset)]
         )
-        consume_rate = rate(consumed, now, window)
+        consume_rate = rate(consumed, now, window, span)
         if consume_rate is None or start_rate <= consume_rate:
             continue  # too little clean history since a move back, or consuming fast enough
         gap = point.offset - r.log_start
         ttl = gap / (start_rate - consume_rate)
         if ttl > horizon:
             continue
-        if start_rate - consume_rate <= jitter(log_starts, now, start_window) + jitter(consumed, now, window):
+        slack = jitter(log_starts, now, start_window, span) + jitter(consumed, now, window, span)
+        if start_rate - consume_rate <= slack:
             continue  # not measurably slower than retention deletes: a step of either could be all of it
         at_risk = round((r.log_start + start_rate * horizon) - (point.offset + consume_rate * horizon))
         if r.log_end is not None:  # only messages the log holds now, unread, are known to be at risk

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
 MEMO_LIMIT = 100_000  # (group, topic) answers kept; cleared when full (generated group ids churn)
+RATE_MIN_SPAN_SECONDS = 60.0  # the default of Thresholds.rate_min_span_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,9 @@ class Thresholds:
     # A longer gap between two offsets observations with a log range is a blind spell (alerts.blind);
     # None: no spells (the service sets it from the offsets interval: a sparse series is not blindness).
     blind_gap_seconds: float | None = None
+    # The shortest history a rate or forecast is judged from (alerts.retention), so also how long after
+    # a blind spell the rate-based kinds cannot judge yet (alerts.blind.settling).
+    rate_min_span_seconds: float = RATE_MIN_SPAN_SECONDS
     # The slow rules (lag, stall, retention and expiry forecasts) judge every group-partition at most this
     # often, and in between only those whose inputs changed (alerts.sweep); 0: everything, every time.
     sweep_seconds: float = 0.0

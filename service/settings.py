@@ -128,6 +128,14 @@ class DetectionSettings(BaseModel):
     # the wait for the next evaluation with log ranges (the offsets interval; twice this at most).
     # 0: every group-partition, every evaluation (at 50k group-partitions ~0.25 CPU s each).
     sweep_seconds: float = Field(default=30.0, ge=0, le=600)
+    # Blind spells (alerts.blind: spans with no log range seen, brokers down or offsetguard stopped). A gap
+    # between offsets observations makes one when longer than this, or than the offsets collector's going
+    # stale (stale_after_intervals x intervals.offsets) if that is longer: a slow cycle is not blindness.
+    blind_gap_min_seconds: float = Field(default=30.0, ge=1, le=3600)
+    # The shortest history a rate or forecast (retention_risk) is judged from: shorter ones are too noisy
+    # to project. After a blind spell the rates restart from clean samples, so retention_risk is neither
+    # resolved nor refreshed for this long.
+    rate_min_span_seconds: float = Field(default=60.0, ge=10, le=3600)
     snapshots: bool = True  # dump the group's __consumer_offsets partition on a critical offset alert
     snapshot_group_interval_seconds: float = Field(default=600.0, ge=0)  # per cluster+group
     snapshot_max_per_hour: int = Field(default=20, ge=0)  # all clusters together
@@ -158,6 +166,7 @@ class DetectionSettings(BaseModel):
             history_samples=self.history_samples,
             sweep_seconds=self.sweep_seconds,
             topic_confirm_seconds=self.topic_confirm_seconds,
+            rate_min_span_seconds=self.rate_min_span_seconds,
         )
 
 

@@ -84,5 +84,7 @@ def build_detection(
 
 def blind_gap_seconds(settings: Settings) -> float:
     """A gap between offsets observations that makes a blind spell: the offsets collector gone stale,
-    and never less than 30 s (a slow cycle on a large cluster is not blindness)."""
-    return max(30.0, settings.stale_after_intervals * settings.intervals.offsets)
+    and never less than ``detection.blind_gap_min_seconds`` (30 s: a slow cycle on a large cluster is not
+    blindness)."""
+    floor = settings.detection.blind_gap_min_seconds
+    return max(floor, settings.stale_after_intervals * settings.intervals.offsets)

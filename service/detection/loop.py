@@ -377,7 +377,7 @@ class DetectionLoop:
         failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
         self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
         covered = self._grace.covered(fresh.covered())
-        if settling(state.blind_spans, now):  # just after a blind spell rates cannot judge yet
+        if settling(state.blind_spans, now, self._thresholds.rate_min_span_seconds):  # rates cannot judge yet
             covered -= SETTLING_KINDS
         holding = self._grace.holding(now)
         planned: list[Plan] = []

@@ -60,6 +60,7 @@ def test_blind_seconds_overlap_of_each_span() -> None:
     assert blind_seconds(spans, 80, 100) == 0
     assert clean_since(spans) == 80 and clean_since(()) is None
     assert settling(spans, 139) and not settling(spans, 140) and not settling((), 0)
+    assert settling(spans, 99, settle=20) and not settling(spans, 100, settle=20)
 
 
 def test_retention_no_rate_across_a_blind_spell_then_from_the_first_move_after_it() -> None:

@@ -1,4 +1,7 @@
 from collections.abc import Callable
+from dataclasses import replace
+
+import pytest
 
 from alerts.model import RETENTION_RISK
 from alerts.retention import detect_retention_risk, jitter, rate
@@ -19,6 +22,19 @@ def test_rate_needs_two_points_a_minute_apart() -> None:
     assert rate([(0, 0), (30, 100)], 30, 3600) is None
     assert rate([(0, 0), (100, 500)], 100, 3600) == 5.0
     assert rate([(0, 0), (5000, 10), (5100, 510)], 5100, 3600) == 5.0
+
+
+def test_rate_min_span_shorter_judges_a_shorter_history() -> None:
+    assert rate([(0, 0), (30, 90)], 30, 3600, min_span=20) == 3.0
+    assert rate([(0, 0), (10, 90)], 10, 3600, min_span=20) is None
+
+
+def test_detect_retention_risk_rate_min_span_seconds_from_thresholds() -> None:
+    s = _cycles([(0, 0, 5_000), (10, 100, 5_000), (20, 200, 5_000)])
+    inp = inputs(offsets=offsets(30, {(T, 0): (300, 100_000)}), committed=committed(30, {G: 5_000}))
+    assert detect_retention_risk(s, inp, 30, TH) == ()  # under a minute of history: no rate
+    [f] = detect_retention_risk(s, inp, 30, replace(TH, rate_min_span_seconds=20.0))
+    assert f.magnitude["seconds_to_loss"] == pytest.approx(470.0)
 
 
 def test_detect_retention_risk_start_catching_stalled_group_warning_time_to_loss() -> None:

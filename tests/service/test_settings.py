@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from collectors.errors import ConfigError
+from service.detection.build import blind_gap_seconds
 from service.metrics import MetricsOptions
 from service.settings import load_settings
 
@@ -89,6 +90,22 @@ def test_load_settings_detection_topic_confirm_seconds_reaches_thresholds() -> N
     settings = load_settings(detection={"topic_confirm_seconds": 15})
     assert settings.detection.thresholds().topic_confirm_seconds == 15
     assert load_settings().detection.thresholds().topic_confirm_seconds == 60
+
+
+def test_load_settings_detection_blind_settings_reach_thresholds_and_are_bounded() -> None:
+    default = load_settings()
+    assert default.detection.thresholds().rate_min_span_seconds == 60
+    assert blind_gap_seconds(default) == 30
+    detection = {"rate_min_span_seconds": 20, "blind_gap_min_seconds": 8}
+    settings = load_settings(detection=detection, intervals={"offsets": 1})
+    assert settings.detection.thresholds().rate_min_span_seconds == 20
+    assert blind_gap_seconds(settings) == 8  # the floor: the offsets collector is stale after 3 s
+    slow = load_settings(detection=detection, intervals={"offsets": 60})
+    assert blind_gap_seconds(slow) == 180  # stale after 3 intervals of 60 s
+    bad_values = (("rate_min_span_seconds", 5), ("blind_gap_min_seconds", 0), ("rate_min_span_seconds", "x"))
+    for field, bad in bad_values:
+        with pytest.raises(ConfigError, match=field):
+            load_settings(detection={field: bad})
 
 
 def test_load_settings_metrics_defaults_own_families_per_partition() -> None:

@@ -460,6 +460,39 @@ async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(a
     assert again.id == alert.id and again.magnitude["seconds_to_loss"] == pytest.approx(4530)
 
 
+async def test_detection_loop_rate_min_span_seconds_shortens_the_settle_after_a_blind_spell(
+    alerts: AlertStore,
+) -> None:
+    settings = FAST.model_copy(update={"rate_min_span_seconds": 20.0})
+    latest, clock = LatestObservations(), [1000.0]
+    loop = DetectionLoop(
+        C, settings, latest=latest, alerts=alerts, clock=lambda: clock[0], blind_gap_seconds=30.0
+    )
+
+    async def cycle(at: float) -> None:  # retention moves the log start 10/s; the group stopped at 50_000
+        clock[0] = at
+        await latest.put(offsets(at, {(T, 0): (int(at - 1000) * 10, 100_000)}))
+        await latest.put(committed(at, {("g", T, 0): 50_000}))
+        await loop.evaluate_now()
+
+    def risks() -> list[Alert]:
+        return [a for a in alerts.firing(C) if a.kind == "retention_risk"]
+
+    for at in range(1000, 1030, 10):  # 20 s of history suffice for a rate
+        await cycle(at)
+    [alert] = risks()
+    for at in range(1030, 1400, 10):  # every broker down: evaluations without observations
+        clock[0] = at
+        await loop.evaluate_now()
+    for at in range(1400, 1430, 10):  # settling: 20 s since the log start's first move after the spell
+        await cycle(at)
+        assert [a.id for a in risks()] == [alert.id]
+    await cycle(1430)
+    await cycle(1440)  # the next sweep (every 30 s) forecasts again (60 s: not before 1470)
+    [again] = risks()
+    assert again.id == alert.id and again.magnitude["seconds_to_loss"] == pytest.approx(4560)
+
+
 async def test_detection_loop_replays_a_cycle_once_with_epoch_ends(
     alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
