@@ -13,7 +13,17 @@ import pytest
 import yaml
 
 from tests.deploy.crd_schemas import SCHEMAS
-from tests.deploy.tools import ALL_FEATURES, CHART, PLAIN, by_kind, documents, helm, helm_template, one, run
+from tests.deploy.tools import (
+    ALL_FEATURES,
+    CHART,
+    PLAIN,
+    by_kind,
+    documents,
+    helm,
+    helm_template,
+    one,
+    run,
+)
 
 KUBERNETES_VERSION = kubernetes_validate.latest_version()
 PG_URL = "postgresql://offsetguard@pg.db.svc:5432/offsetguard"
@@ -126,6 +136,8 @@ def test_helm_template_bad_store_url_refused_without_echoing_it(url: str, says: 
         ),
         ([*TWO, "--set", "config.ha.enabled=false"], "config.ha.enabled: false with replicaCount 2"),
         ([*TWO, "--set", "podDisruptionBudget.minAvailable=2"], "must be below replicaCount 2"),
+        ([*TWO, "--set", "config.ha.lease_seconds=0"], "/config/ha/lease_seconds"),
+        ([*TWO, "--set", "config.ha.enabled=yes"], "/config/ha/enabled"),
         (["--set", "replicaCount=-1"], "/replicaCount"),
         (["--set", "store.uri=x"], "uri"),
     ],
@@ -136,6 +148,8 @@ def test_helm_template_bad_store_url_refused_without_echoing_it(url: str, says: 
         "password-without-url",
         "ha-off",
         "pdb-blocks-drains",
+        "lease-zero",
+        "ha-enabled-yes",
         "negative",
         "unknown-key",
     ],
