@@ -21,6 +21,7 @@ from alerts.model import (
     TOPIC_DELETED,
     UNCLEAN_LEADER_ELECTION,
 )
+from store.dialect import Dialect
 
 FIRING = "firing"
 RESOLVED = "resolved"
@@ -33,10 +34,20 @@ Fingerprint = tuple[str, str, str | None, str | None, int | None]
 # Topics and groups an ``offsetguard drill`` creates (and only those) carry this prefix: their alerts are
 # drills, told apart in the API, the notifications and the metrics.
 DRILL_PREFIX = "offsetguard-drill-"
-# An alerts row that is no drill (:func:`is_drill` in SQL: GLOB is case-sensitive, as the prefix test)
+# An alerts row that is no drill (:func:`is_drill` in SQL: case-sensitive, as the prefix test), in SQLite's
+# words; :func:`not_drill_sql` for either backend.
 NOT_DRILL_SQL = (
     f"NOT (COALESCE(grp, '') GLOB '{DRILL_PREFIX}*' OR COALESCE(topic, '') GLOB '{DRILL_PREFIX}*')"
 )
+
+
+def not_drill_sql(dialect: Dialect) -> str:
+    """:data:`NOT_DRILL_SQL` in ``dialect``'s words."""
+    grp = dialect.starts_with("COALESCE(grp, '')", DRILL_PREFIX)
+    topic = dialect.starts_with("COALESCE(topic, '')", DRILL_PREFIX)
+    return f"NOT ({grp} OR {topic})"
+
+
 Numbers = Mapping[str, int | float | None]
 
 

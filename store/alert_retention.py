@@ -16,51 +16,59 @@ detection for the whole pass. The alerts of a cluster are found through the
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import dataclass
 
-from store.alert_records import NOT_DRILL_SQL, RESOLVED
+from store.alert_records import RESOLVED, not_drill_sql
+from store.db import Connection
+from store.dialect import Dialect
 from store.notification_records import PENDING
 
 ALERTS_PER_CHUNK = 500
 
-_CHOSEN = "SELECT value FROM json_each(:ids)"
 _EXPIRED = """
     SELECT id FROM alerts AS a
     WHERE cluster = :cluster AND status = :resolved AND resolved_at < :cutoff
       AND NOT EXISTS (SELECT 1 FROM notifications AS n WHERE n.alert_id = a.id AND n.state = :pending)
     LIMIT :limit
 """
-_TALLY = f"""
+_MESSAGES = ("messages_replayed", "messages_skipped", "messages_lost")
+
+
+def _tally(d: Dialect) -> str:
+    sums = ",\n        ".join(f"COALESCE(SUM({d.json_number('magnitude_total', m)}), 0)" for m in _MESSAGES)
+    return f"""
     INSERT INTO alert_totals_pruned
         (kind, cluster, occurrences, messages_replayed, messages_skipped, messages_lost)
     SELECT kind, cluster, SUM(occurrences),
-        COALESCE(SUM(json_extract(magnitude_total, '$.messages_replayed')), 0),
-        COALESCE(SUM(json_extract(magnitude_total, '$.messages_skipped')), 0),
-        COALESCE(SUM(json_extract(magnitude_total, '$.messages_lost')), 0)
-    FROM alerts WHERE id IN ({_CHOSEN}) AND {NOT_DRILL_SQL} GROUP BY kind, cluster
+        {sums}
+    FROM alerts WHERE id IN ({d.json_array_values(":ids")}) AND {not_drill_sql(d)} GROUP BY kind, cluster
     ON CONFLICT (kind, cluster) DO UPDATE SET
-        occurrences = occurrences + excluded.occurrences,
-        messages_replayed = messages_replayed + excluded.messages_replayed,
-        messages_skipped = messages_skipped + excluded.messages_skipped,
-        messages_lost = messages_lost + excluded.messages_lost
+        occurrences = alert_totals_pruned.occurrences + excluded.occurrences,
+        messages_replayed = alert_totals_pruned.messages_replayed + excluded.messages_replayed,
+        messages_skipped = alert_totals_pruned.messages_skipped + excluded.messages_skipped,
+        messages_lost = alert_totals_pruned.messages_lost + excluded.messages_lost
 """
-# Alerts kept and alerts deleted, for the counters of /metrics.
-INCIDENT_TOTALS = f"""
+
+
+def incident_totals(d: Dialect) -> str:
+    """Alerts kept and alerts deleted, for the counters of /metrics: (kind, cluster, occurrences)."""
+    return f"""
     SELECT kind, cluster, SUM(n) FROM (
-        SELECT kind, cluster, occurrences AS n FROM alerts WHERE {NOT_DRILL_SQL}
+        SELECT kind, cluster, occurrences AS n FROM alerts WHERE {not_drill_sql(d)}
         UNION ALL SELECT kind, cluster, occurrences FROM alert_totals_pruned
-    ) GROUP BY 1, 2
+    ) AS kept_and_pruned GROUP BY 1, 2
 """
-MAGNITUDE_TOTALS = f"""
+
+
+def magnitude_totals(d: Dialect) -> str:
+    """(cluster, replayed, skipped, lost) over the alerts kept and deleted."""
+    replayed, skipped, lost = (f"COALESCE({d.json_number('magnitude_total', m)}, 0)" for m in _MESSAGES)
+    return f"""
     SELECT cluster, SUM(replayed), SUM(skipped), SUM(lost) FROM (
-        SELECT cluster,
-            COALESCE(json_extract(magnitude_total, '$.messages_replayed'), 0) AS replayed,
-            COALESCE(json_extract(magnitude_total, '$.messages_skipped'), 0) AS skipped,
-            COALESCE(json_extract(magnitude_total, '$.messages_lost'), 0) AS lost
-        FROM alerts WHERE {NOT_DRILL_SQL}
+        SELECT cluster, {replayed} AS replayed, {skipped} AS skipped, {lost} AS lost
+        FROM alerts WHERE {not_drill_sql(d)}
         UNION ALL SELECT cluster, messages_replayed, messages_skipped, messages_lost FROM alert_totals_pruned
-    ) GROUP BY cluster
+    ) AS kept_and_pruned GROUP BY cluster
 """
 
 
@@ -80,14 +88,12 @@ class PrunedAlerts:
         )
 
 
-def clusters(conn: sqlite3.Connection) -> list[str]:
+def clusters(conn: Connection) -> list[str]:
     """Every cluster with a stored alert (by the ``alerts_by_cluster`` index)."""
     return [r[0] for r in conn.execute("SELECT DISTINCT cluster FROM alerts ORDER BY cluster")]
 
 
-def prune_chunk(
-    conn: sqlite3.Connection, cluster: str, cutoff: float, limit: int = ALERTS_PER_CHUNK
-) -> PrunedAlerts:
+def prune_chunk(conn: Connection, cluster: str, cutoff: float, limit: int = ALERTS_PER_CHUNK) -> PrunedAlerts:
     """Delete at most ``limit`` of ``cluster``'s alerts resolved before ``cutoff``, with their transitions
     and notification rows, inside the caller's transaction; fewer than ``limit`` means none is left."""
     chosen = conn.execute(
@@ -97,8 +103,12 @@ def prune_chunk(
     if not chosen:
         return PrunedAlerts()
     ids = {"ids": json.dumps([r[0] for r in chosen])}
-    conn.execute(_TALLY, ids)
-    transitions = conn.execute(f"DELETE FROM alert_transitions WHERE alert_id IN ({_CHOSEN})", ids).rowcount
-    notifications = conn.execute(f"DELETE FROM notifications WHERE alert_id IN ({_CHOSEN})", ids).rowcount
-    alerts = conn.execute(f"DELETE FROM alerts WHERE id IN ({_CHOSEN})", ids).rowcount
+    d = conn.dialect
+    chosen_ids = d.json_array_values(":ids")
+    conn.execute(_tally(d), ids)
+    transitions = conn.execute(
+        f"DELETE FROM alert_transitions WHERE alert_id IN ({chosen_ids})", ids
+    ).rowcount
+    notifications = conn.execute(f"DELETE FROM notifications WHERE alert_id IN ({chosen_ids})", ids).rowcount
+    alerts = conn.execute(f"DELETE FROM alerts WHERE id IN ({chosen_ids})", ids).rowcount
     return PrunedAlerts(alerts, transitions, notifications)

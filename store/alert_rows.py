@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from store.alert_records import (
     changed,
     fingerprint_text,
 )
+from store.db import Connection
 
 COLUMNS = (
     "seq, id, kind, severity, status, cluster, grp, topic, partition, started_at, updated_at, resolved_at,"
@@ -89,14 +89,15 @@ def alert_from_row(row: Sequence[Any]) -> Alert:
     )
 
 
-def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
+def write(conn: Connection, w: AlertWrite, at: float) -> Alert:
     """Apply one planned change inside the caller's transaction; the alert as stored."""
     a = w.alert
     values = _values(a)
     if w.insert:
         cur = conn.execute(
             f"INSERT INTO alerts (id, fingerprint, kind, cluster, grp, topic, partition, started_at,"
-            f" {', '.join(MUTABLE)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(MUTABLE))})",
+            f" {', '.join(MUTABLE)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, {', '.join('?' * len(MUTABLE))})"
+            " RETURNING seq",
             (
                 a.id,
                 fingerprint_text(a.fingerprint),
@@ -109,7 +110,7 @@ def write(conn: sqlite3.Connection, w: AlertWrite, at: float) -> Alert:
                 *values.values(),
             ),
         )
-        seq = cur.lastrowid
+        seq = cur.fetchone()[0]
     else:
         cur = conn.execute(
             f"UPDATE alerts SET {', '.join(f'{c} = ?' for c in MUTABLE)} WHERE id = ? RETURNING seq",
@@ -136,7 +137,7 @@ def is_refresh(w: AlertWrite) -> bool:
     return not w.insert and w.transition is None and w.alert.status == FIRING and w.alert.seq is not None
 
 
-def refresh(conn: sqlite3.Connection, alerts: Sequence[Alert]) -> None:
+def refresh(conn: Connection, alerts: Sequence[Alert]) -> None:
     """Silent rewrites of firing rows (see :func:`is_refresh`) in one statement, of the columns a refresh
     changes: a fleet's thousands of firing alerts are refreshed together. Each stored alert keeps its
     ``seq``; raises ``StoreError`` if one is no longer a firing row."""
@@ -154,7 +155,7 @@ def refresh(conn: sqlite3.Connection, alerts: Sequence[Alert]) -> None:
         raise StoreError(f"{missing} of {len(alerts)} refreshed alerts are not firing rows")
 
 
-def add_transition(conn: sqlite3.Connection, t: Transition) -> None:
+def add_transition(conn: Connection, t: Transition) -> None:
     conn.execute(
         "INSERT INTO alert_transitions (alert_id, at, transition, severity, cause, detail)"
         " VALUES (?, ?, ?, ?, ?, ?)",
@@ -162,14 +163,14 @@ def add_transition(conn: sqlite3.Connection, t: Transition) -> None:
     )
 
 
-def firing(conn: sqlite3.Connection, cluster: str) -> tuple[Alert, ...]:
+def firing(conn: Connection, cluster: str) -> tuple[Alert, ...]:
     rows = conn.execute(
         f"SELECT {COLUMNS} FROM alerts WHERE cluster = ? AND status = ? ORDER BY seq", (cluster, FIRING)
     ).fetchall()
     return tuple(alert_from_row(r) for r in rows)
 
 
-def firing_of_groups(conn: sqlite3.Connection, cluster: str, groups: Sequence[str]) -> tuple[Alert, ...]:
+def firing_of_groups(conn: Connection, cluster: str, groups: Sequence[str]) -> tuple[Alert, ...]:
     """The firing alerts of ``groups`` (a page of them: the rest of the cluster's are not decoded)."""
     if not groups:
         return ()
@@ -181,7 +182,7 @@ def firing_of_groups(conn: sqlite3.Connection, cluster: str, groups: Sequence[st
     return tuple(alert_from_row(r) for r in rows)
 
 
-def count_firing(conn: sqlite3.Connection, cluster: str) -> int:
+def count_firing(conn: Connection, cluster: str) -> int:
     row = conn.execute(
         "SELECT COUNT(*) FROM alerts WHERE cluster = ? AND status = ?", (cluster, FIRING)
     ).fetchone()
@@ -196,21 +197,19 @@ RESOLVED_OCCURRENCES = (  # (cluster, RESOLVED, since, *_EVENT_KINDS): the alert
 )
 
 
-def resolved_occurrences(
-    conn: sqlite3.Connection, cluster: str, since: float
-) -> frozenset[tuple[Fingerprint, str]]:
+def resolved_occurrences(conn: Connection, cluster: str, since: float) -> frozenset[tuple[Fingerprint, str]]:
     """(fingerprint, occurrence) of the event-like alerts resolved at or after ``since``: the only kinds
     whose occurrence is compared (a storm of resolved lag alerts is not read every evaluation)."""
     rows = conn.execute(RESOLVED_OCCURRENCES, (cluster, RESOLVED, since, *_EVENT_KINDS)).fetchall()
     return frozenset(((r[0], r[1], r[2], r[3], r[4]), r[5]) for r in rows)
 
 
-def one(conn: sqlite3.Connection, alert_id: str) -> Alert | None:
+def one(conn: Connection, alert_id: str) -> Alert | None:
     row = conn.execute(f"SELECT {COLUMNS} FROM alerts WHERE id = ?", (alert_id,)).fetchone()
     return None if row is None else alert_from_row(row)
 
 
-def transitions(conn: sqlite3.Connection, alert_id: str) -> tuple[Transition, ...]:
+def transitions(conn: Connection, alert_id: str) -> tuple[Transition, ...]:
     rows = conn.execute(
         "SELECT seq, alert_id, at, transition, severity, cause, detail FROM alert_transitions"
         " WHERE alert_id = ? ORDER BY seq",
@@ -232,7 +231,7 @@ class Filters:
     since: float | None = None
 
 
-def page(conn: sqlite3.Connection, filters: Filters, limit: int, cursor: str | None) -> AlertPage:
+def page(conn: Connection, filters: Filters, limit: int, cursor: str | None) -> AlertPage:
     """Newest first (by ``seq``); ``cursor`` is the ``seq`` of the last alert of the previous page."""
     where: list[str] = []
     args: list[Any] = []

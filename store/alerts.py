@@ -8,7 +8,6 @@ write in turn; ``BEGIN IMMEDIATE`` + ``busy_timeout`` serialise them) and shares
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -18,9 +17,9 @@ from typing import NamedTuple, TypeVar
 
 import store.alert_retention as alert_retention
 import store.alert_rows as alert_rows
+import store.changes as changes
 from collectors.errors import StoreError
 from store.alert_records import (
-    NOT_DRILL_SQL,
     RESOLVED,
     Alert,
     AlertPage,
@@ -28,10 +27,11 @@ from store.alert_records import (
     Fingerprint,
     Transition,
     is_event_like,
+    not_drill_sql,
 )
 from store.alert_retention import PrunedAlerts
 from store.alert_rows import Filters
-from store.db import connect, small_cache, translated
+from store.db import Connection, connect_to, small_cache, translated
 from store.opening import open_migrated
 from store.settings import StoreSettings
 from store.writer import WriterConnection
@@ -44,6 +44,7 @@ _CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the n
 Planner = Callable[[Mapping[Fingerprint, Alert], frozenset[tuple[Fingerprint, str]]], Sequence[AlertWrite]]
 
 
+_STATE_COLUMNS = ("cluster", "saved_at", "format", "body")
 Part = tuple[str, str]  # (a large section of the detection state, a JSON array of its rows)
 
 
@@ -57,13 +58,14 @@ class SavedState(NamedTuple):
 class AlertStore(WriterConnection):
     """Alert lifecycle persistence. Build with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
-        super().__init__(conn, "alert store")  # the writer also serves reads when there is no path
+    def __init__(self, conn: Connection, path: StoreSettings | Path | None = None) -> None:
+        # the writer also serves reads when there is no path (or settings)
+        super().__init__(conn, "alert store", counter=changes.ALERTS)
         # Reads (the API's) use one read-only connection per thread, as Store does: in WAL mode they
         # never wait for the write lock, which a cycle's update_firing holds for a whole transaction.
-        self._path = path
+        self._settings = StoreSettings(path=path) if isinstance(path, Path) else path
         self._readers_lock = threading.Lock()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: list[Connection] = []
         self._local = threading.local()
         # Each cluster's firing alerts as last committed, by fingerprint in seq order: update_firing plans
         # against them every cycle (loading and decoding them from SQLite each time was ~4 % of the
@@ -74,8 +76,15 @@ class AlertStore(WriterConnection):
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        conn = open_migrated(settings.path, "alert store")
-        return cls(conn, settings.path)
+        conn = open_migrated(settings, "alert store")
+        try:
+            return cls(conn, settings)
+        except BaseException:
+            conn.close()
+            raise
+
+    def _stale(self) -> None:
+        self._firing.clear()  # another replica wrote alerts: read them again
 
     def _close_connections(self) -> None:
         with self._readers_lock:
@@ -83,21 +92,21 @@ class AlertStore(WriterConnection):
                 conn.close()
             self._readers.clear()
 
-    def _read(self, action: str, work: Callable[[sqlite3.Connection], T]) -> T:
-        if self._path is None:
+    def _read(self, action: str, work: Callable[[Connection], T]) -> T:
+        if self._settings is None:
             return self._run(action, work)
         with translated(action):
             return work(self._reader(action))
 
-    def _reader(self, action: str) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    def _reader(self, action: str) -> Connection:
+        conn: Connection | None = getattr(self._local, "conn", None)
         if conn is not None and not self._closed:
             return conn
-        assert self._path is not None
+        assert self._settings is not None
         with self._readers_lock:
             if self._closed:
                 raise StoreError(f"{action} failed: the alert store is closed")
-            conn = connect(self._path, readonly=True)
+            conn = connect_to(self._settings, readonly=True)
             self._readers.append(conn)
         self._local.conn = conn
         return conn
@@ -119,7 +128,7 @@ class AlertStore(WriterConnection):
         written: list[Alert] = []
         cached: dict[Fingerprint, Alert] | None = None
 
-        def work(conn: sqlite3.Connection) -> tuple[Alert, ...]:
+        def work(conn: Connection) -> tuple[Alert, ...]:
             nonlocal cached
             cached = self._firing.get(cluster)  # under the writer lock: nothing commits in between
             if cached is None:
@@ -149,7 +158,7 @@ class AlertStore(WriterConnection):
 
         written: list[Alert] = []
 
-        def work(conn: sqlite3.Connection) -> Alert | None:
+        def work(conn: Connection) -> Alert | None:
             alert = alert_rows.one(conn, alert_id)
             if alert is None:
                 return None
@@ -171,7 +180,7 @@ class AlertStore(WriterConnection):
 
         written: list[Alert] = []
 
-        def work(conn: sqlite3.Connection) -> Alert | None:
+        def work(conn: Connection) -> Alert | None:
             alert = alert_rows.one(conn, alert_id)
             if alert is None:
                 return None
@@ -238,20 +247,22 @@ class AlertStore(WriterConnection):
         if not 1 <= limit <= MAX_PAGE:
             raise StoreError(f"alert page limit must be 1..{MAX_PAGE}, not {limit}")
         filters = Filters(status, kind, severity, cluster, group, topic, since)
-        if self._path is None:
+        if self._settings is None:
             return self._run("list alerts", lambda c: alert_rows.page(c, filters, limit, cursor))
         return self._read("list alerts", lambda c: self._cached_page(c, filters, limit, cursor))
 
-    def _cached_page(
-        self, conn: sqlite3.Connection, filters: Filters, limit: int, cursor: str | None
-    ) -> AlertPage:
+    def _cached_page(self, conn: Connection, filters: Filters, limit: int, cursor: str | None) -> AlertPage:
         """The page this thread read last for the same query, while nobody has committed since.
 
         ``PRAGMA data_version`` on a reader changes whenever another connection commits; it is read
         before the page, so a commit in between can only make the next call read again, never keep a
-        stale page. Dashboards poll the same first page, and decoding its rows was most of its cost.
+        stale page. Dashboards poll the same first page, and decoding its rows was most of its cost. On
+        PostgreSQL the alerts' change counter (:mod:`store.changes`) plays that part, for every replica.
         """
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if conn.dialect.shared:
+            version = changes.current(conn, changes.ALERTS)
+        else:
+            version = conn.execute("PRAGMA data_version").fetchone()[0]
         pages: dict[tuple[Filters, int, str | None], tuple[int, AlertPage]] | None
         pages = getattr(self._local, "pages", None)
         if pages is None:
@@ -272,26 +283,34 @@ class AlertStore(WriterConnection):
 
     def firing_counts(self) -> dict[tuple[str, str, str], int]:
         """Firing alerts by (kind, severity, cluster); drills left out (as in every figure below)."""
-        sql = (
-            "SELECT kind, severity, cluster, COUNT(*) FROM alerts"
-            f" WHERE status = 'firing' AND {NOT_DRILL_SQL} GROUP BY 1, 2, 3"
-        )
-        return self._run("count firing alerts", lambda c: {(k, s, cl): n for k, s, cl, n in c.execute(sql)})
+
+        def count(c: Connection) -> dict[tuple[str, str, str], int]:
+            sql = (
+                "SELECT kind, severity, cluster, COUNT(*) FROM alerts"
+                f" WHERE status = 'firing' AND {not_drill_sql(c.dialect)} GROUP BY 1, 2, 3"
+            )
+            return {(k, s, cl): int(n) for k, s, cl, n in c.execute(sql)}
+
+        return self._run("count firing alerts", count)
 
     def incident_totals(self) -> dict[tuple[str, str], int]:
         """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter (the
         alerts deleted by :meth:`prune` still counted)."""
-        sql = alert_retention.INCIDENT_TOTALS
-        return self._run("count incidents", lambda c: {(k, cl): int(n) for k, cl, n in c.execute(sql)})
+
+        def count(c: Connection) -> dict[tuple[str, str], int]:
+            return {(k, cl): int(n) for k, cl, n in c.execute(alert_retention.incident_totals(c.dialect))}
+
+        return self._run("count incidents", count)
 
     def magnitude_totals(self) -> dict[tuple[str, str], int]:
         """Messages replayed / skipped / lost summed over every alert (the deleted ones too), by (name,
         cluster)."""
-        sql = alert_retention.MAGNITUDE_TOTALS
 
-        def work(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
+        def work(conn: Connection) -> dict[tuple[str, str], int]:
             totals: dict[tuple[str, str], int] = {}
-            for cluster, replayed, skipped, lost in conn.execute(sql):
+            for cluster, replayed, skipped, lost in conn.execute(
+                alert_retention.magnitude_totals(conn.dialect)
+            ):
                 totals[("replayed", cluster)] = int(replayed)
                 totals[("skipped", cluster)] = int(skipped)
                 totals[("lost", cluster)] = int(lost)
@@ -318,11 +337,10 @@ class AlertStore(WriterConnection):
         """Replace ``cluster``'s saved detection state: ``body`` and its ``parts`` (none for a format kept
         whole), through a small page cache (:func:`store.db.small_cache`)."""
 
-        def save(c: sqlite3.Connection) -> None:
+        def save(c: Connection) -> None:
             with small_cache(c):
                 c.execute(
-                    "INSERT OR REPLACE INTO detection_state (cluster, saved_at, format, body)"
-                    " VALUES (?, ?, ?, ?)",
+                    c.dialect.replace_into("detection_state", _STATE_COLUMNS, ("cluster",)),
                     (cluster, at, format, body),
                 )
                 c.execute("DELETE FROM detection_state_parts WHERE cluster = ?", (cluster,))
@@ -337,7 +355,7 @@ class AlertStore(WriterConnection):
         """``cluster``'s saved detection state with its parts (None if none was saved), read through a
         small page cache like :meth:`save_state`."""
 
-        def load(c: sqlite3.Connection) -> SavedState | None:
+        def load(c: Connection) -> SavedState | None:
             with small_cache(c):
                 row = c.execute(
                     "SELECT saved_at, format, body FROM detection_state WHERE cluster = ?", (cluster,)

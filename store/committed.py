@@ -14,13 +14,13 @@ the unseen topics change (the time of the last poll that did), and for every gro
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from dataclasses import dataclass, field
 from itertools import chain, groupby
 from operator import attrgetter
 
 from collectors.model import CommittedObservation, CommittedOffset
+from store.db import Connection
 from store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
@@ -49,11 +49,8 @@ _TOUCH_GROUP = """
     UPDATE latest_committed SET last_seen_at = ?
     WHERE cluster = ? AND grp = ? AND last_seen_at < ?
 """
-# OR REPLACE: recording the same instant twice keeps the later value instead of failing the batch.
-_INSERT_HISTORY = """
-    INSERT OR REPLACE INTO committed_history (key_id, observed_at, committed_offset, leader_epoch, metadata)
-    VALUES (?, ?, ?, ?, ?)
-"""
+# Replacing: recording the same instant twice keeps the later value instead of failing the batch.
+_HISTORY_COLUMNS = ("key_id", "observed_at", "committed_offset", "leader_epoch", "metadata")
 
 
 @dataclass(slots=True)
@@ -79,8 +76,11 @@ class CommittedWriter:
     after that transaction commits.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
+        self._insert_history = conn.dialect.replace_into(
+            "committed_history", _HISTORY_COLUMNS, ("key_id", "observed_at")
+        )
         self._latest: dict[GroupKey, dict[PartKey, Entry]] = {}
         self._next_id = 1
         self._fetched: dict[str, Fetched] = {}  # cluster -> its latest poll
@@ -216,7 +216,7 @@ class CommittedWriter:
         if plan.updates:
             self._conn.executemany(_UPDATE_LATEST, plan.updates)
         if plan.history:
-            self._conn.executemany(_INSERT_HISTORY, plan.history)
+            self._conn.executemany(self._insert_history, plan.history)
         if plan.touches:
             self._conn.executemany(plan.touch_sql, plan.touches)
         return WriteCounts(

@@ -1,4 +1,5 @@
-"""SQLite connections for the store: pragmas, explicit transactions and error translation.
+"""The store's connections: SQLite's (pragmas) or PostgreSQL's (:mod:`store.pg`), explicit transactions and
+error translation, behind one :class:`Connection` protocol the row modules are written against.
 
 Connections run in autocommit mode (``isolation_level=None``) so every transaction is an explicit
 ``BEGIN IMMEDIATE ... COMMIT``: the write lock is taken up front instead of being upgraded mid-way,
@@ -9,11 +10,16 @@ from __future__ import annotations
 
 import errno
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Protocol
+
+import psycopg
 
 from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
+from store.dialect import SQLITE, Dialect
+from store.settings import StoreSettings
 
 BUSY_TIMEOUT_MS = 5_000
 # Pages a connection may cache (negative = KiB); big batch writes touch many B-tree pages.
@@ -27,6 +33,42 @@ READER_CACHE_KIB = 4 * 1024
 LARGE_VALUES_CACHE_KIB = 1024
 # Truncate the WAL back to this size after checkpoints so one large batch does not pin disk space.
 JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024
+
+
+class Cursor(Protocol):
+    """What a statement returns on either backend (:class:`sqlite3.Cursor`, psycopg's cursor)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Connection(Protocol):
+    """A store connection: :class:`SqliteConnection` or :class:`store.pg.PgConnection`. Statements use
+    ``?`` and ``:name`` placeholders; ``dialect`` spells what differs (:mod:`store.dialect`)."""
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class SqliteConnection(sqlite3.Connection):
+    """:class:`sqlite3.Connection` that names its dialect (nothing else: its methods stay SQLite's own)."""
+
+    dialect: Dialect = SQLITE
 
 
 # Primary result codes (the low byte of an extended code) of a disk that refuses writes: it may come back
@@ -49,22 +91,28 @@ def write_failure(exc: BaseException) -> str | None:
         return WRITE_FAILURES.get(code & 0xFF) if isinstance(code, int) else None
     if isinstance(exc, OSError) and exc.errno in _OS_WRITE_FAILURES:
         return errno.errorcode.get(exc.errno or 0, "OSError")
+    if isinstance(exc, psycopg.OperationalError | psycopg.errors.ReadOnlySqlTransaction):
+        # the server is gone or refuses (restarting, full disk, a read-only standby): it may come back
+        return f"PG_{exc.sqlstate}" if exc.sqlstate else "PG_CONNECTION"
     return None
 
 
 def corruption(exc: BaseException) -> str | None:
     """``SQLITE_CORRUPT`` or ``SQLITE_NOTADB`` if ``exc`` says the file is damaged, else None."""
+    if isinstance(exc, psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted):
+        return f"PG_{exc.sqlstate}"
     code = getattr(exc, "sqlite_errorcode", None)
     return CORRUPTION.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
 
 
 @contextmanager
 def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
-    """Re-raise any :class:`sqlite3.Error` (and OS error) inside the block as :class:`StoreError`: a disk
-    that refuses writes as :class:`StoreWriteError`, a damaged file as :class:`StoreCorruptError`."""
+    """Re-raise any :class:`sqlite3.Error`, :class:`psycopg.Error` (and OS error) inside the block as
+    :class:`StoreError`: a disk that refuses writes or a PostgreSQL server out of reach as
+    :class:`StoreWriteError`, a damaged file as :class:`StoreCorruptError`."""
     try:
         yield
-    except (sqlite3.Error, OSError) as exc:
+    except (sqlite3.Error, psycopg.Error, OSError) as exc:
         text = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
         message = f"{action} failed: {text}"
         if (code := write_failure(exc)) is not None:
@@ -74,12 +122,36 @@ def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
         raise StoreError(message, cluster=cluster) from exc
 
 
-def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+def connect_to(settings: StoreSettings, *, readonly: bool = False) -> Connection:
+    """A connection to the store ``settings`` name: PostgreSQL at ``store.url`` if set, else the SQLite
+    file at ``store.path`` (:func:`connect`). Readers can never write."""
+    if settings.url is None:
+        return connect(settings.path, readonly=readonly)
+    from store.pg import connect as pg_connect
+
+    password = settings.password.get_secret_value() if settings.password is not None else None
+    return pg_connect(settings.url, password=password, readonly=readonly)
+
+
+def describe(settings: StoreSettings) -> str:
+    """Where the store is, for messages: its file, or ``PostgreSQL host:port/db`` (never a password)."""
+    if settings.url is None:
+        return str(settings.path)
+    from store.pg import where
+
+    return f"PostgreSQL {where(settings.url)}"
+
+
+def connect(path: Path, *, readonly: bool = False) -> SqliteConnection:
     """Open ``path`` with the store's pragmas; readers get ``query_only`` so they can never write."""
     # check_same_thread=False: callers serialise use themselves (one writer lock, one reader per thread)
     # and close() may run on another thread than the one that opened the connection.
     conn = sqlite3.connect(
-        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+        path,
+        isolation_level=None,
+        check_same_thread=False,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        factory=SqliteConnection,
     )
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -102,10 +174,13 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
 
 
 @contextmanager
-def small_cache(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def small_cache(conn: Connection) -> Iterator[Connection]:
     """Run the block with the writer's page cache bounded to :data:`LARGE_VALUES_CACHE_KIB` (SQLite frees
     the pages above a lowered bound at once, and spills a larger transaction's pages to the WAL early),
-    then restore :data:`CACHE_KIB`."""
+    then restore :data:`CACHE_KIB`. Nothing on PostgreSQL (the server's cache is its own)."""
+    if conn.dialect.postgresql:
+        yield conn
+        return
     conn.execute(f"PRAGMA cache_size = -{LARGE_VALUES_CACHE_KIB}")
     try:
         yield conn
@@ -114,10 +189,15 @@ def small_cache(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """Run the block in one ``BEGIN IMMEDIATE`` transaction; roll back if anything raises."""
-    conn.execute("BEGIN IMMEDIATE")
+def transaction(conn: Connection) -> Iterator[Connection]:
+    """Run the block in one write transaction holding the database's write lock (SQLite's ``BEGIN
+    IMMEDIATE``; PostgreSQL's advisory lock, :data:`store.dialect.POSTGRESQL`); roll back if anything
+    raises."""
+    begin, *locks = conn.dialect.begin_write
+    conn.execute(begin)
     try:
+        for statement in locks:
+            conn.execute(statement)
         yield conn
         conn.execute("COMMIT")
     except BaseException:

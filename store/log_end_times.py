@@ -10,8 +10,9 @@ it. The cost follows the rows observed since the crossing, not the whole history
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
+
+from store.db import Connection
 
 # (topic, partition, offset) -> epoch seconds of the first observation of the current run whose log end
 # had reached ``offset``
@@ -45,14 +46,38 @@ SELECT json_group_array(json_array(topic, partition, want, printf('%!.17g', at))
 FROM ({_QUERY}) WHERE at IS NOT NULL
 """
 
+# The same on PostgreSQL: the requests from jsonb (typed: ->> gives text), a LATERAL join for the answer.
+_PG_QUERY = """
+WITH req AS (
+    SELECT r ->> 0 AS topic, (r ->> 1)::bigint AS partition, (r ->> 2)::bigint AS want
+    FROM jsonb_array_elements(?::jsonb) AS r
+)
+SELECT req.topic, req.partition, req.want, (
+    SELECT h.observed_at FROM partition_offsets_history AS h
+    WHERE h.key_id = l.id AND h.log_end >= req.want AND h.observed_at > coalesce((
+        SELECT b.observed_at FROM partition_offsets_history AS b
+        WHERE b.key_id = l.id AND b.log_end < req.want
+        ORDER BY b.observed_at DESC LIMIT 1
+    ), -1e308)
+    ORDER BY h.observed_at LIMIT 1
+) AS at
+FROM req JOIN latest_partition_offsets AS l
+  ON l.cluster = ? AND l.topic = req.topic AND l.partition = req.partition
+"""
 
-def log_end_reached_at_many(
-    conn: sqlite3.Connection, cluster: str, wanted: Iterable[Wanted]
-) -> dict[Wanted, float]:
+
+def log_end_reached_at_many(conn: Connection, cluster: str, wanted: Iterable[Wanted]) -> dict[Wanted, float]:
     """Answers for the requests that have one; a request the history cannot answer is left out."""
     requests = sorted(set(wanted))
     if not requests:
         return {}
+    if conn.dialect.postgresql:  # rows as they are: psycopg reads them all in one call, in C
+        rows = conn.execute(_PG_QUERY, (json.dumps(requests), cluster)).fetchall()
+        return {
+            (topic, int(partition), int(want)): float(at)
+            for topic, partition, want, at in rows
+            if at is not None
+        }
     [(answers,)] = conn.execute(_ONE_ROW, (json.dumps(requests), cluster)).fetchall()
     rows = json.loads(answers)
     return {(topic, int(partition), int(want)): float(at) for topic, partition, want, at in rows}

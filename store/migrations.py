@@ -1,4 +1,9 @@
-"""The store's schema as an ordered list of migrations, tracked in SQLite's ``user_version``.
+"""The store's schema as an ordered list of migrations, tracked in SQLite's ``user_version`` (on PostgreSQL,
+the ``offsetguard_schema`` row).
+
+Each migration is written once, in SQLite's DDL; :meth:`store.dialect.Dialect.ddl` renders it for
+PostgreSQL. Every migration transaction holds the database's write lock (on PostgreSQL an advisory lock),
+and re-reads the version under it, so two replicas starting together never both migrate.
 
 A later feature adds tables by appending a :class:`Migration` with the next version number; never edit
 one that has shipped. Each migration runs in its own transaction together with the version bump, so a
@@ -7,14 +12,13 @@ failure leaves the database at the previous version.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from collectors.errors import StoreError
-from store.db import transaction
+from store.db import Connection, transaction
 
-Apply = Callable[[sqlite3.Connection], None]
+Apply = Callable[[Connection], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,9 +33,9 @@ class Migration:
 def sql(*statements: str) -> Apply:
     """A migration step that executes ``statements`` in order."""
 
-    def apply(conn: sqlite3.Connection) -> None:
+    def apply(conn: Connection) -> None:
         for statement in statements:
-            conn.execute(statement)
+            conn.execute(conn.dialect.ddl(statement))
 
     return apply
 
@@ -284,12 +288,34 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-def schema_version(conn: sqlite3.Connection) -> int:
-    """The schema version recorded in the database (0 for a fresh file)."""
+# PostgreSQL's bookkeeping beside the schema: the version (SQLite keeps it in its header) and the change
+# counters of store.changes (caches beside a shared database check them).
+_PG_BOOKKEEPING = (
+    "CREATE TABLE IF NOT EXISTS offsetguard_schema"
+    " (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL)",
+    "INSERT INTO offsetguard_schema (id, version) VALUES (1, 0) ON CONFLICT (id) DO NOTHING",
+    "CREATE TABLE IF NOT EXISTS offsetguard_changes"
+    ' (name TEXT COLLATE "C" PRIMARY KEY, counter BIGINT NOT NULL)',
+)
+
+
+def schema_version(conn: Connection) -> int:
+    """The schema version recorded in the database (0 for a fresh one)."""
+    if conn.dialect.postgresql:
+        if conn.execute("SELECT to_regclass('offsetguard_schema')").fetchone()[0] is None:
+            return 0
+        return int(conn.execute("SELECT version FROM offsetguard_schema WHERE id = 1").fetchone()[0])
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+def _set_version(conn: Connection, version: int) -> None:
+    if conn.dialect.postgresql:
+        conn.execute("UPDATE offsetguard_schema SET version = ? WHERE id = 1", (version,))
+    else:
+        conn.execute(f"PRAGMA user_version = {version}")
+
+
+def migrate(conn: Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
     """Apply the migrations the database lacks and return its final version.
 
     Raises :class:`StoreError` if the database is newer than ``migrations`` know (an older offsetguard
@@ -301,11 +327,15 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
                 f"migration {migration.name!r} has version {migration.version}, expected {index}"
             )
     latest = len(migrations)
+    if conn.dialect.postgresql and schema_version(conn) == 0:
+        with transaction(conn):
+            for statement in _PG_BOOKKEEPING:
+                conn.execute(statement)
     current = schema_version(conn)
     if current > latest:
         raise StoreError(
             f"database schema version {current} is newer than this offsetguard supports ({latest}); "
-            "upgrade offsetguard or point store.path elsewhere"
+            "upgrade offsetguard or point the store elsewhere"
         )
     for migration in migrations[current:]:
         with transaction(conn):
@@ -313,5 +343,5 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
             if schema_version(conn) >= migration.version:
                 continue
             migration.apply(conn)
-            conn.execute(f"PRAGMA user_version = {migration.version}")
+            _set_version(conn, migration.version)
     return schema_version(conn)

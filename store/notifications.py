@@ -10,12 +10,12 @@ blocks (call it from a worker thread in async code); failures raise :class:`coll
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeVar
 
 import store.notify_rows as notify_rows
 from store.alert_records import Alert
+from store.db import Connection
 from store.notification_records import Change, NewNotification, Notification, Outcome, Silence
 from store.opening import open_migrated
 from store.settings import StoreSettings
@@ -48,13 +48,13 @@ class Advanced(NamedTuple):
 class NotificationStore(WriterConnection):
     """Queue and silences persistence. Build with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         super().__init__(conn, "notification store")
 
     @classmethod
     def open(cls, settings: StoreSettings) -> NotificationStore:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        conn = open_migrated(settings.path, "notification store")
+        conn = open_migrated(settings, "notification store")
         return cls(conn)
 
     # ------------------------------------------------------------------ queue
@@ -77,7 +77,7 @@ class NotificationStore(WriterConnection):
         read) or when this batch consumed transitions without fanning them out.
         """
 
-        def work(conn: sqlite3.Connection) -> Advanced:
+        def work(conn: Connection) -> Advanced:
             changes = notify_rows.changes_after(conn, notify_rows.progress(conn), batch)
             more = len(changes) == batch
             wanted = [c for c in changes if oldest is None or c.at >= oldest]
@@ -112,6 +112,12 @@ class NotificationStore(WriterConnection):
         done = list(outcomes)
         if done:
             self._run("record deliveries", lambda c: notify_rows.record(c, done), write=True)
+
+    def claim(self, ids: Sequence[int]) -> set[int]:
+        """Those of ``ids`` still pending, read in a write transaction: under the fencing guard (issue 46),
+        so only the replica holding the leader lease at its epoch gets them to send."""
+        wanted = list(ids)
+        return self._run("claim notifications", lambda c: notify_rows.pending_among(c, wanted), write=True)
 
     def next_due(self) -> float | None:
         """When the earliest pending row is due; None if nothing is pending."""

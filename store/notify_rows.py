@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from store.alert_records import FIRING, Alert
 from store.alert_rows import COLUMNS, alert_from_row
+from store.db import Connection
 from store.notification_records import (
     ABANDONED,
     DELIVERED,
@@ -50,20 +50,20 @@ def _notification(row: Sequence[Any]) -> Notification:
     )
 
 
-def progress(conn: sqlite3.Connection) -> int:
+def progress(conn: Connection) -> int:
     return int(conn.execute("SELECT transition_seq FROM notify_progress WHERE id = 1").fetchone()[0])
 
 
-def set_progress(conn: sqlite3.Connection, seq: int) -> None:
+def set_progress(conn: Connection, seq: int) -> None:
     conn.execute("UPDATE notify_progress SET transition_seq = ? WHERE id = 1", (seq,))
 
 
-def changes_after(conn: sqlite3.Connection, seq: int, limit: int) -> list[Change]:
+def changes_after(conn: Connection, seq: int, limit: int) -> list[Change]:
     """Transitions after ``seq``, oldest first, each with its alert as stored now."""
     alert_columns = ", ".join(f"a.{c.strip()}" for c in COLUMNS.split(","))
     rows = conn.execute(
         f"SELECT t.seq, t.transition, t.at, t.severity, t.cause,"
-        f" json_extract(t.detail, '$.{NOTIFIED_FROM_MEMORY}') IS NOT NULL, {alert_columns}"
+        f" {conn.dialect.json_text('t.detail', NOTIFIED_FROM_MEMORY)} IS NOT NULL, {alert_columns}"
         " FROM alert_transitions t JOIN alerts a ON a.id = t.alert_id"
         " WHERE t.seq > ? ORDER BY t.seq LIMIT ?",
         (seq, limit),
@@ -71,16 +71,16 @@ def changes_after(conn: sqlite3.Connection, seq: int, limit: int) -> list[Change
     return [Change(r[0], r[1], r[2], r[3], r[4], alert_from_row(r[6:]), bool(r[5])) for r in rows]
 
 
-def last_transition(conn: sqlite3.Connection) -> int:
+def last_transition(conn: Connection) -> int:
     return int(conn.execute("SELECT COALESCE(MAX(seq), 0) FROM alert_transitions").fetchone()[0])
 
 
-def firing_alerts(conn: sqlite3.Connection) -> list[Alert]:
+def firing_alerts(conn: Connection) -> list[Alert]:
     rows = conn.execute(f"SELECT {COLUMNS} FROM alerts WHERE status = ? ORDER BY seq", (FIRING,))
     return [alert_from_row(r) for r in rows.fetchall()]
 
 
-def told(conn: sqlite3.Connection, alert_ids: Iterable[str]) -> set[tuple[str, str]]:
+def told(conn: Connection, alert_ids: Iterable[str]) -> set[tuple[str, str]]:
     """(receiver, alert id) pairs with a firing row that was not silenced, for ``alert_ids``."""
     ids = sorted(set(alert_ids))
     found: set[tuple[str, str]] = set()
@@ -95,7 +95,7 @@ def told(conn: sqlite3.Connection, alert_ids: Iterable[str]) -> set[tuple[str, s
     return found
 
 
-def insert(conn: sqlite3.Connection, rows: Iterable[NewNotification], now: float) -> int:
+def insert(conn: Connection, rows: Iterable[NewNotification], now: float) -> int:
     values = [
         (
             r.receiver,
@@ -118,7 +118,7 @@ def insert(conn: sqlite3.Connection, rows: Iterable[NewNotification], now: float
     return len(values)
 
 
-def due(conn: sqlite3.Connection, now: float, limit: int) -> list[Notification]:
+def due(conn: Connection, now: float, limit: int) -> list[Notification]:
     """Pending rows due at ``now``, oldest first; a row waits while an older pending row of the same
     receiver and alert is not due yet, so a receiver never gets ``resolved`` before ``firing``."""
     rows = conn.execute(
@@ -132,7 +132,7 @@ def due(conn: sqlite3.Connection, now: float, limit: int) -> list[Notification]:
     return [_notification(r) for r in rows]
 
 
-def adopt(conn: sqlite3.Connection, rows: Iterable[Notification]) -> int:
+def adopt(conn: Connection, rows: Iterable[Notification]) -> int:
     """Insert rows queued in memory while the store refused writes, as they stand (their ids are new)."""
     values = [
         (
@@ -158,7 +158,7 @@ def adopt(conn: sqlite3.Connection, rows: Iterable[Notification]) -> int:
     return len(values)
 
 
-def record(conn: sqlite3.Connection, outcomes: Iterable[Outcome]) -> None:
+def record(conn: Connection, outcomes: Iterable[Outcome]) -> None:
     for o in outcomes:
         conn.execute(
             "UPDATE notifications SET state = ?, attempts = attempts + 1, next_attempt_at = ?,"
@@ -174,14 +174,14 @@ def record(conn: sqlite3.Connection, outcomes: Iterable[Outcome]) -> None:
         )
 
 
-def next_due(conn: sqlite3.Connection) -> float | None:
+def next_due(conn: Connection) -> float | None:
     row = conn.execute(
         "SELECT MIN(next_attempt_at) FROM notifications WHERE state = ?", (PENDING,)
     ).fetchone()
     return None if row[0] is None else float(row[0])
 
 
-def delivered_firing(conn: sqlite3.Connection, receiver: str) -> list[Alert]:
+def delivered_firing(conn: Connection, receiver: str) -> list[Alert]:
     """Firing alerts whose ``firing`` reached ``receiver`` and that have nothing pending for it."""
     alert_columns = ", ".join(f"a.{c.strip()}" for c in COLUMNS.split(","))
     rows = conn.execute(
@@ -196,7 +196,7 @@ def delivered_firing(conn: sqlite3.Connection, receiver: str) -> list[Alert]:
     return [alert_from_row(r) for r in rows]
 
 
-def prune(conn: sqlite3.Connection, before: float) -> int:
+def prune(conn: Connection, before: float) -> int:
     """Delete finished rows older than ``before``, except the ``firing`` row of an alert still firing (it
     is what says the receiver was told; without it the catch-up would notify the alert again)."""
     cur = conn.execute(
@@ -208,7 +208,7 @@ def prune(conn: sqlite3.Connection, before: float) -> int:
 
 
 def select(
-    conn: sqlite3.Connection, alert_id: str | None, receiver: str | None, state: str | None
+    conn: Connection, alert_id: str | None, receiver: str | None, state: str | None
 ) -> list[Notification]:
     where: list[str] = []
     args: list[Any] = []
@@ -229,7 +229,7 @@ def _silence(row: Sequence[Any]) -> Silence:
     return Silence(row[0], matchers, row[2], row[3], row[4], row[5], row[6], row[7])
 
 
-def insert_silence(conn: sqlite3.Connection, s: Silence) -> None:
+def insert_silence(conn: Connection, s: Silence) -> None:
     conn.execute(
         f"INSERT INTO silences ({SILENCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         (
@@ -245,12 +245,12 @@ def insert_silence(conn: sqlite3.Connection, s: Silence) -> None:
     )
 
 
-def silence(conn: sqlite3.Connection, silence_id: str) -> Silence | None:
+def silence(conn: Connection, silence_id: str) -> Silence | None:
     row = conn.execute(f"SELECT {SILENCE_COLUMNS} FROM silences WHERE id = ?", (silence_id,)).fetchone()
     return None if row is None else _silence(row)
 
 
-def silences(conn: sqlite3.Connection, *, ending_after: float | None = None) -> list[Silence]:
+def silences(conn: Connection, *, ending_after: float | None = None) -> list[Silence]:
     """All silences (or those ending after ``ending_after``), newest first."""
     if ending_after is None:
         rows = conn.execute(f"SELECT {SILENCE_COLUMNS} FROM silences ORDER BY created_at DESC, id")
@@ -262,11 +262,21 @@ def silences(conn: sqlite3.Connection, *, ending_after: float | None = None) -> 
     return [_silence(r) for r in rows.fetchall()]
 
 
-def expire_silence(conn: sqlite3.Connection, silence_id: str, now: float) -> Silence | None:
+def pending_among(conn: Any, ids: Sequence[int]) -> set[int]:
+    """Those of ``ids`` still pending: the fenced claim before a send (issue 46, a guarded write transaction
+    of :meth:`store.notifications.NotificationStore.claim`)."""
+    if not ids:
+        return set()
+    marks = ", ".join("?" * len(ids))
+    sql = f"SELECT id FROM notifications WHERE state = ? AND id IN ({marks})"
+    return {int(r[0]) for r in conn.execute(sql, (PENDING, *ids)).fetchall()}
+
+
+def expire_silence(conn: Connection, silence_id: str, now: float) -> Silence | None:
     """End the silence at ``now`` (no-op if it ended already); None if there is no such silence."""
     conn.execute(
         # A silence that has not started yet starts and ends now, so that it reads as expired.
-        "UPDATE silences SET starts_at = MIN(starts_at, ?), ends_at = ?, updated_at = ?"
+        f"UPDATE silences SET starts_at = {conn.dialect.least('starts_at', '?')}, ends_at = ?, updated_at = ?"
         " WHERE id = ? AND ends_at > ?",
         (now, now, now, silence_id, now),
     )

@@ -1,18 +1,21 @@
-"""Opening a store file: a writer connection (:func:`store.db.connect`), its schema migrated to the newest.
+"""Opening the store: a writer connection (:func:`store.db.connect_to`: the SQLite file, or PostgreSQL at
+``store.url``), its schema migrated to the newest.
 
 Beside :mod:`store.db` (connections) and :mod:`store.migrations` (the schema), which it joins: each store
-class opens its file here. A file that is not a database, or a damaged one, raises
-:class:`~collectors.errors.StoreCorruptError` naming the file and the recovery (:func:`recovery`).
+class opens its database here. A PostgreSQL server that cannot be reached raises
+:class:`~collectors.errors.StoreWriteError` naming the server (never the password). A file that is not a
+database, or a damaged one, raises :class:`~collectors.errors.StoreCorruptError` naming the file and the
+recovery (:func:`recovery`).
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from collectors.errors import StoreCorruptError
-from store.db import connect, translated
+from store.db import Connection, connect_to, describe, translated
 from store.migrations import migrate
+from store.settings import StoreSettings
 
 
 def recovery(path: Path) -> str:
@@ -26,22 +29,28 @@ def recovery(path: Path) -> str:
     )
 
 
-def open_migrated(path: Path, what: str) -> sqlite3.Connection:
-    """A writer connection to ``path`` (parent directories created), its schema migrated to the newest.
-
-    Every store class opens its file through this, so they all see the same schema version.
+def open_migrated(settings: StoreSettings | Path, what: str) -> Connection:
+    """A writer connection to the store (a file's parent directories created), its schema migrated to the
+    newest. Every store class opens its database through this, so they all see the same schema version.
     """
+    if isinstance(settings, Path):
+        settings = StoreSettings(path=settings)
+    where = describe(settings)
+    path = settings.path
     try:
-        with translated(f"open {what} {path}"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(path)
+        with translated(f"open {what} {where}"):
+            if settings.url is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect_to(settings)
         try:
-            with translated(f"migrate store {path}"):
+            with translated(f"migrate store {where}"):
                 migrate(conn)
         except BaseException:
             conn.close()
             raise
     except StoreCorruptError as exc:
+        if settings.url is not None:
+            raise
         raise StoreCorruptError(
             f"the store file {path} is damaged or not a SQLite database ({exc.__cause__}): {recovery(path)}",
             path=str(path),
@@ -49,7 +58,8 @@ def open_migrated(path: Path, what: str) -> sqlite3.Connection:
     return conn
 
 
-def ensure_openable(path: Path) -> None:
-    """Open (creating and migrating as needed) and close ``path``: a damaged file raises
-    :class:`~collectors.errors.StoreCorruptError` before anything else starts on it."""
-    open_migrated(path, "store").close()
+def ensure_openable(settings: StoreSettings | Path) -> None:
+    """Open (creating and migrating as needed) and close the store: a damaged file raises
+    :class:`~collectors.errors.StoreCorruptError`, an unreachable PostgreSQL server
+    :class:`~collectors.errors.StoreWriteError`, before anything else starts on it."""
+    open_migrated(settings, "store").close()

@@ -14,12 +14,12 @@ close).
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from collectors.model import ClusterMetadata, OffsetsObservation
+from store.db import Connection
 from store.records import WriteCounts
 
 # (log_start, log_end, leader, leader_epoch); None = not known yet (or, for leader, offline)
@@ -38,12 +38,8 @@ _UPDATE_LATEST = """
     SET log_start = ?, log_end = ?, leader = ?, leader_epoch = ?, changed_at = ?, last_seen_at = ?
     WHERE id = ?
 """
-_TOUCH = "UPDATE latest_partition_offsets SET last_seen_at = MAX(last_seen_at, ?) WHERE id = ?"
-_INSERT_HISTORY = """
-    INSERT OR REPLACE INTO partition_offsets_history
-        (key_id, observed_at, log_start, log_end, leader, leader_epoch)
-    VALUES (?, ?, ?, ?, ?, ?)
-"""
+_TOUCH = "UPDATE latest_partition_offsets SET last_seen_at = {greatest} WHERE id = ?"
+_HISTORY_COLUMNS = ("key_id", "observed_at", "log_start", "log_end", "leader", "leader_epoch")
 
 
 @dataclass(slots=True)
@@ -61,8 +57,12 @@ class PartitionPlan:
 class PartitionWriter:
     """Plans and writes partition-state changes; callers serialise calls (the store's writer lock)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
+        self._touch = _TOUCH.format(greatest=conn.dialect.greatest("last_seen_at", "?"))
+        self._insert_history = conn.dialect.replace_into(
+            "partition_offsets_history", _HISTORY_COLUMNS, ("key_id", "observed_at")
+        )
         # (cluster, source) -> (observed_at, partitions listed) of the source's latest observation
         self._seen: dict[tuple[str, str], tuple[float, set[Key]]] = {}
         rows = conn.execute(
@@ -136,9 +136,9 @@ class PartitionWriter:
         if plan.updates:
             self._conn.executemany(_UPDATE_LATEST, plan.updates)
         if plan.history:
-            self._conn.executemany(_INSERT_HISTORY, plan.history)
+            self._conn.executemany(self._insert_history, plan.history)
         if plan.touches:
-            self._conn.executemany(_TOUCH, plan.touches)
+            self._conn.executemany(self._touch, plan.touches)
         return WriteCounts(history_rows=len(plan.history), new_keys=len(plan.inserts))
 
     def apply(self, plan: PartitionPlan) -> None:
@@ -166,4 +166,4 @@ class PartitionWriter:
             if key in self._latest
         ]
         if touches:
-            self._conn.executemany(_TOUCH, touches)
+            self._conn.executemany(self._touch, touches)

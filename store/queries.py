@@ -7,8 +7,8 @@ on both ends; None leaves that end open.
 from __future__ import annotations
 
 import math
-import sqlite3
 
+from store.db import Connection
 from store.records import (
     CommittedPoint,
     LatestCommitted,
@@ -26,7 +26,7 @@ def _bounds(since: float | None, until: float | None) -> tuple[float, float]:
 
 
 def latest_committed(
-    conn: sqlite3.Connection, cluster: str, group: str, *, include_deleted: bool = False
+    conn: Connection, cluster: str, group: str, *, include_deleted: bool = False
 ) -> tuple[LatestCommitted, ...]:
     rows = conn.execute(
         """
@@ -40,7 +40,7 @@ def latest_committed(
     return tuple(LatestCommitted(cluster, group, *row) for row in rows)
 
 
-def committed_topics(conn: sqlite3.Connection, cluster: str) -> tuple[str, ...]:
+def committed_topics(conn: Connection, cluster: str) -> tuple[str, ...]:
     rows = conn.execute(
         "SELECT DISTINCT topic FROM latest_committed WHERE cluster = ? AND committed_offset IS NOT NULL",
         (cluster,),
@@ -49,7 +49,7 @@ def committed_topics(conn: sqlite3.Connection, cluster: str) -> tuple[str, ...]:
 
 
 def committed_history(
-    conn: sqlite3.Connection,
+    conn: Connection,
     cluster: str,
     group: str,
     topic: str | None,
@@ -71,7 +71,7 @@ def committed_history(
     return tuple(CommittedPoint(cluster, group, *row) for row in rows)
 
 
-def committed_at(conn: sqlite3.Connection, cluster: str, group: str, at: float) -> tuple[CommittedPoint, ...]:
+def committed_at(conn: Connection, cluster: str, group: str, at: float) -> tuple[CommittedPoint, ...]:
     # Per key, the newest row at or before `at` is found through the (key_id, observed_at) primary key,
     # so the cost follows the number of partitions, not the length of their history.
     rows = conn.execute(
@@ -90,7 +90,7 @@ def committed_at(conn: sqlite3.Connection, cluster: str, group: str, at: float) 
 
 
 def partition_history(
-    conn: sqlite3.Connection,
+    conn: Connection,
     cluster: str,
     topic: str,
     partition: int | None,
@@ -111,9 +111,7 @@ def partition_history(
     return tuple(PartitionPoint(cluster, topic, *row) for row in rows)
 
 
-def latest_partitions(
-    conn: sqlite3.Connection, cluster: str, topic: str | None
-) -> tuple[LatestPartition, ...]:
+def latest_partitions(conn: Connection, cluster: str, topic: str | None) -> tuple[LatestPartition, ...]:
     # Two statements, not "(? IS NULL OR topic = ?)": that form keeps SQLite from searching the
     # (cluster, topic, partition) key on topic, so reading one topic scanned the whole cluster.
     columns = "topic, partition, log_start, log_end, leader, leader_epoch, changed_at, last_seen_at"
@@ -135,14 +133,14 @@ RangeRow = tuple[str, str, int, int, int, int]  # cluster, topic, partition, at 
 
 
 def range_samples(
-    conn: sqlite3.Connection, cluster: str | None, since: float | None, until: float | None
+    conn: Connection, cluster: str | None, since: float | None, until: float | None
 ) -> list[RangeRow]:
     """Every stored log-range change in ``[since, until]`` (rows with both ends known), by partition
     then time: the samples the pipeline's skip and outside-the-log rules read."""
     low, high = _bounds(since, until)
     rows = conn.execute(
         """
-        SELECT l.cluster, l.topic, l.partition, CAST(round(h.observed_at * 1000) AS INTEGER),
+        SELECT l.cluster, l.topic, l.partition, CAST(round(h.observed_at * 1000) AS BIGINT),
                h.log_start, h.log_end
         FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
         WHERE (? IS NULL OR l.cluster = ?) AND h.observed_at BETWEEN ? AND ?
@@ -155,7 +153,7 @@ def range_samples(
 
 
 def partition_at(
-    conn: sqlite3.Connection, cluster: str, topic: str, partition: int, at: float
+    conn: Connection, cluster: str, topic: str, partition: int, at: float
 ) -> PartitionPoint | None:
     row = conn.execute(
         """
@@ -171,7 +169,7 @@ def partition_at(
 
 
 def log_end_reached_at(
-    conn: sqlite3.Connection, cluster: str, topic: str, partition: int, offset: int, until: float | None
+    conn: Connection, cluster: str, topic: str, partition: int, offset: int, until: float | None
 ) -> float | None:
     # Only the current run counts: if the log end later fell below `offset` again (truncation, topic
     # re-created), the earlier crossing says nothing about when today's records were written.
@@ -192,21 +190,21 @@ def log_end_reached_at(
     return None if row is None or row[0] is None else float(row[0])
 
 
-def clusters(conn: sqlite3.Connection) -> tuple[str, ...]:
+def clusters(conn: Connection) -> tuple[str, ...]:
     rows = conn.execute(
         "SELECT cluster FROM latest_committed UNION SELECT cluster FROM latest_partition_offsets ORDER BY 1"
     )
     return tuple(row[0] for row in rows)
 
 
-def groups(conn: sqlite3.Connection, cluster: str) -> tuple[str, ...]:
+def groups(conn: Connection, cluster: str) -> tuple[str, ...]:
     rows = conn.execute(
         "SELECT DISTINCT grp FROM latest_committed WHERE cluster = ? ORDER BY grp", (cluster,)
     )
     return tuple(row[0] for row in rows)
 
 
-def tail_positions(conn: sqlite3.Connection, cluster: str, partition: int | None) -> tuple[TailPosition, ...]:
+def tail_positions(conn: Connection, cluster: str, partition: int | None) -> tuple[TailPosition, ...]:
     rows = conn.execute(
         "SELECT partition, next_offset, updated_at FROM tail_positions"
         " WHERE cluster = ? AND (? IS NULL OR partition = ?) ORDER BY partition",

@@ -12,8 +12,9 @@ a large history never blocks observations for the whole pass.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+
+from store.db import Connection
 
 HISTORY_TABLES = {"committed": "committed_history", "partitions": "partition_offsets_history"}
 KEY_TABLES = {"committed": "latest_committed", "partitions": "latest_partition_offsets"}
@@ -29,17 +30,18 @@ _EXPIRE = """
           SELECT 1 FROM {history} AS later
           WHERE later.key_id = h.key_id AND later.observed_at > h.observed_at AND later.observed_at < :cutoff)
 """
-# Same shape, with the witness limited to the row's own bucket. CAST(.. AS INTEGER) truncates, which is
-# floor() for positive epoch seconds. Buckets are aligned to the epoch, not to the cutoff, so a pass
-# repeated later keeps the same survivors (idempotent).
+# Same shape, with the witness limited to the row's own bucket. SQLite's CAST(.. AS INTEGER) truncates,
+# which is floor() for positive epoch seconds (PostgreSQL's rounds: floor() there). Buckets are aligned
+# to the epoch, not to the cutoff, so a pass repeated later keeps the same survivors (idempotent).
 _THIN = """
     DELETE FROM {history} AS h
     WHERE h.key_id >= :lo AND h.key_id < :hi AND h.observed_at < :cutoff
       AND EXISTS (
           SELECT 1 FROM {history} AS later
           WHERE later.key_id = h.key_id AND later.observed_at > h.observed_at
-            AND later.observed_at < min(:cutoff, (CAST(h.observed_at / :bucket AS INTEGER) + 1) * :bucket))
+            AND later.observed_at < {least})
 """
+_BUCKET_END = "({floor} + 1) * :bucket"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +59,23 @@ class Horizons:
         return cls(now - full_resolution_hours * 3600.0, now - retention_days * 86400.0, bucket_seconds)
 
 
-def key_chunks(conn: sqlite3.Connection, kind: str) -> list[tuple[int, int]]:
+def key_chunks(conn: Connection, kind: str) -> list[tuple[int, int]]:
     """Half-open key id ranges ``[lo, hi)`` covering every key of ``kind`` ("committed"/"partitions")."""
     top = conn.execute(f"SELECT coalesce(max(id), 0) FROM {KEY_TABLES[kind]}").fetchone()[0]
     return [(lo, lo + KEYS_PER_CHUNK) for lo in range(1, int(top) + 1, KEYS_PER_CHUNK)]
 
 
-def prune_chunk(conn: sqlite3.Connection, kind: str, lo: int, hi: int, horizons: Horizons) -> tuple[int, int]:
+def prune_chunk(conn: Connection, kind: str, lo: int, hi: int, horizons: Horizons) -> tuple[int, int]:
     """Expire then thin keys ``[lo, hi)`` of ``kind``; returns (thinned, expired) row counts."""
     history = HISTORY_TABLES[kind]
     expired = conn.execute(
         _EXPIRE.format(history=history), {"lo": lo, "hi": hi, "cutoff": horizons.retained_since}
     ).rowcount
+    d = conn.dialect
+    floor = "floor(h.observed_at / :bucket)" if d.postgresql else "CAST(h.observed_at / :bucket AS INTEGER)"
+    least = d.least(":cutoff", _BUCKET_END.format(floor=floor))
     thinned = conn.execute(
-        _THIN.format(history=history),
+        _THIN.format(history=history, least=least),
         {"lo": lo, "hi": hi, "cutoff": horizons.full_resolution_since, "bucket": horizons.bucket_seconds},
     ).rowcount
     return thinned, expired

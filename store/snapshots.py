@@ -6,21 +6,22 @@ without walking the snapshot directory. Retention deletes a snapshot's row toget
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Any
 
 from collectors.snapshots import SnapshotInfo
+from store.db import Connection
 
-_COLUMNS = (
-    "id, cluster, grp, partition, trigger, created_at, path, first_offset, last_offset, record_count,"
-    " bytes, manifest_sha256, truncated"
-)
+_NAMES = (
+    "id", "cluster", "grp", "partition", "trigger", "created_at", "path", "first_offset", "last_offset",
+    "record_count", "bytes", "manifest_sha256", "truncated",
+)  # fmt: skip
+_COLUMNS = ", ".join(_NAMES)
 
 
-def add(conn: sqlite3.Connection, info: SnapshotInfo) -> None:
+def add(conn: Connection, info: SnapshotInfo) -> None:
     """Insert (or replace, for the same id) one snapshot's row."""
     conn.execute(
-        f"INSERT OR REPLACE INTO snapshots ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        conn.dialect.replace_into("snapshots", _NAMES, ("id",)),
         (
             info.id,
             info.cluster,
@@ -39,12 +40,12 @@ def add(conn: sqlite3.Connection, info: SnapshotInfo) -> None:
     )
 
 
-def delete(conn: sqlite3.Connection, snapshot_id: str) -> bool:
+def delete(conn: Connection, snapshot_id: str) -> bool:
     """Remove one row; False if there was none."""
     return conn.execute("DELETE FROM snapshots WHERE id = ?", (snapshot_id,)).rowcount > 0
 
 
-def listed(conn: sqlite3.Connection, cluster: str | None, group: str | None) -> tuple[SnapshotInfo, ...]:
+def listed(conn: Connection, cluster: str | None, group: str | None) -> tuple[SnapshotInfo, ...]:
     """Rows matching ``cluster``/``group`` (None matches any), oldest first."""
     where, params = [], []
     if cluster is not None:
@@ -58,7 +59,7 @@ def listed(conn: sqlite3.Connection, cluster: str | None, group: str | None) -> 
     return tuple(_info(row) for row in rows)
 
 
-def one(conn: sqlite3.Connection, snapshot_id: str) -> SnapshotInfo | None:
+def one(conn: Connection, snapshot_id: str) -> SnapshotInfo | None:
     """The row of ``snapshot_id``, or None."""
     row = conn.execute(f"SELECT {_COLUMNS} FROM snapshots WHERE id = ?", (snapshot_id,)).fetchone()
     return None if row is None else _info(row)

@@ -16,6 +16,7 @@ from functools import partial
 from types import TracebackType
 from typing import TypeVar
 
+import store.changes as changes
 import store.queries as queries
 import store.retention as retention
 import store.snapshots as snapshot_index
@@ -23,7 +24,7 @@ from collectors.errors import StoreError, StoreWriteError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
-from store.db import connect, transaction, translated, write_failure
+from store.db import Connection, connect_to, describe, transaction, translated, write_failure
 from store.health import StoreHealth
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
@@ -43,31 +44,42 @@ T = TypeVar("T")
 
 
 log = logging.getLogger(__name__)
+_TAIL_COLUMNS = ("cluster", "partition", "next_offset", "updated_at")
 
 
 class Store:
     """Offset history for every watched cluster. Build with :meth:`open`; close with :meth:`close`."""
 
-    def __init__(self, settings: StoreSettings, writer: sqlite3.Connection) -> None:
+    def __init__(self, settings: StoreSettings, writer: Connection) -> None:
         self._settings = settings
         self._writer = writer
         self._write_lock = threading.Lock()
         self._readers_lock = threading.Lock()
-        self._readers: list[sqlite3.Connection] = []
+        self._readers: list[Connection] = []
         self._local = threading.local()
         self._closed = False
         # Shared with the file's other store classes (service.runtime). A refused history write is given
         # up, not kept: the writers' latest values advance only on commit, so the first write that
         # commits again stores every value that changed meanwhile; the changes in between are lost.
-        self.health = StoreHealth(str(settings.path))
+        self.health = StoreHealth(describe(settings))
+        # On a shared database (PostgreSQL): the history's change counter as of this store's last write
+        # (store.changes); another replica's write since makes the writers reload their latest values.
+        self._shared = writer.dialect.shared
+        self._version = 0
         with translated("load latest values"):
-            self._committed = CommittedWriter(writer)
-            self._partitions = PartitionWriter(writer)
+            self._load_writers()
+
+    def _load_writers(self) -> None:
+        """The writers' latest values from the database (and the counter they are as of)."""
+        if self._shared:
+            self._version = changes.current(self._writer, changes.HISTORY)
+        self._committed = CommittedWriter(self._writer)
+        self._partitions = PartitionWriter(self._writer)
 
     @classmethod
     def open(cls, settings: StoreSettings) -> Store:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
-        conn = open_migrated(settings.path, "store")
+        conn = open_migrated(settings, "store")
         try:
             return cls(settings, conn)
         except BaseException:
@@ -101,13 +113,15 @@ class Store:
     # ------------------------------------------------------------------ plumbing
 
     @contextmanager
-    def _writing(self, action: str, cluster: str | None = None) -> Iterator[sqlite3.Connection]:
+    def _writing(self, action: str, cluster: str | None = None) -> Iterator[Connection]:
         """The writer under the lock; a refused write goes to ``health``."""
         with self._write_lock:
             try:
                 with translated(action, cluster=cluster):
                     if self._closed:
                         raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
+                    if self._shared and changes.current(self._writer, changes.HISTORY) != self._version:
+                        self._load_writers()  # another replica wrote history: plan against its values
                     yield self._writer
             except StoreWriteError as exc:
                 self.health.failed(exc)
@@ -124,18 +138,31 @@ class Store:
                 self.health.dropped(rows)
             raise
 
-    def _read(self, action: str, query: Callable[[sqlite3.Connection], T], cluster: str | None = None) -> T:
+    @contextmanager
+    def _history_transaction(self, conn: Connection) -> Iterator[None]:
+        """A write transaction of the latest values; on a shared database it bumps the history's change
+        counter, and refuses to write over another replica's write made since the writers were planned
+        against (the next call reloads them)."""
+        with transaction(conn):
+            version = changes.bump(conn, changes.HISTORY) if self._shared else None
+            if version is not None and version != self._version + 1:
+                raise StoreError("the history was written by another replica meanwhile: planned again next")
+            yield
+        if version is not None:
+            self._version = version
+
+    def _read(self, action: str, query: Callable[[Connection], T], cluster: str | None = None) -> T:
         with translated(action, cluster=cluster):
             return query(self._reader(action, cluster))
 
-    def _reader(self, action: str, cluster: str | None) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+    def _reader(self, action: str, cluster: str | None) -> Connection:
+        conn: Connection | None = getattr(self._local, "conn", None)
         if conn is not None and not self._closed:
             return conn
         with self._readers_lock:
             if self._closed:
                 raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
-            conn = connect(self._settings.path, readonly=True)
+            conn = connect_to(self._settings, readonly=True)
             self._readers.append(conn)
         self._local.conn = conn
         return conn
@@ -146,7 +173,7 @@ class Store:
         """Store the committed offsets that changed, and deletions within the groups ``obs`` fetched."""
         with self._writing("record committed offsets", obs.cluster) as conn:
             plan = self._committed.plan(obs)
-            with self._history(len(plan.history)), transaction(conn):
+            with self._history(len(plan.history)), self._history_transaction(conn):
                 counts = self._committed.write(plan)
             self._committed.apply(plan)
             return counts
@@ -168,7 +195,7 @@ class Store:
     ) -> WriteCounts:
         with self._writing(action, cluster) as conn:
             plan = planner(obs)
-            with self._history(len(plan.history)), transaction(conn):
+            with self._history(len(plan.history)), self._history_transaction(conn):
                 counts = self._partitions.write(plan)
             self._partitions.apply(plan)
             return counts
@@ -177,8 +204,7 @@ class Store:
         """Remember where tailing ``__consumer_offsets`` partition ``partition`` resumes."""
         with self._writing("set tail position", cluster) as conn, transaction(conn):
             conn.execute(
-                "INSERT OR REPLACE INTO tail_positions (cluster, partition, next_offset, updated_at)"
-                " VALUES (?, ?, ?, ?)",
+                conn.dialect.replace_into("tail_positions", _TAIL_COLUMNS, ("cluster", "partition")),
                 (cluster, partition, next_offset, updated_at),
             )
 

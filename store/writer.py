@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Callable
 from types import TracebackType
 from typing import Self, TypeVar
 
+import store.changes as changes
 from collectors.errors import StoreError, StoreWriteError
-from store.db import transaction, translated
+from store.db import Connection, transaction, translated
 from store.health import StoreHealth
 
 T = TypeVar("T")
@@ -18,7 +18,7 @@ T = TypeVar("T")
 class WriterConnection:
     """Owns the writer connection of one store class; ``what`` names it in errors ("alert store")."""
 
-    def __init__(self, conn: sqlite3.Connection, what: str) -> None:
+    def __init__(self, conn: Connection, what: str, *, counter: str | None = None) -> None:
         self._conn = conn
         self._what = what
         self._lock = threading.Lock()
@@ -26,7 +26,18 @@ class WriterConnection:
         # shared with the file's other store classes (service.runtime): each write reports its fate
         self.health = StoreHealth(what)
         # Run first inside every write transaction (fencing, issue 46): raising aborts the write.
-        self.guard: Callable[[sqlite3.Connection], None] | None = None
+        self.guard: Callable[[Connection], None] | None = None
+        # On a shared database (PostgreSQL): the change counter this class's caches depend on
+        # (store.changes), and its value as of this writer's last commit.
+        self._counter = counter if conn.dialect.shared else None
+        self._version = 0
+        if self._counter is not None:
+            with translated(f"open {what}"):
+                self._version = changes.current(conn, self._counter)
+
+    def _stale(self) -> None:
+        """Another process wrote what this class caches (under the writer lock, in the write transaction
+        about to use the cache): subclasses drop their caches."""
 
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""
@@ -50,7 +61,7 @@ class WriterConnection:
     def _run(
         self,
         action: str,
-        work: Callable[[sqlite3.Connection], T],
+        work: Callable[[Connection], T],
         *,
         write: bool = False,
         committed: Callable[[], None] | None = None,
@@ -68,7 +79,10 @@ class WriterConnection:
                     with transaction(self._conn) as conn:
                         if self.guard is not None:
                             self.guard(conn)
+                        version = self._counted(conn)
                         result = work(conn)
+                    if version is not None:
+                        self._version = version
             except StoreWriteError as exc:
                 if write:
                     self.health.failed(exc)
@@ -77,3 +91,13 @@ class WriterConnection:
             if committed is not None:
                 committed()
             return result
+
+    def _counted(self, conn: Connection) -> int | None:
+        """Bump the change counter (if any) inside the write transaction; a foreign commit since this
+        writer's last one makes the caches stale. The counter's new value, once committed."""
+        if self._counter is None:
+            return None
+        version = changes.bump(conn, self._counter)
+        if version != self._version + 1:
+            self._stale()
+        return version

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from store import alert_retention
+from store import alert_retention, db
 from store.alert_records import DRILL_PREFIX, FIRING, RESOLVED, Alert, AlertWrite
 from store.alert_retention import PrunedAlerts
 from store.alerts import AlertStore
@@ -102,7 +104,7 @@ def test_prune_resolved_exactly_at_cutoff_kept(alerts: AlertStore) -> None:
 def test_prune_in_chunks_deletes_every_old_alert(alerts: AlertStore, settings: StoreSettings) -> None:
     for i in range(7):
         _resolve(alerts, _fire(alerts, f"a{i}", DAY + i), 2 * DAY + i)
-    with sqlite3.connect(settings.path) as conn:
+    with contextlib.closing(db.connect(settings.path)) as conn:
         assert alert_retention.prune_chunk(conn, C, NOW, limit=3).alerts == 3  # one chunk, no more
     assert alerts.prune(NOW, chunk=3) == PrunedAlerts(alerts=4, transitions=8)
     assert alerts.list().alerts == ()

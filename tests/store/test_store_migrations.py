@@ -22,7 +22,7 @@ def tables(path: Path) -> set[str]:
 
 
 def version(path: Path) -> int:
-    conn = sqlite3.connect(path)
+    conn = db.connect(path)
     try:
         return schema_version(conn)
     finally:
