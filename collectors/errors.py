@@ -14,7 +14,8 @@ exceptions (kafka-python, aiokafka, sockets, HTTP) are translated where they are
     ├── MetricsScrapeError           a broker metrics URL could not be scraped or parsed (.url)
     ├── StoreError                   the embedded store failed
     │   ├── StoreWriteError          the disk refused a write: full, read-only, I/O error (.code)
-    │   └── StoreCorruptError        the database file is not a database or is damaged (.path)
+    │   ├── StoreCorruptError        the database file is not a database or is damaged (.path)
+    │   └── FencedError              a write of a replica that no longer holds the leader lease (.epoch)
     └── DecodeError                  bytes of ``__consumer_offsets`` are truncated or corrupt (.offset)
 """
 
@@ -113,6 +114,29 @@ class StoreCorruptError(StoreError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class FencedError(StoreError):
+    """A write (or send) refused: this replica no longer holds the leader lease at ``epoch`` (issue 46).
+
+    Not a :class:`StoreWriteError`: the disk is fine and nothing is to be kept for later; the replica
+    steps down and the active one does the work. ``current_holder``/``current_epoch``: the lease as read.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        holder: str | None = None,
+        epoch: int | None = None,
+        current_holder: str | None = None,
+        current_epoch: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.holder = holder
+        self.epoch = epoch
+        self.current_holder = current_holder
+        self.current_epoch = current_epoch
 
 
 class DecodeError(OffsetguardError):
