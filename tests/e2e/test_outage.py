@@ -23,7 +23,6 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from alerts.blind import SETTLE_SECONDS
 from collectors.codec import OffsetCommit
 from collectors.tail_model import TailEvent, TailSink
 from sandbox.cluster import SandboxCluster
@@ -34,13 +33,19 @@ from tests.e2e.workload import Member, Traffic
 
 pytestmark = pytest.mark.integration
 GRACE = 20.0  # collector_failure_grace_seconds of this module's runtime
-# Seconds every broker stays down: past the grace and the blind-spell gap (30 s: the floor of
-# service.detection.build.blind_gap_seconds); the spell offsetguard measures is about 4 s longer.
-OUTAGE = 45.0
-LIMIT = 35.0  # the steady group's lag_seconds and stall_seconds: shorter than the outage
-# Watched after recovery: past LIMIT, and 25 s past the minute after a blind spell in which the rates
-# cannot be judged yet (alerts.blind.SETTLE_SECONDS)
-AFTER = max(LIMIT + 10, SETTLE_SECONDS + 25)
+# detection.blind_gap_min_seconds of this module's runtime (30 s by default): a gap between offsets
+# observations longer than this is a blind spell (the 1 s offsets collector is stale after 3 s)
+GAP = 10.0
+# detection.rate_min_span_seconds of this module's runtime (60 s by default): how long after a blind spell
+# the rates cannot be judged yet (alerts.blind.settling), and the shortest history they are judged from
+SETTLE = 20.0
+# Seconds every broker stays down: past the grace and the blind-spell gap; the spell offsetguard measures
+# is about 4 s longer.
+OUTAGE = 35.0
+LIMIT = 25.0  # the steady group's lag_seconds and stall_seconds: shorter than the outage
+# Watched after recovery: past LIMIT, and 25 s past the settle after a blind spell in which the rates
+# cannot be judged yet (the rates get their clean history, and a sweep, every 30 s, to speak)
+AFTER = max(LIMIT + 10, SETTLE + 25)
 COMMIT_EVERY = 5.0  # the steady member commits like auto-commit: it always has some lag
 
 
@@ -96,6 +101,8 @@ def scenario(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -
         {
             **settings.detection.model_dump(exclude_unset=True),
             "collector_failure_grace_seconds": GRACE,
+            "blind_gap_min_seconds": GAP,
+            "rate_min_span_seconds": SETTLE,
             "groups": {steady: {"lag_seconds": LIMIT, "stall_seconds": LIMIT}},
         }
     )
