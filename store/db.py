@@ -91,6 +91,8 @@ def write_failure(exc: BaseException) -> str | None:
         return WRITE_FAILURES.get(code & 0xFF) if isinstance(code, int) else None
     if isinstance(exc, OSError) and exc.errno in _OS_WRITE_FAILURES:
         return errno.errorcode.get(exc.errno or 0, "OSError")
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return None  # another writer held the write lock too long: SQLITE_BUSY's case, a plain StoreError
     if isinstance(exc, psycopg.OperationalError | psycopg.errors.ReadOnlySqlTransaction):
         # the server is gone or refuses (restarting, full disk, a read-only standby): it may come back
         return f"PG_{exc.sqlstate}" if exc.sqlstate else "PG_CONNECTION"
@@ -130,7 +132,7 @@ def connect_to(settings: StoreSettings, *, readonly: bool = False) -> Connection
     from store.pg import connect as pg_connect
 
     password = settings.password.get_secret_value() if settings.password is not None else None
-    return pg_connect(settings.url, password=password, readonly=readonly)
+    return pg_connect(settings.url, password=password, readonly=readonly, lock_timeout_ms=BUSY_TIMEOUT_MS)
 
 
 def describe(settings: StoreSettings) -> str:

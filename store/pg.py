@@ -7,7 +7,8 @@ side (``ClientCursor``: ``? IS NULL`` needs no type, as on SQLite). A connection
 (PostgreSQL restarted, the network went away) fails the call in progress (a ``psycopg.OperationalError``,
 which :func:`store.db.translated` turns into :class:`~collectors.errors.StoreWriteError`) and is opened
 again at the next call that starts outside a transaction: the store recovers by itself once the server is
-back.
+back. A read, or the BEGIN of a transaction, that finds its session dead is run once more on a new one
+(nothing was done yet), so a server restarted between two calls costs no failed call.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from store.dialect import POSTGRESQL, Dialect
 CONNECT_TIMEOUT_SECONDS = 5
 SCHEMES = ("postgresql", "postgres")
 # ?, or :name not preceded by a colon (PostgreSQL's ::casts stay); a literal % doubled for psycopg
+# Statements run once more on a new session when the old one turns out dead (outside a transaction: they
+# had no effect yet): reads and the BEGIN of a transaction.
+_RETRIED = ("BEGIN", "SELECT", "WITH")
 _PLACEHOLDER = re.compile(r"%|\?|(?<!:):([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -56,16 +60,22 @@ class PgConnection:
 
     dialect: Dialect = POSTGRESQL
 
-    def __init__(self, url: str, *, password: str | None = None, readonly: bool = False) -> None:
+    def __init__(
+        self, url: str, *, password: str | None = None, readonly: bool = False, lock_timeout_ms: int = 5_000
+    ) -> None:
         self._url = url
         self._password = password
         self._readonly = readonly
+        self._lock_timeout_ms = lock_timeout_ms
         self._tx = False  # a transaction this wrapper began is open
         self._closed = False
         self._raw = self._open()
 
     def _open(self) -> psycopg.Connection[Any]:
-        options = "-c default_transaction_read_only=on" if self._readonly else ""
+        # lock_timeout bounds the wait for the write lock, as SQLite's busy_timeout does
+        options = f"-c lock_timeout={self._lock_timeout_ms}"
+        if self._readonly:
+            options += " -c default_transaction_read_only=on"
         extra: dict[str, Any] = {"password": self._password} if self._password is not None else {}
         return psycopg.connect(
             self._url,
@@ -79,33 +89,49 @@ class PgConnection:
 
     @property
     def in_transaction(self) -> bool:
-        return self._tx and not self._raw.broken
+        """A transaction was begun and not yet committed or rolled back, even if the session died with
+        it: the caller's ROLLBACK then only closes it here."""
+        return self._tx
+
+    def _dead(self) -> bool:
+        return self._raw.broken or self._raw.closed
+
+    def _reopen(self) -> None:
+        self._raw.close()
+        self._raw = self._open()
 
     def _ready(self, sql: str) -> psycopg.Connection[Any]:
-        """The session to run ``sql`` on: a lost one is opened again unless a transaction was open on it
-        (its earlier statements are gone with it: the statement fails and the caller rolls back)."""
+        """The session to run ``sql`` on: a dead one is replaced, unless a transaction was open on it (its
+        earlier statements are gone with it: only the caller's ROLLBACK may follow)."""
         if self._closed:
             raise psycopg.InterfaceError("the connection is closed")
-        if self._raw.broken or self._raw.closed:
+        if self._dead():
             if self._tx:
-                if sql == "ROLLBACK":
-                    return self._raw
                 raise psycopg.OperationalError("the connection to the server was lost in a transaction")
-            self._raw.close()
-            self._raw = self._open()
+            self._reopen()
         return self._raw
 
     def execute(self, sql: str, parameters: Sequence[Any] | Mapping[str, Any] = (), /) -> Any:
         """Like :meth:`sqlite3.Connection.execute`: the cursor (fetchone, fetchall, iteration, rowcount)."""
+        if sql == "ROLLBACK" and self._tx and self._dead():
+            self._tx = False  # the server dropped the transaction with the session
+            return None
         raw = self._ready(sql)
-        if sql == "ROLLBACK" and raw.broken:
-            self._tx = False
-            return raw.cursor()
+        retried = not self._tx and sql.lstrip().startswith(_RETRIED)
+        try:
+            cur = raw.execute(pg_sql(sql), parameters or None)
+        except psycopg.OperationalError:
+            if not (retried and self._dead()):
+                raise
+            # The session was found dead by a statement that had done nothing yet (a read, or the BEGIN of
+            # a transaction): once more on a new one, so a server restarted in between fails no call.
+            self._reopen()
+            cur = self._raw.execute(pg_sql(sql), parameters or None)
         if sql.startswith("BEGIN"):
             self._tx = True
         elif sql in ("COMMIT", "ROLLBACK"):
             self._tx = False
-        return raw.execute(pg_sql(sql), parameters or None)
+        return cur
 
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any] | Mapping[str, Any]], /) -> Any:
         """Like :meth:`sqlite3.Connection.executemany`; ``rowcount`` sums the statements' rows."""
@@ -119,6 +145,8 @@ class PgConnection:
         self._raw.close()
 
 
-def connect(url: str, *, password: str | None = None, readonly: bool = False) -> PgConnection:
+def connect(
+    url: str, *, password: str | None = None, readonly: bool = False, lock_timeout_ms: int = 5_000
+) -> PgConnection:
     """A session on the PostgreSQL database at ``url`` (readers: ``default_transaction_read_only``)."""
-    return PgConnection(url, password=password, readonly=readonly)
+    return PgConnection(url, password=password, readonly=readonly, lock_timeout_ms=lock_timeout_ms)

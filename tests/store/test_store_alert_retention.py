@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -12,10 +10,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from store import alert_retention, db
+from store import alert_retention
 from store.alert_records import DRILL_PREFIX, FIRING, RESOLVED, Alert, AlertWrite
 from store.alert_retention import PrunedAlerts
 from store.alerts import AlertStore
+from store.db import connect_to
 from store.settings import StoreSettings
 
 C = "c1"
@@ -67,12 +66,12 @@ def _resolve(alerts: AlertStore, a: Alert, at: float) -> Alert:
 
 
 def _rows(settings: StoreSettings, sql: str) -> list[Any]:
-    with sqlite3.connect(settings.path) as conn:
+    with contextlib.closing(connect_to(settings)) as conn:
         return [r[0] for r in conn.execute(sql)]
 
 
 def _notify(settings: StoreSettings, alert_id: str, state: str) -> None:
-    with sqlite3.connect(settings.path) as conn:
+    with contextlib.closing(connect_to(settings)) as conn:
         conn.execute(
             "INSERT INTO notifications (receiver, alert_id, event, payload, state, created_at)"
             " VALUES ('hook', ?, 'resolved', '{}', ?, 0)",
@@ -104,7 +103,7 @@ def test_prune_resolved_exactly_at_cutoff_kept(alerts: AlertStore) -> None:
 def test_prune_in_chunks_deletes_every_old_alert(alerts: AlertStore, settings: StoreSettings) -> None:
     for i in range(7):
         _resolve(alerts, _fire(alerts, f"a{i}", DAY + i), 2 * DAY + i)
-    with contextlib.closing(db.connect(settings.path)) as conn:
+    with contextlib.closing(connect_to(settings)) as conn:
         assert alert_retention.prune_chunk(conn, C, NOW, limit=3).alerts == 3  # one chunk, no more
     assert alerts.prune(NOW, chunk=3) == PrunedAlerts(alerts=4, transitions=8)
     assert alerts.list().alerts == ()

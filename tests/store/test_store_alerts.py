@@ -11,7 +11,7 @@ from service.detection.lifecycle import LifecycleRules, plan
 from store import Store, alert_rows
 from store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint
 from store.alerts import AlertStore
-from store.db import CACHE_KIB
+from store.db import CACHE_KIB, Connection
 from store.migrations import MIGRATIONS
 from store.settings import StoreSettings
 from tests.service.detection.builders import C, lag, rewind
@@ -168,7 +168,8 @@ def test_a_failed_save_keeps_the_state_saved_before(alerts: AlertStore) -> None:
     assert alerts.load_state(C) == (5.0, 4, "{}", (("ranges", "[1]"),))
 
 
-def test_the_writers_page_cache_is_restored_after_moving_the_state(alerts: AlertStore) -> None:
+@pytest.mark.sqlite_only
+def test_sqlite_writers_page_cache_is_restored_after_moving_the_state(alerts: AlertStore) -> None:
     alerts.save_state(C, "{}", 4, 5.0, [("ranges", "[1]")])
     alerts.load_state(C)
     assert alerts._conn.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
@@ -334,17 +335,19 @@ def test_update_firing_refresh_writes_only_what_a_refresh_changes(alerts: AlertS
     )
 
 
-def test_resolved_occurrences_event_like_since_read_by_their_index(
-    alerts: AlertStore, settings: StoreSettings
-) -> None:
+def test_resolved_occurrences_event_like_since(alerts: AlertStore, raw: Connection) -> None:
     rw, lg = _cycle(alerts, [rewind(), lag()], 10.0)
     alerts.ack(rw.id, "alice", "", 11.0)  # event-like: resolved by the ack
     cleared = replace(lg, status="resolved", resolved_at=12.0, resolved_reason="cleared")
     alerts.update_firing(C, lambda firing, resolved: [AlertWrite(cleared, False, "resolved")], 12.0)
+    # the lag alert's occurrence is never compared: not read
+    assert alert_rows.resolved_occurrences(raw, C, 11.0) == {(rw.fingerprint, rw.occurrence)}
+    assert alert_rows.resolved_occurrences(raw, C, 11.5) == frozenset()
+
+
+@pytest.mark.sqlite_only
+def test_sqlite_resolved_occurrences_read_by_their_index(alerts: AlertStore, settings: StoreSettings) -> None:
     with contextlib.closing(sqlite3.connect(settings.path)) as conn:
-        # the lag alert's occurrence is never compared: not read
-        assert alert_rows.resolved_occurrences(conn, C, 11.0) == {(rw.fingerprint, rw.occurrence)}
-        assert alert_rows.resolved_occurrences(conn, C, 11.5) == frozenset()
         params = (C, "resolved", 11.0, *sorted(EVENT_LIKE_KINDS))
         steps = conn.execute(f"EXPLAIN QUERY PLAN {alert_rows.RESOLVED_OCCURRENCES}", params).fetchall()
     # a range of the resolved alerts' times, not every resolved alert the cluster ever had

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import pytest
@@ -186,18 +188,16 @@ def test_record_committed_after_reopen_compares_with_stored_values(settings: Sto
 
 
 def test_record_committed_failed_write_is_retried_by_next_observation(
-    settings: StoreSettings, monkeypatch: pytest.MonkeyPatch
+    settings: StoreSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    hold_write_lock: Callable[[], AbstractContextManager[None]],
 ) -> None:
     monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
     with Store.open(settings) as store:
         store.record_committed(obs(T0, off(10)))
-        blocker = db.connect(settings.path)
-        blocker.execute("BEGIN IMMEDIATE")
-        with pytest.raises(StoreError) as caught:
+        with hold_write_lock(), pytest.raises(StoreError) as caught:
             store.record_committed(obs(T0 + 5, off(11)))
         assert caught.value.cluster == "c1"
-        blocker.execute("ROLLBACK")
-        blocker.close()
         # The failed write must not have reached the cache, or this change would be skipped.
         assert store.record_committed(obs(T0 + 10, off(11))).history_rows == 1
         assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 10, 11)]

@@ -35,7 +35,8 @@ def _many(at: float, n: int = 3000, end: int = 100) -> dict[tuple[str, int], tup
     return {(TOPIC, p): (0, end + p) for p in range(n)}
 
 
-def test_store_history_write_disk_full_fails_typed_counts_and_recovers(
+@pytest.mark.sqlite_only
+def test_sqlite_store_history_write_disk_full_fails_typed_counts_and_recovers(
     store: Store, caplog: pytest.LogCaptureFixture
 ) -> None:
     store.health.settle_seconds = 0.0  # healthy at the first write that commits
@@ -61,7 +62,7 @@ def test_store_history_write_disk_full_fails_typed_counts_and_recovers(
     assert {p.log_end for p in store.latest_partitions("c", TOPIC) if p.partition == 0} == {200}
 
 
-def test_alert_store_readonly_write_fails_typed_and_marks_failing(tmp_path: Path) -> None:
+def test_sqlite_alert_store_readonly_write_fails_typed_and_marks_failing(tmp_path: Path) -> None:
     with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
         alerts.health.settle_seconds = 0.0
         alerts._conn.execute("PRAGMA query_only = ON")  # the seam: its writer refuses like a read-only file
@@ -86,7 +87,7 @@ def test_alert_store_read_failure_not_counted_as_write_failure(tmp_path: Path) -
         assert alerts.health.view().write_failures == 0
 
 
-def test_open_migrated_garbage_file_names_file_and_recovery(tmp_path: Path) -> None:
+def test_sqlite_open_migrated_garbage_file_names_file_and_recovery(tmp_path: Path) -> None:
     path = tmp_path / "og.db"
     path.write_bytes(b"not a database at all " * 500)
 
@@ -102,7 +103,7 @@ def test_open_migrated_garbage_file_names_file_and_recovery(tmp_path: Path) -> N
     assert path.read_bytes().startswith(b"not a database")  # left as it was
 
 
-def test_store_open_garbage_file_is_store_corrupt_error(tmp_path: Path) -> None:
+def test_sqlite_store_open_garbage_file_is_store_corrupt_error(tmp_path: Path) -> None:
     path = tmp_path / "og.db"
     path.write_bytes(b"\x00garbage" * 1000)
 

@@ -6,7 +6,7 @@ the row is no longer listed, or after the store is closed (reopened here to read
 
 from __future__ import annotations
 
-import sqlite3
+import contextlib
 from dataclasses import replace
 
 from collectors.model import (
@@ -17,6 +17,7 @@ from collectors.model import (
     PartitionOffsets,
 )
 from store import Store
+from store.db import connect_to
 from store.settings import StoreSettings
 
 T0 = 1_700_000_000.0
@@ -31,8 +32,8 @@ def committed(at: float, groups: tuple[str, ...], *rows: tuple[str, str]) -> Com
 
 
 def stored(settings: StoreSettings, sql: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(settings.path) as conn:
-        return list(conn.execute(sql))
+    with contextlib.closing(connect_to(settings)) as conn:
+        return [tuple(row) for row in conn.execute(sql)]
 
 
 def partitions_seen(store: Store) -> dict[int, float]:
