@@ -86,6 +86,9 @@ def effective(settings: Settings) -> dict[str, Any]:
                     receiver["url"] = _url(receiver["url"])
     for cluster in data.get("clusters", []):
         cluster["metrics_urls"] = [_url(u) for u in cluster.get("metrics_urls", [])]
+    store = data.get("store") or {}
+    if isinstance(store.get("url"), str):  # store.url's password (store.password is a SecretStr)
+        store["url"] = _url(store["url"])
     return data
 
 

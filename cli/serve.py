@@ -67,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"clusters": [sandbox.cluster_settings("sandbox")]})
     if not settings.clusters:
         raise ConfigError("no clusters configured: give --config FILE or --sandbox DIR", field="clusters")
-    ensure_openable(settings.store.path)  # a damaged file: its recovery, before anything starts on it
+    # a damaged file (its recovery) or an unreachable PostgreSQL server, before anything starts on it
+    ensure_openable(settings.store)
     log.info("on-call console at http://%s:%s/ui/", settings.http_host, settings.http_port)
     try:
         app = create_app(settings)

@@ -2,7 +2,10 @@
 service). Exit 0: ok; 1: damaged (what SQLite found and the recovery are printed); 2: cannot be opened.
 
 ``offsetguard store backup DEST``: a consistent copy of the store file while the service runs (SQLite's
-online backup, the WAL included). Exit 0: written; 2: not (the reason is printed)."""
+online backup, the WAL included). Exit 0: written; 2: not (the reason is printed).
+
+Both are SQLite file tools: with ``store.url`` set (the store on PostgreSQL) they exit 2 and name
+PostgreSQL's own (pg_amcheck, pg_dump)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collectors.errors import StoreError
 from service.settings import load_settings
 from store.backup import backup
 from store.check import CORRUPT, OK, check
+from store.db import describe
 from store.opening import recovery
 
 
@@ -46,8 +50,29 @@ def register(sub: Any) -> None:
     copying.set_defaults(func=run_backup)
 
 
+def _sqlite_path(args: argparse.Namespace, command: str) -> Path | None:
+    """The store file to work on; None (and why, printed) when the settings put the store on PostgreSQL."""
+    if args.path is not None:
+        return Path(args.path)
+    store = load_settings(args.config).store
+    if store.url is None:
+        return store.path
+    instead = {
+        "check": "check PostgreSQL with its own tools, e.g. pg_amcheck (indexes and heap) on the database",
+        "backup": "back PostgreSQL up with its own tools, e.g. pg_dump --format=custom of the database",
+    }[command]
+    print(
+        f"offsetguard: error: store {command} works on the SQLite store file; the store is on "
+        f"{describe(store)} (store.url): {instead}",
+        file=sys.stderr,
+    )
+    return None
+
+
 def run_check(args: argparse.Namespace) -> int:
-    path = args.path if args.path is not None else load_settings(args.config).store.path
+    path = _sqlite_path(args, "check")
+    if path is None:
+        return 2
     result = check(path, quick=args.quick)
     if result.status == OK:
         print(f"{path}: ok ({result.check})")
@@ -63,7 +88,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_backup(args: argparse.Namespace) -> int:
-    path = args.path if args.path is not None else load_settings(args.config).store.path
+    path = _sqlite_path(args, "backup")
+    if path is None:
+        return 2
     try:
         size = backup(path, args.dest)
     except StoreError as exc:
