@@ -23,12 +23,13 @@ $(JARS): deploy/sandbox/pom.xml
 	mvn -q -B -f deploy/sandbox/pom.xml dependency:copy-dependencies
 	touch $@
 
-# Test tools: Prometheus, promtool, Alertmanager, Chromium (Debian packages) and helm (built from the Go
-# module proxy into ~/.cache/offsetguard/tools); each is a no-op when already present.
+# Test tools: Prometheus, promtool, Alertmanager, Chromium, PostgreSQL's initdb/pg_ctl (Debian packages) and
+# helm (built from the Go module proxy into ~/.cache/offsetguard/tools); each is a no-op when present.
 tools:
 	deploy/tools/install-prometheus.sh
 	deploy/tools/install-alertmanager.sh
 	deploy/tools/install-chromium.sh
+	deploy/tools/install-postgresql.sh
 	deploy/tools/install-helm.sh
 
 # spark-sql-kafka-0-10 (matching pyspark) for `offsetguard pipeline history --source kafka`.
