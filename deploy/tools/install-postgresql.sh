@@ -35,4 +35,4 @@ fi
 for tool in initdb pg_ctl postgres; do
     $SUDO ln -sf "$bin/$tool" "/usr/local/bin/$tool"
 done
-echo "postgresql installed: /usr/local/bin/initdb -> $bin/initdb ($(initdb --version))"
+echo "postgresql installed: /usr/local/bin/initdb -> $bin/initdb ($("$bin/initdb" --version))"
