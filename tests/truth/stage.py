@@ -8,7 +8,6 @@ no cell sees another's data.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -180,14 +179,14 @@ class Stage:
                 m.kill()
         self._journal.close()
 
-    def finish(self, settle: float = 4.0) -> CellOutcome:
+    def finish(self) -> CellOutcome:
         """Stop every member, let offsetguard see the last commits, and judge its claims."""
         for m in self.members:
             if m.alive():
                 m.stop()
         self._journal.close()
         committed = self._committed()
-        self._settle(committed, settle)
+        self._settle(committed)
         reads: list[Read] = [r for m in self.members for r in m.reads()]
         held = self._held()
         found = truths(self.acked, reads, held, committed, self.scopes)
@@ -213,17 +212,28 @@ class Stage:
                 out[key] = offsets.get((key[1], key[2]))
         return out
 
-    def _settle(self, committed: dict[Key, int | None], settle: float) -> None:
+    def _settle(self, committed: dict[Key, int | None]) -> None:
+        """Until offsetguard's detection holds the final commits, and then has finished one more evaluation:
+        held findings come out on the evaluation after the one that took the last commits in. (Its state is
+        replaced at the end of each evaluation, one at a time: a state other than the one that held the
+        commits is that of an evaluation started after it, on newer observations.)"""
+        detections = self.runtime.runtime.detections
+
         def seen() -> bool:
             for (g, t, p), offset in committed.items():
-                points = [d.state.commits.get(CommitKey(g, t, p)) for d in self.runtime.runtime.detections]
+                points = [d.state.commits.get(CommitKey(g, t, p)) for d in detections]
                 got = next((x.offset for x in points if x is not None), None)
                 if got != offset:
                     return False
             return True
 
         wait_for(seen, 90, f"{self.cell}: offsetguard sees the final commits {committed}")
-        time.sleep(settle)  # a few evaluations after the last commit: held findings come out
+        states = [d.state for d in detections]
+        wait_for(
+            lambda: all(d.state is not s for d, s in zip(detections, states, strict=True)),
+            60,
+            f"{self.cell}: an evaluation after the one that saw the final commits",
+        )
 
     def _held(self) -> list[str]:
         """Every payload the cell's topics hold now, read back from the log start."""
