@@ -5,6 +5,10 @@ shared by two pods; and one replica rendering exactly as before."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -12,6 +16,7 @@ import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 import yaml
 
+from service.settings import Settings, load_settings
 from tests.deploy.crd_schemas import SCHEMAS
 from tests.deploy.tools import (
     ALL_FEATURES,
@@ -29,6 +34,7 @@ KUBERNETES_VERSION = kubernetes_validate.latest_version()
 PG_URL = "postgresql://offsetguard@pg.db.svc:5432/offsetguard"
 TWO = ("--set", "replicaCount=2", "--set", f"store.url={PG_URL}")
 TWO_SECRET = ("--set", "replicaCount=2", "--set", "store.urlSecret.name=offsetguard-pg")
+POD_NAME = "offsetguard-5f7c9d8b6-x2k4q"
 NEEDS_STORE = "needs a store shared by the replicas: set store.url or store.urlSecret"
 
 
@@ -311,3 +317,46 @@ def test_deployment_one_replica_no_anti_affinity() -> None:
 def test_helm_template_one_replica_renders_plain_manifests_unchanged(values: list[str]) -> None:
     # deploy/k8s/offsetguard.yaml is the default render committed before the replicas existed
     assert helm_template(*values) == documents((PLAIN / "offsetguard.yaml").read_text())
+
+
+def _pod_settings(
+    docs: list[dict[str, Any]], secrets: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Settings:
+    """The settings a pod of ``docs`` starts with: the init container's render-config run with ``secrets``
+    (which it must be given by reference), then the file loaded under the main container's environment,
+    the downward API's pod name included."""
+    init_env = {e["name"] for e in _container(docs, "render-config").get("env", [])}
+    assert set(secrets) <= init_env
+    configmap = next(d for d in by_kind(docs, "ConfigMap") if "offsetguard.yaml" in d["data"])
+    (tmp_path / "template.yaml").write_text(configmap["data"]["offsetguard.yaml"])
+    (tmp_path / "render-config.py").write_text(configmap["data"]["render-config.py"])
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("OFFSETGUARD_", "OG_SECRET_"))}
+    out = tmp_path / "offsetguard.yaml"
+    result = subprocess.run(
+        [sys.executable, str(tmp_path / "render-config.py"), str(tmp_path / "template.yaml"), str(out)],
+        env={**clean, **secrets},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    for name in os.environ:
+        if name.startswith("OFFSETGUARD_"):
+            monkeypatch.delenv(name)
+    for e in _container(docs)["env"]:
+        if "value" in e:
+            monkeypatch.setenv(e["name"], e["value"])
+        else:
+            assert e["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+            monkeypatch.setenv(e["name"], POD_NAME)
+    return load_settings(out)
+
+
+def test_render_config_store_secrets_give_postgresql_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = helm_template("--set", "store.urlSecret.name=og-pg", "--set", "store.passwordSecret.name=og-pg")
+    secrets = {"OG_SECRET_STORE_URL": PG_URL, "OG_SECRET_STORE_PASSWORD": "pg-pass: 'x' @/"}
+    store = _pod_settings(docs, secrets, tmp_path, monkeypatch).store
+    assert store.url == PG_URL
+    assert store.password is not None and store.password.get_secret_value() == "pg-pass: 'x' @/"
