@@ -1,4 +1,9 @@
-"""The running parts of the service (store, collectors, scheduler), started and stopped as one."""
+"""The running parts of the service (store, collectors, scheduler), started and stopped as one.
+
+With ``ha`` on (issue 46, docs/ha.md) a :class:`~service.ha.Leadership` decides whether this replica is
+active: the collectors run either way, the writers (tails, detection, notifications, maintenance) only on
+the active replica, started at promotion and stopped at step-down (:class:`~service.ha.ActiveWriters`).
+With ``ha`` off the service runs everything, as a single replica always did: no lease, no extra cost."""
 
 from __future__ import annotations
 
@@ -12,17 +17,22 @@ from typing import Any
 from collectors.compat import Fallbacks
 from collectors.model import ClusterMetadata, GroupsObservation
 from collectors.scope import EVERYTHING, Scope
+from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailSink
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
+from service.ha import STANDBY, ActiveWriters, GatedPositions, Leadership, ha_enabled, replica_id
 from service.notify.dispatcher import Dispatcher, build_dispatcher
 from service.scheduler import CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
 from store.alerts import AlertStore
+from store.db import connect_to
+from store.fencing import fence_alerts
+from store.lease import Lease
 from store.notifications import NotificationStore
 
 log = logging.getLogger(__name__)
@@ -48,8 +58,11 @@ class Runtime:
         notifier: Dispatcher | None = None,
         fallbacks: Sequence[Fallbacks] = (),
         scopes: Mapping[str, Scope] | None = None,
+        leadership: Leadership | None = None,
     ) -> None:
         self.settings = settings
+        # ha on: whether this replica is the active one (its writers are set by build_runtime)
+        self.leadership = leadership
         # per cluster: which groups and topics are watched; the same objects the collectors and tails use
         self.scopes = dict(scopes) if scopes is not None else {c.name: Scope.of(c) for c in settings.clusters}
         self.fallbacks = list(fallbacks)  # per cluster: Kafka APIs its brokers lack (collectors.compat)
@@ -78,7 +91,14 @@ class Runtime:
         """Start the collectors, the tails and the notifier now, detection once the first collections are
         in and then ``before_detection`` has returned (the first complete ``/metrics`` render: reading a
         fleet's detection state beside it would slow the first picture), at most
-        :data:`DETECTION_LAUNCH_WAIT_S` after now either way."""
+        :data:`DETECTION_LAUNCH_WAIT_S` after now either way.
+
+        With a leadership: the collectors now, the rest once (and while) this replica is active."""
+        if self.leadership is not None:
+            self.scheduler.start()
+            tune_gc()
+            await self.leadership.start()
+            return
         if self.notifier is not None:
             await self.notifier.start()
         self.scheduler.start()
@@ -108,6 +128,11 @@ class Runtime:
     async def stop(self) -> None:
         # Finish the cycle in progress, stop the tails (they save positions), then release clients and
         # flush/close the store.
+        if self.leadership is not None:
+            await self.scheduler.shutdown()
+            await self.leadership.stop()  # the active one stops its writers as below, then releases the lease
+            await self._close()
+            return
         if self._launching is not None and not self._launching.done():
             self._launching.cancel()  # detection not started: stopping it keeps its saved state as it is
         await self.scheduler.shutdown()
@@ -117,6 +142,9 @@ class Runtime:
         # After detection: its last transitions are queued (and sent at the next start if not now).
         if self.notifier is not None:
             await self.notifier.stop()
+        await self._close()
+
+    async def _close(self) -> None:
         for close in self._closers:
             try:
                 await asyncio.to_thread(close)
@@ -129,13 +157,17 @@ class Runtime:
         if self.store is not None:
             await asyncio.to_thread(self.store.close)
 
+    def _writes(self) -> bool:
+        """Maintenance writes: always on a single replica, on the active one (lease held) with ha on."""
+        return self.leadership is None or self.leadership.may_write()
+
     async def _thin_store(self) -> None:
-        if self.store is not None:
+        if self.store is not None and self._writes():
             counts = await asyncio.to_thread(self.store.thin, time.time())
             log.info("store thinned: %s", counts)
 
     async def _prune_alerts(self) -> None:
-        if self.alerts is not None:
+        if self.alerts is not None and self._writes():
             before = time.time() - self.settings.store.alerts_retention_days * 86400.0
             pruned = await asyncio.to_thread(self.alerts.prune, before)
             if pruned.alerts:
@@ -164,7 +196,11 @@ class Runtime:
     def readiness(self, now: float) -> dict[str, Any]:
         statuses = self.scheduler.statuses()
         stale = [s for s in statuses if s.stale(now, self.scheduler.stale_after_intervals)]
-        catching_up = [f"tail:{t.cluster} catching up" for t in self.tails if not t.caught_up]
+        standby = self.leadership is not None and self.leadership.role == STANDBY
+        # a standby runs no tail: it is ready (it serves the API and /metrics), the payload says standby
+        catching_up = (
+            [] if standby else [f"tail:{t.cluster} catching up" for t in self.tails if not t.caught_up]
+        )
         store = self.store.health.view() if self.store is not None else None
         failing = [f"store failing: {store.reason}"] if store is not None and not store.healthy else []
         return {
@@ -176,6 +212,7 @@ class Runtime:
             "tail": [t.figures().as_dict() for t in self.tails],
             "fallbacks": [c.as_dict() for f in self.fallbacks for c in f.counts()],
             "scope": self.scope_report(),
+            "leader": self.leadership.view() if self.leadership is not None else None,
         }
 
 
@@ -187,14 +224,33 @@ def build_runtime(settings: Settings) -> Runtime:
     store = Store.open(settings.store)
     alerts = AlertStore.open(settings.store) if settings.detection.enabled else None
     notifications = NotificationStore.open(settings.store) if settings.notify.enabled else None
-    notifier = build_dispatcher(settings, notifications) if notifications is not None else None
+    closers: list[Callable[[], None]] = []
+    leadership = None
+    # The writers' own store objects: with ha on they are fenced (the API's stay unfenced: an ack or a
+    # silence applies through any replica) and their caches are read again inside each guarded write.
+    writing_alerts, queue = alerts, notifications
+    if ha_enabled(settings):
+        lease = Lease(lambda: connect_to(settings.store), replica_id(settings), settings.ha.lease_seconds)
+        leadership = Leadership(lease, renew_seconds=settings.ha.renew_seconds)
+        if alerts is not None:
+            writing_alerts = AlertStore.open(settings.store)
+            fence_alerts(writing_alerts, leadership.fence)
+            writing_alerts.health = store.health
+            closers.append(writing_alerts.close)
+        if notifications is not None:
+            queue = NotificationStore.open(settings.store)
+            queue.guard = leadership.fence
+            queue.health = store.health
+            closers.append(queue.close)
+    notifier = build_dispatcher(settings, queue, fence=leadership) if queue is not None else None
     listeners = [notifier.on_alerts] if notifier is not None else []
     unstored = [notifier.on_unstored] if notifier is not None else []
     rate_limit = snapshot_rate_limit(settings)  # one hourly snapshot budget for all clusters
     latest = LatestObservations()
     jobs: list[CollectorJob] = []
-    closers: list[Callable[[], None]] = []
     tails: list[OffsetsTail] = []
+    make_tails: list[Callable[[], OffsetsTail]] = []
+    writes = leadership.may_write if leadership is not None else None
     detections: list[DetectionLoop] = []
     fallbacks: list[Fallbacks] = []
     scopes = {c.name: Scope.of(c) for c in settings.clusters}  # one per cluster, shared by every source
@@ -202,18 +258,20 @@ def build_runtime(settings: Settings) -> Runtime:
         scope = scopes[cluster.name]
         seam = KafkaPythonSeam(cluster)  # shared: detection asks it for KIP-320 epoch ends
         fallbacks.append(seam.fallbacks)
-        cluster_jobs, close = build_cluster_jobs(cluster, settings, latest, store, seam=seam, scope=scope)
+        cluster_jobs, close = build_cluster_jobs(
+            cluster, settings, latest, store, seam=seam, scope=scope, writes=writes
+        )
         jobs.extend(cluster_jobs)
         closers.append(close)
         detection = tail_sink = None
-        if alerts is not None:
+        if alerts is not None and writing_alerts is not None:
             detection, tail_sink = build_detection(
                 cluster,
                 settings,
                 latest,
                 store,
                 cluster_jobs,
-                alerts=alerts,
+                alerts=writing_alerts,
                 rate_limit=rate_limit,
                 listeners=listeners,
                 unstored_listeners=unstored,
@@ -231,11 +289,15 @@ def build_runtime(settings: Settings) -> Runtime:
                 archive = ArchiveSink(settings.archive, sink)
                 closers.append(archive.close)  # run after the tails stopped: publishes the open files
                 sink = archive
+            if leadership is not None:  # a fresh tail per promotion, from the stored positions
+                positions = GatedPositions(store, leadership.may_write)
+                make_tails.append(_tail_maker(cluster, settings, positions, sink, scope, detection))
+                continue
             tail = build_cluster_tail(cluster, settings, store, sink=sink, scope=scope)
             tails.append(tail)
             if detection is not None:
                 detection.tail_live = _live(tail)
-    return Runtime(
+    runtime = Runtime(
         settings,
         store=store,
         latest=latest,
@@ -248,7 +310,32 @@ def build_runtime(settings: Settings) -> Runtime:
         notifier=notifier,
         fallbacks=fallbacks,
         scopes=scopes,
+        leadership=leadership,
     )
+    if leadership is not None:
+        leadership.writers = ActiveWriters(
+            tails=runtime.tails, make_tails=make_tails, detections=detections, notifier=notifier
+        )
+    return runtime
+
+
+def _tail_maker(
+    cluster: ClusterSettings,
+    settings: Settings,
+    positions: GatedPositions,
+    sink: TailSink,
+    scope: Scope,
+    detection: DetectionLoop | None,
+) -> Callable[[], OffsetsTail]:
+    from service.wiring import build_cluster_tail
+
+    def make() -> OffsetsTail:
+        tail = build_cluster_tail(cluster, settings, positions, sink=sink, scope=scope)
+        if detection is not None:
+            detection.tail_live = _live(tail)
+        return tail
+
+    return make
 
 
 def _live(tail: OffsetsTail) -> Callable[[], bool]:

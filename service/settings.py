@@ -393,6 +393,26 @@ class PipelineSettings(BaseModel):
     ui: bool = False
 
 
+class HASettings(BaseModel):
+    """One active replica with fencing (issue 46, docs/ha.md): replicas sharing one store agree through it
+    which one is active; only that one writes alerts, notifies and takes snapshots."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # None: on when the store is PostgreSQL (store.url), off for the SQLite file unless set
+    enabled: bool | None = None
+    # A replica that stops renewing is replaced this long after its last renewal (database clock)
+    lease_seconds: float = Field(default=10.0, ge=1, le=300)
+    renew_seconds: float = Field(default=2.0, gt=0, le=100)
+    replica_id: str | None = Field(default=None, min_length=1, max_length=200)  # None: hostname-pid
+
+    @model_validator(mode="after")
+    def _renewals_fit_the_lease(self) -> HASettings:
+        if self.renew_seconds * 3 > self.lease_seconds:
+            raise ValueError("renew_seconds must be at most a third of lease_seconds (two late renewals fit)")
+        return self
+
+
 class Settings(BaseSettings):
     """Everything offsetguard can be told. Env: ``OFFSETGUARD_<FIELD>``, nested with ``__``."""
 
@@ -411,6 +431,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     notify: NotifySettings = Field(default_factory=NotifySettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    ha: HASettings = Field(default_factory=HASettings)  # several replicas on one shared store
     # A collector whose last success is older than this many intervals is reported stale.
     stale_after_intervals: float = Field(default=3.0, ge=1.0)
     http_host: str = "127.0.0.1"

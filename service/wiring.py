@@ -21,8 +21,9 @@ from collectors.scope import Scope
 from collectors.seam import KafkaSeam
 from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
-from collectors.tail_model import TailConsumer, TailSink
+from collectors.tail_model import PositionStore, TailConsumer, TailSink
 from collectors.tail_sinks import RecentEvents
+from service.ha.writers import gated_sink
 from service.scheduler import CollectorJob, Sink
 from service.settings import Settings
 from service.state import LatestObservations
@@ -54,18 +55,20 @@ def build_cluster_jobs(
     *,
     seam: KafkaSeam | None = None,
     scope: Scope | None = None,
+    writes: Callable[[], bool] | None = None,
 ) -> tuple[list[CollectorJob], Callable[[], None]]:
     """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client.
 
     Each is handed the cluster's ``scope`` (built from its settings unless given: the runtime shares one
-    per cluster with the tail, detection and the API)."""
+    per cluster with the tail, detection and the API). ``writes``: history is stored only while it says
+    so (ha: on the active replica; a standby's collectors feed the cache only)."""
     seam = seam if seam is not None else KafkaPythonSeam(cluster)
     scope = scope if scope is not None else Scope.of(cluster)
     name = cluster.name
     intervals = settings.intervals
     sinks: list[Sink] = [latest.put]
     if store is not None:
-        sinks.append(store_sink(store))
+        sinks.append(store_sink(store) if writes is None else gated_sink(store_sink(store), writes))
 
     metadata = MetadataCollector(seam, name, scope=scope)
 
@@ -95,7 +98,7 @@ def build_cluster_jobs(
 def build_cluster_tail(
     cluster: ClusterSettings,
     settings: Settings,
-    store: Store | None,
+    store: PositionStore | None,
     *,
     sink: TailSink | None = None,
     consumer: TailConsumer | None = None,

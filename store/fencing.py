@@ -91,6 +91,6 @@ def fence_alerts(alerts: AlertStore, fence: Fence) -> None:
 
     def guard(conn: Any) -> None:
         fence(conn)
-        alerts._firing.clear()
+        alerts._firing.clear()  # the cache's owner is in this package (see the docstring)
 
     alerts.guard = guard

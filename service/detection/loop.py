@@ -18,7 +18,9 @@ store takes them again.
 The :class:`~alerts.state.DetectionState` is saved every ``state_save_seconds`` and at stop; after a crash
 detection resumes from the last save: commits seen since are compared against older values (a move may be
 reported once more, deduplicated by fingerprint and occurrence), and tail events already checkpointed by
-the tail are not delivered again.
+the tail are not delivered again. With several replicas (issue 46) a replica that loses the leader lease
+halts its loop (:meth:`~DetectionLoop.halt`) as if it had crashed there (its state is not saved over the new
+active replica's), and a promoted one launches it again: it loads the saved state, like a restart.
 """
 
 from __future__ import annotations
@@ -293,6 +295,33 @@ class DetectionLoop:
         if self._snapshots is not None:
             await self._snapshots.drain()
         await self._save_state()
+
+    async def halt(self, timeout: float = 30.0) -> None:
+        """Stop the worker without evaluating what is queued or saving the state (this replica lost the
+        leader lease: the active one owns the saved state now), then forget everything since launch, so
+        that :meth:`launch` loads the saved state again. An evaluation in hand finishes (its write is
+        refused by the fencing guard) unless it takes longer than ``timeout``."""
+        self._stopping = True
+        self._drained.set()
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout)
+            except TimeoutError:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self.state = DetectionState()
+        self.backlog = AlertBacklog()
+        self._streaks = {}
+        self._grace = FailureGrace(self._settings.collector_failure_grace_seconds)
+        self._pending = []
+        self._unevaluated = {}
+        self._due = None
+        self._last_start = float("-inf")
+        self._loaded.clear()
+        self._stopping = False
 
     async def _run(self) -> None:
         if not await self._load():

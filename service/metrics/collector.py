@@ -18,6 +18,7 @@ from prometheus_client.registry import CollectorRegistry
 
 from service.metrics.kafka_exporter import kafka_exporter_families
 from service.metrics.lag_exporter import lag_exporter_families
+from service.metrics.leader import leader_families
 from service.metrics.operations import alert_families, collector_families, tail_families
 from service.metrics.options import MetricsOptions
 from service.metrics.own import cluster_families, observation_families, own_families
@@ -72,6 +73,7 @@ class OffsetguardCollector:
         yield from tail_families(inputs.tails)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
         yield from store_families(inputs.store)
+        yield from leader_families(inputs.leader)
         if options.exposes("kafka_exporter"):
             yield from kafka_exporter_families(views, options.granularity)
         if options.exposes("kafka_lag_exporter"):

@@ -134,6 +134,7 @@ class ScrapeInputs:
     alerts: AlertCounts | None = None
     log_end_times: LogEndTimes | None = None
     store: StoreFigures | None = None
+    leader: Mapping[str, Any] | None = None  # ha on: service.ha.Leadership.view()
 
 
 def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
@@ -166,7 +167,14 @@ def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
         alerts=alerts if isinstance(alerts, AlertCounts) else None,
         log_end_times=runtime.store,
         store=store_figures(runtime),
+        leader=leader_view(runtime),
     )
+
+
+def leader_view(runtime: Any) -> Mapping[str, Any] | None:
+    """ha on: the runtime's leadership (role, replica, holder, epoch); None for a single replica."""
+    leadership = getattr(runtime, "leadership", None)
+    return leadership.view() if leadership is not None else None
 
 
 def store_figures(runtime: Any) -> StoreFigures | None:

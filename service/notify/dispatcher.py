@@ -13,6 +13,14 @@ While the disk refuses writes, notifying goes on from memory: the transitions de
 come through :meth:`Dispatcher.on_unstored` into a :class:`~service.notify.memory.MemoryQueue`, delivered
 from there and stored once the store takes writes again; outcomes of stored rows that cannot be recorded
 are kept (and those rows not sent again) until they can.
+
+With several replicas (issue 46, docs/ha.md) only the active one runs a dispatcher, and it is handed a
+:class:`SendFence`: each receiver's due rows are first *claimed* (those still pending, read in a write
+transaction under the store's fencing guard: only the lease holder at its epoch gets them), and each send
+starts only while the fence's local monotonic deadline has not passed (a process woken from SIGSTOP finds
+it passed and sends nothing). Webhook and Alertmanager requests carry ``X-Offsetguard-Epoch`` so that a
+receiver can drop a send of an older epoch. A row claimed by a replica that died before recording the
+outcome is still pending: the next active one sends it again (at least once across a crash mid-send).
 """
 
 from __future__ import annotations
@@ -24,11 +32,11 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
-from collectors.errors import StoreError, StoreWriteError
+from collectors.errors import FencedError, StoreError, StoreWriteError
 from service.notify.backoff import Backoff
 from service.notify.catchup import CatchUp
 from service.notify.errors import DeliveryError
@@ -59,6 +67,19 @@ PRUNE_SECONDS = 3600.0
 MIN_WAIT = 0.05
 # Alertmanager treats a firing alert as resolved at endsAt unless re-posted: allow a few missed re-posts.
 ENDS_AFTER_RESENDS = 4
+
+
+class SendFence(Protocol):
+    """Whether this replica may send now (it holds the leader lease and its local deadline has not
+    passed), and the epoch it holds: :class:`service.ha.leadership.Leadership`."""
+
+    @property
+    def epoch(self) -> int | None: ...
+
+    def may_send(self) -> bool: ...
+
+
+EPOCH_HEADER = "X-Offsetguard-Epoch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +113,7 @@ class Dispatcher:
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
         stop_grace_seconds: float = 5.0,
+        fence: SendFence | None = None,
     ) -> None:
         self._settings = settings
         self._store = store
@@ -104,6 +126,7 @@ class Dispatcher:
         self._clock = clock
         self._rng = rng or random.Random()
         self._grace = stop_grace_seconds
+        self._fence = fence  # None: the only replica, nothing to claim
         self._holds: dict[str, float] = {}  # receiver -> no request before (after a retryable failure)
         self._resent: dict[str, float] = {}  # Alertmanager receiver -> last re-post
         self._pruned = float("-inf")
@@ -154,6 +177,23 @@ class Dispatcher:
             await self._client.aclose()
             self._client = None
 
+    async def halt(self) -> None:
+        """Stop at once, queueing and recording nothing more: this replica lost the leader lease and the
+        active one does that now. What memory holds is dropped; a row claimed whose send was cut short
+        stays pending and the active replica sends it (at least once). :meth:`start` starts afresh."""
+        self._stopping = True
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._memory = MemoryQueue()
+        self._unrecorded.clear()
+        self._holds.clear()
+        self._resent.clear()
+        self._catch_up.invalidate()
+
     def wake(self) -> None:
         """Check for new transitions and due rows now instead of at the next poll."""
         self._wake.set()
@@ -188,6 +228,8 @@ class Dispatcher:
             try:
                 done = await self.run_once()
                 wait = 0.0 if done.full else await self._wait_seconds()
+            except FencedError as exc:  # the leadership steps down: nothing else to do here
+                log.warning("notify: round refused, this replica no longer holds the lease: %s", exc)
             except Exception:  # a store hiccup or a bug must not end notifications
                 log.exception("notify: round failed")
             if self._stopping:
@@ -232,6 +274,7 @@ class Dispatcher:
         except StoreError:
             due = []
         due = [n for n in due if n.id not in self._unrecorded] + self._memory.due(now)
+        due = await self._claim(due)  # with a fence: what this replica may send (one transaction)
         by_receiver: dict[str, list[Notification]] = {}
         for n in due:
             if self._holds.get(n.receiver, float("-inf")) <= now:
@@ -294,7 +337,27 @@ class Dispatcher:
             if not step.more:
                 return added
 
+    async def _claim(self, rows: list[Notification]) -> list[Notification]:
+        """With a fence: the stored rows still pending, read under the fencing guard (none if this replica
+        does not hold the lease, or the store cannot say), and the memory queue's rows."""
+        if self._fence is None or not rows:
+            return rows
+        stored = [n.id for n in rows if n.id > 0]
+        pending: set[int] = set()
+        if stored:
+            try:
+                pending = await asyncio.to_thread(self._store.claim, stored)
+            except StoreError as exc:  # FencedError included: this replica may not send them
+                log.warning("notify: %d notifications not claimed, not sent: %s", len(stored), exc)
+        return [n for n in rows if n.id < 0 or n.id in pending]
+
+    def _may_send(self) -> bool:
+        """No fence, or it says this replica may send now (checked just before every request)."""
+        return self._fence is None or self._fence.may_send()
+
     async def _deliver(self, name: str, rows: list[Notification], now: float) -> list[Outcome]:
+        if not rows:
+            return []
         receiver = self._receivers.get(name)
         if receiver is None:
             return [
@@ -305,6 +368,8 @@ class Dispatcher:
             return await self._deliver_alertmanager(receiver, rows, now)
         outcomes: list[Outcome] = []
         for n in rows:
+            if not self._may_send():
+                break  # the lease may have run out (a pause, a lost renewal): left pending, not sent
             try:
                 await send_webhook(self._http(), receiver, n)
             except DeliveryError as exc:
@@ -323,6 +388,8 @@ class Dispatcher:
         for n in rows:
             latest[n.alert_id] = n
         body = [self._am_body(receiver, n.payload, n.event, now) for n in latest.values()]
+        if not self._may_send():
+            return []
         try:
             await send_alertmanager(self._http(), receiver, body)
         except DeliveryError as exc:
@@ -375,7 +442,7 @@ class Dispatcher:
                 for a in alerts
                 if receiver.accepts(a.kind, a.severity) and silenced_by(silences, a, now) is None
             ]
-            if not body:
+            if not body or not self._may_send():
                 continue
             try:
                 await send_alertmanager(self._http(), receiver, body)
@@ -397,6 +464,8 @@ class Dispatcher:
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:  # made on first use, closed by stop()
             self._client = httpx.AsyncClient(transport=self._transport)
+        if self._fence is not None and self._fence.epoch is not None:  # receivers can fence by epoch
+            self._client.headers[EPOCH_HEADER] = str(self._fence.epoch)
         return self._client
 
 
@@ -405,6 +474,8 @@ def _context(n: Notification) -> dict[str, str]:
     return {"alert_id": n.alert_id, "receiver": n.receiver, "event": n.event}
 
 
-def build_dispatcher(settings: Settings, store: NotificationStore) -> Dispatcher:
-    """The real dispatcher of ``settings.notify`` over ``store``."""
-    return Dispatcher(settings.notify, store, runbook_base=runbook_base(settings))
+def build_dispatcher(
+    settings: Settings, store: NotificationStore, *, fence: SendFence | None = None
+) -> Dispatcher:
+    """The real dispatcher of ``settings.notify`` over ``store`` (guarded by ``fence``'s lease, if any)."""
+    return Dispatcher(settings.notify, store, runbook_base=runbook_base(settings), fence=fence)

@@ -26,6 +26,9 @@ class Readiness(BaseModel):
     scope: list[dict[str, Any]] = []
     # the store's writes: healthy, write_failures, dropped_rows, reason, failing_since (None: no store)
     store: dict[str, Any] | None = None
+    # ha on (issue 46): this replica's role ("active" or "standby": a standby is ready, it serves the API
+    # and /metrics from the shared store), its id, the lease's holder and epoch as last read; None: ha off
+    leader: dict[str, Any] | None = None
 
 
 @router.get("/healthz", response_model=Health)
