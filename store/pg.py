@@ -136,7 +136,9 @@ class PgConnection:
     def executemany(self, sql: str, parameters: Iterable[Sequence[Any] | Mapping[str, Any]], /) -> Any:
         """Like :meth:`sqlite3.Connection.executemany`; ``rowcount`` sums the statements' rows."""
         raw = self._ready(sql)
-        cur = raw.cursor()
+        # Server-side binding here (a batch's statements are typed by their columns): prepared once,
+        # the rows sent in one pipeline.
+        cur = psycopg.Cursor(raw)
         cur.executemany(pg_sql(sql), list(parameters))
         return cur
 

@@ -6,11 +6,14 @@ initdb refuses to run as root, and the tests run as root here and in CI: the ser
 
 Public API (the store tests and the HA end-to-end tests share it):
 
-- :class:`PostgresServer`: ``start()``, ``stop()``, ``restart()``, ``running``, ``host``, ``port``,
-  ``url(database)``, ``create_database(name=None) -> url`` (a fresh, empty database), ``drop_database``.
+- :class:`PostgresServer` (``base`` directory, optional ``port`` and ``options``, the server's ``-c``
+  settings, :data:`SERVER_SETTINGS` by default): ``start()``, ``stop()``, ``restart()``, ``running``,
+  ``host``, ``port``, ``url(database)``, ``create_database(name=None) -> url`` (a fresh, empty
+  database), ``drop_database(name)``.
 - fixture ``postgres_server`` (session scope): one running server, stopped at the end of the session
   even when tests fail; a test that needs it fails (never skips) when initdb is missing.
 - fixture ``postgres_url`` (function scope): the URL of a fresh database for one test.
+- :func:`running_server` (a context manager): a server of one's own outside pytest's fixtures.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import pytest
 USER = "offsetguard"  # the server's superuser
 PASSWORD = "offsetguard-test"  # scram-sha-256 over TCP: the URL's password is exercised
 HOW_TO_INSTALL = "initdb/pg_ctl not on PATH: run `make install` (deploy/tools/install-postgresql.sh)"
-_SERVER_SETTINGS = (
+SERVER_SETTINGS = (
     "-c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     " -c max_connections=200 -c shared_buffers=32MB"
 )
@@ -54,8 +57,9 @@ def _free_port() -> int:
 class PostgresServer:
     """One PostgreSQL cluster in ``base`` (created by :meth:`start` on first use)."""
 
-    def __init__(self, base: Path, port: int | None = None) -> None:
+    def __init__(self, base: Path, port: int | None = None, options: str = SERVER_SETTINGS) -> None:
         self.base = base
+        self.options = options  # postgres -c settings
         self.data = base / "data"
         self.socket_dir = base / "run"
         self.log = base / "server.log"
@@ -91,7 +95,7 @@ class PostgresServer:
             return
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
-        options = f"-p {self.port} -k {self.socket_dir} {_SERVER_SETTINGS}"
+        options = f"-p {self.port} -k {self.socket_dir} {self.options}"
         self._run(_tool("pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
         self.running = True
 
@@ -125,11 +129,11 @@ class PostgresServer:
 
 
 @contextlib.contextmanager
-def running_server(base: Path | None = None) -> Iterator[PostgresServer]:
+def running_server(base: Path | None = None, options: str = SERVER_SETTINGS) -> Iterator[PostgresServer]:
     """A started server, stopped (and its directory removed) when the block ends, however it ends."""
     owned = base is None
     where = Path(tempfile.mkdtemp(prefix="og-pg-")) if base is None else base
-    server = PostgresServer(where)
+    server = PostgresServer(where, options=options)
     try:
         server.start()
         yield server
