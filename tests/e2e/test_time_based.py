@@ -1,7 +1,7 @@
 """Incidents that need time to pass, on a dedicated 1-node sandbox whose retention checks run every second
 and whose committed offsets expire after one minute; both scenarios run concurrently.
 
-* Retention: a topic keeps 80 s of data (1 s segments) under a steady producer; a member of a group reads
+* Retention: a topic keeps 40 s of data (1 s segments) under a steady producer; a member of a group reads
   to ~100, commits and stops processing (paused, still in the group). The runtime first projects the loss
   (``retention_risk``), then sees the log start pass the committed offset (``committed_below_log_start``);
   the member is restarted, its fetch is out of range, ``auto.offset.reset=earliest`` moves it to the log start
@@ -31,7 +31,11 @@ from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produc
 from tests.e2e.pipeline_check import pipeline_vs_online
 
 pytestmark = pytest.mark.integration
-RETENTION_MS = 80_000
+RETENTION_MS = 40_000
+# detection.rate_min_span_seconds of the runtime (60 s by default): the log start's rate is judged from
+# 20 s of history, so the risk is projected in the ~20 s between retention's first deletion and its passing
+# the member's commit (the data of the 20 s the member read before it)
+RATE_MIN_SPAN = 20.0
 BROKER = {
     "offsets.retention.minutes": 1,
     "offsets.retention.check.interval.ms": 1000,
@@ -135,6 +139,7 @@ def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
                 "snapshot_group_interval_seconds": 0,
                 "snapshot_max_per_hour": 1000,
                 "recent_commit_seconds": 30,  # a commit older than this is from an idle consumer
+                "rate_min_span_seconds": RATE_MIN_SPAN,
             },
         )
         runtime = RuntimeThread(settings)
