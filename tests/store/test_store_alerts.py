@@ -9,7 +9,7 @@ import pytest
 from collectors.errors import StoreError
 from service.detection.lifecycle import LifecycleRules, plan
 from store import Store, alert_rows
-from store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint
+from store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint, Transition
 from store.alerts import AlertStore
 from store.db import CACHE_KIB, Connection
 from store.migrations import MIGRATIONS
@@ -374,3 +374,13 @@ def test_firing_of_groups_reads_only_those_groups_and_count_firing_all(alerts: A
     assert sorted(a.group or "" for a in alerts.firing_of_groups(C, ["a", "c", "zz"])) == ["a", "c"]
     assert alerts.firing_of_groups(C, []) == () and alerts.firing_of_groups("other", ["a"]) == ()
     assert (alerts.count_firing(C), alerts.count_firing("other")) == (4, 0)
+
+
+def test_add_transition_appends_to_the_alerts_history(alerts: AlertStore) -> None:
+    [a] = _cycle(alerts, [rewind()], 10.0)
+    alerts.add_transition(Transition(a.id, 11.5, "snapshot_failed", a.severity, a.cause, {"error": "x"}))
+    history = alerts.transitions(a.id)
+    assert [(t.transition, t.at, t.detail) for t in history] == [
+        ("fired", 10.0, history[0].detail),
+        ("snapshot_failed", 11.5, {"error": "x"}),
+    ]
