@@ -6,7 +6,8 @@ as ``offsetguard drill --sandbox`` builds it from the directory): brokers restar
 would leave this session's handle on the old JVMs' pids.
 
 The service's limits are lowered so the slow kinds finish in seconds (lag above 500 messages, a stall
-after 5 s); the drills' actions, the detection and the notification path are the real ones."""
+after 5 s, judged at a sweep of the slow rules every 5 s rather than 30 s); the drills' actions, the
+detection and the notification path are the real ones."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def service(
         "store": {"path": str(tmp / "og.db")},
         "snapshots": {"directory": str(tmp / "snapshots")},
         "api": {"tokens": [{"name": "drills", "token": WRITE_TOKEN, "scopes": ["write"]}]},
-        "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}},
+        "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}, "sweep_seconds": 5},
         "notify": {
             "receivers": [{"name": "hook", "type": "webhook", "url": receiver.url}],
             "poll_seconds": 0.5,
