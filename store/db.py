@@ -107,6 +107,10 @@ def corruption(exc: BaseException) -> str | None:
     return CORRUPTION.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
 
 
+# What a store connection raises, on either backend (translated() turns each into a StoreError).
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
+
+
 @contextmanager
 def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
     """Re-raise any :class:`sqlite3.Error`, :class:`psycopg.Error` (and OS error) inside the block as

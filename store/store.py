@@ -7,7 +7,6 @@ use one connection per calling thread, which WAL mode lets run alongside a write
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -24,7 +23,7 @@ from collectors.errors import StoreError, StoreWriteError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
-from store.db import Connection, connect_to, describe, transaction, translated, write_failure
+from store.db import DATABASE_ERRORS, Connection, connect_to, describe, transaction, translated, write_failure
 from store.health import StoreHealth
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
@@ -76,6 +75,12 @@ class Store:
         self._committed = CommittedWriter(self._writer)
         self._partitions = PartitionWriter(self._writer)
 
+    def reload_latest(self) -> None:
+        """Read the writers' latest values again: another process wrote the history since they were read
+        (a replica promoted to active on a shared SQLite file, issue 46; PostgreSQL's counters do it)."""
+        with self._writing("reload latest values"):
+            self._load_writers()
+
     @classmethod
     def open(cls, settings: StoreSettings) -> Store:
         """Open (creating and migrating as needed) the database at ``settings.path``."""
@@ -96,7 +101,7 @@ class Store:
                 with transaction(self._writer):
                     self._partitions.flush_seen()
                     self._committed.flush_seen()
-            except sqlite3.Error as exc:
+            except DATABASE_ERRORS as exc:
                 log.warning("store: last-seen times not saved at close: %s", exc)
             for conn in (*self._readers, self._writer):
                 conn.close()
@@ -120,7 +125,7 @@ class Store:
                 with translated(action, cluster=cluster):
                     if self._closed:
                         raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
-                    if self._shared and changes.current(self._writer, changes.HISTORY) != self._version:
+                    if self._shared and self._stale():
                         self._load_writers()  # another replica wrote history: plan against its values
                     yield self._writer
             except StoreWriteError as exc:
@@ -133,10 +138,18 @@ class Store:
         """Counts ``rows`` history rows as dropped if the disk refuses the block's write."""
         try:
             yield
-        except (sqlite3.Error, OSError) as exc:
+        except (*DATABASE_ERRORS, OSError) as exc:
             if write_failure(exc) is not None:
                 self.health.dropped(rows)
             raise
+
+    def _stale(self) -> bool:
+        """Another replica wrote history since this store's last write (a failure to tell is left to the
+        write that follows: it meets the same failure, and counts the rows it gives up)."""
+        try:
+            return changes.current(self._writer, changes.HISTORY) != self._version
+        except DATABASE_ERRORS:
+            return False
 
     @contextmanager
     def _history_transaction(self, conn: Connection) -> Iterator[None]:

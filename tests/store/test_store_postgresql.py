@@ -67,6 +67,7 @@ def test_postgresql_restart_fails_writes_typed_then_the_store_recovers_by_itself
             store.latest_committed("c1", "g")
         view = store.health.view()
         assert not view.healthy and view.reason is not None and view.reason.startswith("PG_")
+        assert view.dropped_rows == 1  # the history row given up, counted
         assert not alerts.health.view().healthy
 
         server_back.start()
@@ -76,6 +77,8 @@ def test_postgresql_restart_fails_writes_typed_then_the_store_recovers_by_itself
         assert acked is not None and acked.ack_by == "alice" and alerts.health.view().healthy
         assert [p.offset for p in store.committed_history("c1", "g")] == [10, 11, 12]
         assert queue.next_due() is None
+        server_back.stop()
+    # closed while the server is away: the last-seen times are not saved (a warning), nothing raises
 
 
 def test_postgresql_unreachable_server_at_open_names_the_host_never_the_password(tmp_path: Path) -> None:
