@@ -43,6 +43,7 @@ T = TypeVar("T")
 
 
 log = logging.getLogger(__name__)
+_WRITE_ERRORS: tuple[type[Exception], ...] = (*DATABASE_ERRORS, OSError)
 _TAIL_COLUMNS = ("cluster", "partition", "next_offset", "updated_at")
 
 
@@ -138,7 +139,7 @@ class Store:
         """Counts ``rows`` history rows as dropped if the disk refuses the block's write."""
         try:
             yield
-        except (*DATABASE_ERRORS, OSError) as exc:
+        except _WRITE_ERRORS as exc:
             if write_failure(exc) is not None:
                 self.health.dropped(rows)
             raise
