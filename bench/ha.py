@@ -114,11 +114,15 @@ def one_round(
 
     out["restart_to_standby_s"] = round(until(standby_again, 300, f"{dead.name} a ready standby", 0.25), 2)
     wait = args.gap + random.uniform(0.0, ha.renew_seconds)
+    flips: list[str] = []
     t0 = time.monotonic()
-    while time.monotonic() - t0 < wait:  # both watched until the next kill
-        standby_again()
+    while time.monotonic() - t0 < wait:  # both watched until the next kill: the roles must hold
+        if not standby_again() or survivor.role() != "active":
+            flips.append(
+                f"{time.strftime('%H:%M:%S')} {dead.name}={dead.role()} {survivor.name}={survivor.role()}"
+            )
         time.sleep(0.5)
-    out["both_active_seen"] = both
+    out["both_active_seen"], out["roles_moved_while_steady"] = both, flips
     print(f"[round {n}] {json.dumps(out)}", flush=True)
     return out
 
@@ -160,6 +164,7 @@ def failovers(replicas: Sequence[Replica], db: Database, args: argparse.Namespac
         out["restart_to_standby"] = summarise([r["restart_to_standby_s"] for r in rounds])
     out["rounds_over_bound"] = sum(r["over_bound"] for r in rounds)
     out["both_active_seen"] = sum(len(r["both_active_seen"]) for r in rounds)
+    out["rounds_with_roles_moved"] = sum(bool(r["roles_moved_while_steady"]) for r in rounds)
     return out
 
 
