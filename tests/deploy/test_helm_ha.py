@@ -360,3 +360,13 @@ def test_render_config_store_secrets_give_postgresql_settings(
     store = _pod_settings(docs, secrets, tmp_path, monkeypatch).store
     assert store.url == PG_URL
     assert store.password is not None and store.password.get_secret_value() == "pg-pass: 'x' @/"
+
+
+def test_render_config_replicas_pod_env_gives_ha_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = helm_template(*TWO, "--set", "config.ha.lease_seconds=12")
+    settings = _pod_settings(docs, {}, tmp_path, monkeypatch)
+    assert settings.store.url == PG_URL
+    ha = settings.ha
+    assert (ha.enabled, ha.lease_seconds, ha.renew_seconds, ha.replica_id) == (True, 12, 2, POD_NAME)
