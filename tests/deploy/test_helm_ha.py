@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate  # type: ignore[import-untyped]
+import psycopg
 import pytest
 import yaml
 
+from sandbox import pki
 from service.settings import Settings, load_settings
+from store.db import connect_to
 from tests.deploy.crd_schemas import SCHEMAS
 from tests.deploy.tools import (
     ALL_FEATURES,
@@ -29,6 +35,9 @@ from tests.deploy.tools import (
     one,
     run,
 )
+from tests.support.postgres import PASSWORD as PG_PASSWORD
+from tests.support.postgres import SERVER_SETTINGS, PostgresServer, running_server
+from tests.support.postgres import USER as PG_USER
 
 KUBERNETES_VERSION = kubernetes_validate.latest_version()
 PG_URL = "postgresql://offsetguard@pg.db.svc:5432/offsetguard"
@@ -370,3 +379,57 @@ def test_render_config_replicas_pod_env_gives_ha_settings(
     assert settings.store.url == PG_URL
     ha = settings.ha
     assert (ha.enabled, ha.lease_seconds, ha.renew_seconds, ha.replica_id) == (True, 12, 2, POD_NAME)
+
+
+@pytest.fixture(scope="module")
+def tls_postgres() -> Iterator[tuple[PostgresServer, Path]]:
+    """A real PostgreSQL server that speaks TLS only with a certificate for 127.0.0.1 from a fresh CA; the
+    CA's PEM beside it, and a second, unrelated CA (``other/ca.pem``)."""
+    root = Path(tempfile.mkdtemp(prefix="og-pg-tls-"))
+    try:
+        pki.create(root / "pki", ())
+        pki.create(root / "other", ())
+        key = root / "pki" / "server.pem"  # the key then the certificate: PostgreSQL reads each from it
+        if os.geteuid() == 0:  # the server runs as nobody (tests.support.postgres), who must own its key
+            for path in (root, root / "pki", key):
+                shutil.chown(path, "nobody", "nogroup")
+        tls = f" -c ssl=on -c ssl_cert_file={key} -c ssl_key_file={key}"
+        with running_server(root / "pg", options=SERVER_SETTINGS + tls) as server:
+            yield server, root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_store_ca_secret_pod_checks_postgresql_server_certificate(
+    tls_postgres: tuple[PostgresServer, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, root = tls_postgres
+    url = f"postgresql://{PG_USER}@{server.host}:{server.port}/postgres?sslmode=verify-full"
+    docs = helm_template(
+        *("--set", "replicaCount=2", "--set", f"store.url={url}"),
+        *("--set", "store.passwordSecret.name=og-pg", "--set", "store.caSecret.name=og-pg-ca"),
+    )
+    settings = _pod_settings(docs, {"OG_SECRET_STORE_PASSWORD": PG_PASSWORD}, tmp_path, monkeypatch)
+    # the Secret og-pg-ca as the kubelet mounts it: its key ca.crt a file under the volume's mountPath
+    [volume] = [v for v in _pod(docs)["volumes"] if v.get("secret", {}).get("secretName") == "og-pg-ca"]
+    [mount] = [m for m in _container(docs)["volumeMounts"] if m["name"] == volume["name"]]
+    rendered = os.environ["PGSSLROOTCERT"]
+    assert (mount["readOnly"], rendered) == (True, f"{mount['mountPath']}/ca.crt")
+    mounted = tmp_path / "pod" / rendered.lstrip("/")
+    mounted.parent.mkdir(parents=True)
+    shutil.copy(root / "pki" / "ca.pem", mounted)
+    monkeypatch.setenv("PGSSLROOTCERT", str(mounted))
+    conn = connect_to(settings.store)
+    try:
+        [(ssl,)] = conn.execute("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()").fetchall()
+    finally:
+        conn.close()
+    assert ssl is True
+    # a server the CA did not sign is refused (the other CA has the same name: its signature fails)
+    shutil.copy(root / "other" / "ca.pem", mounted)
+    with pytest.raises(psycopg.OperationalError, match="SSL error"):
+        connect_to(settings.store).close()
+    monkeypatch.delenv("PGSSLROOTCERT")  # and without the variable, verify-full has no CA to check with
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(psycopg.OperationalError, match=r"root certificate file .* does not exist"):
+        connect_to(settings.store).close()
