@@ -31,8 +31,9 @@ from store.alert_records import (
 )
 from store.alert_retention import PrunedAlerts
 from store.alert_rows import Filters
-from store.db import Connection, connect_to, small_cache, translated
+from store.db import Connection, small_cache, translated
 from store.opening import open_migrated
+from store.readers import Readers
 from store.settings import StoreSettings
 from store.writer import WriterConnection
 
@@ -61,12 +62,11 @@ class AlertStore(WriterConnection):
     def __init__(self, conn: Connection, path: StoreSettings | Path | None = None) -> None:
         # the writer also serves reads when there is no path (or settings)
         super().__init__(conn, "alert store", counter=changes.ALERTS)
-        # Reads (the API's) use one read-only connection per thread, as Store does: in WAL mode they
+        # Reads (the API's) use their own read-only connections, as Store does (store.readers): they
         # never wait for the write lock, which a cycle's update_firing holds for a whole transaction.
         self._settings = StoreSettings(path=path) if isinstance(path, Path) else path
-        self._readers_lock = threading.Lock()
-        self._readers: list[Connection] = []
-        self._local = threading.local()
+        self._readers = Readers(self._settings, "alert store") if self._settings is not None else None
+        self._local = threading.local()  # this thread's cached list pages
         # Each cluster's firing alerts as last committed, by fingerprint in seq order: update_firing plans
         # against them every cycle (loading and decoding them from SQLite each time was ~4 % of the
         # service's CPU at 200 firing alerts). Every alert write goes through this store's writer
@@ -87,29 +87,15 @@ class AlertStore(WriterConnection):
         self._firing.clear()  # another replica wrote alerts: read them again
 
     def _close_connections(self) -> None:
-        with self._readers_lock:
-            for conn in (*self._readers, self._conn):
-                conn.close()
-            self._readers.clear()
+        if self._readers is not None:
+            self._readers.close()
+        self._conn.close()
 
     def _read(self, action: str, work: Callable[[Connection], T]) -> T:
-        if self._settings is None:
+        if self._readers is None:
             return self._run(action, work)
-        with translated(action):
-            return work(self._reader(action))
-
-    def _reader(self, action: str) -> Connection:
-        conn: Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and not self._closed:
-            return conn
-        assert self._settings is not None
-        with self._readers_lock:
-            if self._closed:
-                raise StoreError(f"{action} failed: the alert store is closed")
-            conn = connect_to(self._settings, readonly=True)
-            self._readers.append(conn)
-        self._local.conn = conn
-        return conn
+        with translated(action), self._readers.connection(action) as conn:
+            return work(conn)
 
     # ------------------------------------------------------------------ lifecycle writes
 
@@ -247,7 +233,7 @@ class AlertStore(WriterConnection):
         if not 1 <= limit <= MAX_PAGE:
             raise StoreError(f"alert page limit must be 1..{MAX_PAGE}, not {limit}")
         filters = Filters(status, kind, severity, cluster, group, topic, since)
-        if self._settings is None:
+        if self._readers is None:
             return self._run("list alerts", lambda c: alert_rows.page(c, filters, limit, cursor))
         return self._read("list alerts", lambda c: self._cached_page(c, filters, limit, cursor))
 

@@ -23,11 +23,12 @@ from collectors.errors import StoreError, StoreWriteError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
-from store.db import DATABASE_ERRORS, Connection, connect_to, describe, transaction, translated, write_failure
+from store.db import DATABASE_ERRORS, Connection, describe, transaction, translated, write_failure
 from store.health import StoreHealth
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
 from store.partitions import PartitionPlan, PartitionWriter
+from store.readers import Readers
 from store.records import (
     CommittedPoint,
     LatestCommitted,
@@ -54,9 +55,7 @@ class Store:
         self._settings = settings
         self._writer = writer
         self._write_lock = threading.Lock()
-        self._readers_lock = threading.Lock()
-        self._readers: list[Connection] = []
-        self._local = threading.local()
+        self._readers = Readers(settings, "store")
         self._closed = False
         # Shared with the file's other store classes (service.runtime). A refused history write is given
         # up, not kept: the writers' latest values advance only on commit, so the first write that
@@ -94,7 +93,7 @@ class Store:
 
     def close(self) -> None:
         """Close every connection; later calls raise :class:`StoreError`. Idempotent."""
-        with self._write_lock, self._readers_lock:
+        with self._write_lock:
             if self._closed:
                 return
             self._closed = True
@@ -104,9 +103,8 @@ class Store:
                     self._committed.flush_seen()
             except DATABASE_ERRORS as exc:
                 log.warning("store: last-seen times not saved at close: %s", exc)
-            for conn in (*self._readers, self._writer):
-                conn.close()
-            self._readers.clear()
+            self._readers.close()
+            self._writer.close()
 
     def __enter__(self) -> Store:
         return self
@@ -166,20 +164,8 @@ class Store:
             self._version = version
 
     def _read(self, action: str, query: Callable[[Connection], T], cluster: str | None = None) -> T:
-        with translated(action, cluster=cluster):
-            return query(self._reader(action, cluster))
-
-    def _reader(self, action: str, cluster: str | None) -> Connection:
-        conn: Connection | None = getattr(self._local, "conn", None)
-        if conn is not None and not self._closed:
-            return conn
-        with self._readers_lock:
-            if self._closed:
-                raise StoreError(f"{action} failed: the store is closed", cluster=cluster)
-            conn = connect_to(self._settings, readonly=True)
-            self._readers.append(conn)
-        self._local.conn = conn
-        return conn
+        with translated(action, cluster=cluster), self._readers.connection(action, cluster) as conn:
+            return query(conn)
 
     # ------------------------------------------------------------------ writes
 

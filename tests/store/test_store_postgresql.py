@@ -3,6 +3,8 @@ database, connection errors, and what PostgreSQL's types must keep."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -13,8 +15,10 @@ from collectors.model import CommittedObservation, CommittedOffset
 from store import Store
 from store.alert_records import Alert, AlertWrite, Fingerprint
 from store.alerts import AlertStore
+from store.db import connect_to
 from store.notifications import NotificationStore
 from store.opening import ensure_openable
+from store.readers import POOL_SIZE
 from store.settings import StoreSettings
 from tests.service.detection.builders import C, lag, rewind
 from tests.store.test_store_alerts import _cycle
@@ -165,3 +169,29 @@ def test_postgresql_history_written_by_another_replica_is_planned_against(pg: St
         )
         assert [g for g in a.groups("c1")] == ["g", "h", "k"]
         assert [p.offset for p in a.committed_history("c1", "g")] == [10, 11, 12]
+
+
+def test_postgresql_readers_are_a_small_pool_whatever_the_threads(pg: StoreSettings) -> None:
+    """Each PostgreSQL connection is a server process: 16 threads reading at once share POOL_SIZE."""
+    with Store.open(pg) as store:
+        store.record_committed(_committed(T0, 10))
+        barrier = threading.Barrier(16)
+        seen: list[int] = []
+
+        def read() -> None:
+            barrier.wait()
+            for _ in range(20):
+                seen.append(store.latest_committed("c1", "g")[0].offset)
+
+        threads = [threading.Thread(target=read) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with contextlib.closing(connect_to(pg)) as conn:
+            [(sessions,)] = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND application_name = 'offsetguard'"
+            ).fetchall()
+        assert seen == [10] * 16 * 20
+        assert sessions <= 1 + POOL_SIZE + 1  # the writer, the pool, and this query's own
