@@ -2,7 +2,8 @@
 package, installed by ``make install``) in a temporary directory, on 127.0.0.1 and a free port.
 
 initdb refuses to run as root, and the tests run as root here and in CI: the server then runs as
-``nobody`` (the directory handed to it). ``fsync=off``: a test server keeps nothing worth a sync.
+``nobody`` (the directory handed to it; its parents must let ``nobody`` through, as /tmp does: the
+default directory is a fresh one there). ``fsync=off``: a test server keeps nothing worth a sync.
 
 Public API (the store tests and the HA end-to-end tests share it):
 
