@@ -47,6 +47,11 @@ def pg_sql(sql: str) -> str:
     return _PLACEHOLDER.sub(swap, sql)
 
 
+def _bound(sql: str, parameters: Sequence[Any] | Mapping[str, Any]) -> tuple[str, Any]:
+    """What psycopg executes: without parameters the text goes as written (psycopg reads no % in it)."""
+    return (pg_sql(sql), parameters) if parameters else (sql, None)
+
+
 def where(url: str) -> str:
     """``host:port/db`` of ``url``, without credentials: what errors and logs name."""
     parts = urlsplit(url)
@@ -119,14 +124,14 @@ class PgConnection:
         raw = self._ready(sql)
         retried = not self._tx and sql.lstrip().startswith(_RETRIED)
         try:
-            cur = raw.execute(pg_sql(sql), parameters or None)
+            cur = raw.execute(*_bound(sql, parameters))
         except psycopg.OperationalError:
             if not (retried and self._dead()):
                 raise
             # The session was found dead by a statement that had done nothing yet (a read, or the BEGIN of
             # a transaction): once more on a new one, so a server restarted in between fails no call.
             self._reopen()
-            cur = self._raw.execute(pg_sql(sql), parameters or None)
+            cur = self._raw.execute(*_bound(sql, parameters))
         if sql.startswith("BEGIN"):
             self._tx = True
         elif sql in ("COMMIT", "ROLLBACK"):
