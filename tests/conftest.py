@@ -18,7 +18,10 @@ import pytest
 
 from sandbox.cluster import SandboxCluster, start_sandbox
 
-pytest_plugins = ["tests.ordering"]  # --module-order=reverse|random[:SEED]
+pytest_plugins = [
+    "tests.ordering",  # --module-order=reverse|random[:SEED]
+    "tests.support.postgres",  # postgres_server (one per session), postgres_url: a real PostgreSQL
+]
 
 
 @pytest.fixture(scope="session")

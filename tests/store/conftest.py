@@ -18,7 +18,7 @@ import pytest
 from store import Store
 from store.db import Connection, connect_to
 from store.settings import StoreSettings
-from tests.support.postgres import PostgresServer, postgres_server, postgres_url  # noqa: F401  (fixtures)
+from tests.support.postgres import PostgresServer
 
 BACKENDS = ("sqlite", "postgresql")
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.support.postgres import HOW_TO_INSTALL, PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.postgres import HOW_TO_INSTALL, PostgresServer
 
 
 def test_postgres_server_databases_are_fresh_and_survive_a_restart(
-    postgres_server: PostgresServer,  # noqa: F811  (the fixture imported above)
+    postgres_server: PostgresServer,
 ) -> None:
     url = postgres_server.create_database()
     with contextlib.closing(psycopg.connect(url, autocommit=True)) as conn:

@@ -20,7 +20,7 @@ from sandbox.cluster import SandboxCluster
 from store.alerts import AlertStore
 from store.settings import StoreSettings
 from tests.service.integration.test_serve import _free_port, _wait_for, _wait_ready
-from tests.support.postgres import PASSWORD, PostgresServer, postgres_server  # noqa: F401  (fixture)
+from tests.support.postgres import PASSWORD, PostgresServer
 
 pytestmark = pytest.mark.integration
 
@@ -41,7 +41,7 @@ def _rewinds(settings: StoreSettings) -> list[tuple[int, int]]:
 
 def test_serve_on_postgresql_ready_answers_and_stores_a_rewind_alert(
     kafka1: SandboxCluster,
-    postgres_server: PostgresServer,  # noqa: F811  (the fixture imported above)
+    postgres_server: PostgresServer,
     tmp_path: Path,
 ) -> None:
     url = postgres_server.create_database("serve_pg")
