@@ -18,9 +18,10 @@ scraped as Prometheus would (``/metrics`` every 15 s) and probed as a kubelet wo
    (a pod or node lost); failover is the time from the kill until the other replica's ``/readyz`` says
    ``active`` (polled every 0.1 s). The lease's remaining time on the database's clock is read just
    before the kill: the takeover delay past it is the standby's wait for its next cycle. The killed
-   replica is then restarted (same id and port, as a container restarted in its pod) and must come back
-   a ready standby; both are watched for two actives at once. Between rounds, ``--gap`` s plus a random
-   part of a renewal period, so that kills fall anywhere in the renewal cycle.
+   replica is then restarted (same id and port, as a container restarted in its pod; after a random part
+   of a renewal period, so that its lease cycles fall anywhere against the active's renewals) and must
+   come back a ready standby; both are watched for two actives at once. Between rounds, ``--gap`` s plus
+   a random part of a renewal period, so that kills fall anywhere in the renewal cycle.
 
 Prints each round and the summary (failover p50/p99/max, nearest-rank), writes bench/results/ha.json.
 
@@ -103,6 +104,11 @@ def one_round(
     _, body = survivor.get("/readyz")
     out["epoch_after"] = body["leader"]["epoch"] if body else None
     out["over_bound"] = out["failover_s"] > ha.lease_seconds + ha.renew_seconds + SLACK_S
+    # A random wait before the restart: the restarted replica's lease cycles (every renew_seconds from its
+    # start) would otherwise keep one phase against the new active's, started a fixed boot time after its
+    # takeover, and the next round's takeover delay past the expiry would always be that phase.
+    out["restart_after_s"] = round(random.uniform(0.0, ha.renew_seconds), 2)
+    time.sleep(out["restart_after_s"])
     dead.start()
     both: list[str] = []
 
