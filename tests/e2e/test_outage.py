@@ -43,9 +43,10 @@ SETTLE = 20.0
 # is about 4 s longer.
 OUTAGE = 35.0
 LIMIT = 25.0  # the steady group's lag_seconds and stall_seconds: shorter than the outage
-# Watched after recovery: past LIMIT, and 25 s past the settle after a blind spell in which the rates
-# cannot be judged yet (the rates get their clean history, and a sweep, every 30 s, to speak)
-AFTER = max(LIMIT + 10, SETTLE + 25)
+SWEEP = 5.0  # detection.sweep_seconds of this module's runtime (30 s by default): the slow rules' cadence
+# Watched after recovery: past LIMIT, and past the settle after a blind spell in which the rates cannot be
+# judged yet with two sweeps of the slow rules (lag, stall, retention) to speak
+AFTER = max(LIMIT + 10, SETTLE + 2 * SWEEP)
 COMMIT_EVERY = 5.0  # the steady member commits like auto-commit: it always has some lag
 
 
@@ -103,6 +104,7 @@ def scenario(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -
             "collector_failure_grace_seconds": GRACE,
             "blind_gap_min_seconds": GAP,
             "rate_min_span_seconds": SETTLE,
+            "sweep_seconds": SWEEP,
             "groups": {steady: {"lag_seconds": LIMIT, "stall_seconds": LIMIT}},
         }
     )
