@@ -290,7 +290,8 @@ def build_runtime(settings: Settings) -> Runtime:
                 closers.append(archive.close)  # run after the tails stopped: publishes the open files
                 sink = archive
             if leadership is not None:  # a fresh tail per promotion, from the stored positions
-                positions = GatedPositions(store, leadership.may_write)
+                evaluated = _evaluated(detection) if detection is not None else dict
+                positions = GatedPositions(store, leadership.may_write, evaluated)
                 make_tails.append(_tail_maker(cluster, settings, positions, sink, scope, detection))
                 continue
             tail = build_cluster_tail(cluster, settings, store, sink=sink, scope=scope)
@@ -314,7 +315,11 @@ def build_runtime(settings: Settings) -> Runtime:
     )
     if leadership is not None:
         leadership.writers = ActiveWriters(
-            tails=runtime.tails, make_tails=make_tails, detections=detections, notifier=notifier
+            tails=runtime.tails,
+            make_tails=make_tails,
+            detections=detections,
+            notifier=notifier,
+            refresh=store.reload_latest,
         )
     return runtime
 
@@ -336,6 +341,12 @@ def _tail_maker(
         return tail
 
     return make
+
+
+def _evaluated(detection: DetectionLoop) -> Callable[[], Mapping[int, int]]:
+    """The last ``__consumer_offsets`` offset per partition ``detection``'s state has evaluated (read when
+    a promoted replica's tail seeks, once the saved state is loaded)."""
+    return lambda: dict(detection.state.tail_positions)
 
 
 def _live(tail: OffsetsTail) -> Callable[[], bool]:

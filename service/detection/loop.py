@@ -76,6 +76,7 @@ UnstoredListener = Callable[[Sequence[Change]], Awaitable[None]]
 # restart reading 160,000 commits behind it peaked ~100 MB higher, resident, for good).
 MAX_PENDING_EVENTS = 50_000
 RETRY_SECONDS = 2.0
+HOLD_POLL_SECONDS = 0.1  # while held (DetectionLoop.hold), how often the condition is asked
 
 
 class DetectionLoop:
@@ -142,6 +143,7 @@ class DetectionLoop:
         self._loaded = asyncio.Event()
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
+        self._hold: tuple[Callable[[], bool], float] | None = None  # see hold()
         self._last_save = time.monotonic()
         self.evaluations = 0
 
@@ -320,6 +322,7 @@ class DetectionLoop:
         self._unevaluated = {}
         self._due = None
         self._last_start = float("-inf")
+        self._hold = None
         self._loaded.clear()
         self._stopping = False
 
@@ -338,9 +341,29 @@ class DetectionLoop:
             if time.monotonic() - self._last_save >= self._settings.state_save_seconds:
                 await self._save_state()
 
+    def hold(self, until: Callable[[], bool], seconds: float) -> None:
+        """Evaluate nothing before ``until()`` says so (at most ``seconds`` from now, and not while the
+        queue is full): a promoted replica's tail replays the commits since the saved state first, so that
+        a poll (which only shows where a group is now) does not become the baseline they are history to."""
+        self._hold = (until, time.monotonic() + seconds)
+
+    def _held(self, now: float) -> bool:
+        if self._hold is None:
+            return False
+        until, deadline = self._hold
+        if now < deadline and len(self._pending) < MAX_PENDING_EVENTS and not until():
+            return True
+        self._hold = None
+        return False
+
     async def _wait_until_due(self) -> None:
         while not self._stopping:
             now = time.monotonic()
+            if self._held(now):
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), HOLD_POLL_SECONDS)
+                continue
             if self._due is None:
                 self._due = now + self._tick
             if self._due <= now:

@@ -2,10 +2,17 @@
 
 The collectors run on every replica (a standby's ``/metrics`` stays warm from memory); their history
 writes are skipped on a standby (:func:`gated_sink`). The writers here are the rest: each cluster's
-``__consumer_offsets`` tail (a fresh one per promotion, so that it resumes from the positions the store
-holds, those of the replica that was active before: commits since its last checkpoint are evaluated
-again), each cluster's detection loop (launched: it loads the saved state, like a restart; snapshots are
-its own) and the notification dispatcher.
+detection loop (snapshots are its own), its ``__consumer_offsets`` tail and the notification dispatcher.
+
+At promotion detection loads the saved state first, like a restart; then a fresh tail starts **from the
+positions that state has evaluated** (the last offset it saw per ``__consumer_offsets`` partition, plus
+one), not from the tail's own checkpoints: the replica that was active saved its state every
+``detection.state_save_seconds`` but checkpointed its tail every second, so resuming from the checkpoints
+would skip the commits between its last save and its death (detection would compare a rewind against an
+older offset, or miss it). Replaying them costs at most one save interval of commits; those the state has
+seen already are dropped by detection. A partition the state has no position for resumes from the stored
+checkpoint, as a single replica's restart does; without a saved state (the active replica died before its
+first save) the tail reads from ``tail.start_from`` again, as at a first start.
 
 Tail positions and history rows are written through :class:`store.Store`, whose writer the fencing guard
 does not cover; they are written only while :meth:`Leadership.may_write` holds (the lease held and its
@@ -18,10 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from collectors.errors import FencedError
+from collectors.errors import FencedError, OffsetguardError
 from collectors.tail import OffsetsTail
 from collectors.tail_model import PositionStore, StoredPosition
 from service.detection import DetectionLoop
@@ -31,15 +39,33 @@ from service.scheduler import Sink
 log = logging.getLogger(__name__)
 
 
-class GatedPositions:
-    """The tail's :class:`PositionStore`: reads always, writes only while ``may_write()``."""
+@dataclass(frozen=True, slots=True)
+class Position:
+    partition: int
+    next_offset: int
 
-    def __init__(self, store: PositionStore, may_write: Callable[[], bool]) -> None:
+
+class GatedPositions:
+    """The tail's :class:`PositionStore`: positions from ``evaluated()`` (the detection state's, once
+    loaded) over the stored checkpoints; writes only while ``may_write()``."""
+
+    def __init__(
+        self,
+        store: PositionStore,
+        may_write: Callable[[], bool],
+        evaluated: Callable[[], Mapping[int, int]] = dict,
+    ) -> None:
         self._store = store
         self._may_write = may_write
+        self._evaluated = evaluated
 
     def tail_positions(self, cluster: str) -> Sequence[StoredPosition]:
-        return self._store.tail_positions(cluster)
+        evaluated = self._evaluated()
+        if not evaluated:  # no saved state yet: everything is read again, as at a first start
+            return []
+        positions = {row.partition: row.next_offset for row in self._store.tail_positions(cluster)}
+        positions.update({p: last + 1 for p, last in evaluated.items()})
+        return [Position(p, offset) for p, offset in sorted(positions.items())]
 
     def set_tail_position(self, cluster: str, partition: int, next_offset: int, updated_at: float) -> None:
         if not self._may_write():
@@ -68,7 +94,11 @@ class ActiveWriters:
         make_tails: Sequence[Callable[[], OffsetsTail]],
         detections: Sequence[DetectionLoop],
         notifier: Dispatcher | None,
+        refresh: Callable[[], None] | None = None,
+        load_timeout: float = 60.0,
     ) -> None:
+        self._refresh = refresh  # what the store keeps beside the database, read again at promotion
+        self._load_timeout = load_timeout
         self._tails = tails
         self._make_tails = list(make_tails)
         self._detections = list(detections)
@@ -76,14 +106,33 @@ class ActiveWriters:
         self.running = False
 
     async def promote(self, epoch: int) -> None:
-        if self._notifier is not None:
-            await self._notifier.start()
+        """The store's latest values read again (the replica active before wrote history meanwhile),
+        detection (its saved state loaded, at most ``load_timeout`` each), then the tails from the
+        positions that state evaluated, then the dispatcher. Detection evaluates once its tail has caught
+        up (at most ``load_timeout`` later): the commits replayed come before any poll's view of now."""
+        if self._refresh is not None:
+            try:
+                await asyncio.to_thread(self._refresh)
+            except OffsetguardError as exc:  # the history writers reload at their next write on PostgreSQL
+                log.warning("ha: the store's latest values not read again at promotion: %s", exc)
+        self._tails[:] = []
+        for detection in self._detections:
+            if self._make_tails:  # its first evaluation waits for the tail's replay (DetectionLoop.hold)
+                detection.hold(self._caught_up(detection.cluster), self._load_timeout)
+            try:
+                await asyncio.wait_for(asyncio.shield(detection.start()), self._load_timeout)
+            except TimeoutError:  # the store is slow or failing: the tail resumes from the checkpoints
+                log.warning("ha: %s: state not loaded in time, the tail resumes from its checkpoints",
+                            detection.cluster)  # fmt: skip
         self._tails[:] = [make() for make in self._make_tails]
         for tail in self._tails:
             tail.start()
-        for detection in self._detections:
-            detection.launch()  # loads the saved state in the background; events arriving meanwhile wait
+        if self._notifier is not None:
+            await self._notifier.start()
         self.running = True
+
+    def _caught_up(self, cluster: str) -> Callable[[], bool]:
+        return lambda: any(t.cluster == cluster and t.caught_up for t in self._tails)
 
     async def demote(self) -> None:
         """At once, saving nothing: the dispatcher, then the tails, then detection."""

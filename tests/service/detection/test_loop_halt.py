@@ -3,6 +3,7 @@ over the new active replica's, and a promoted replica launches it again from the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,3 +68,34 @@ async def test_detection_halted_loop_launched_again_resumes_from_the_saved_state
     [a] = alerts.firing(C)
     assert (a.kind, a.magnitude["messages_replayed"]) == ("offset_rewind", 200)  # 500 -> 300, not 900 -> 300
     await halted.stop()
+
+
+async def test_detection_hold_evaluates_nothing_until_the_tail_caught_up(alerts: AlertStore) -> None:
+    t = int(time.time() * 1000)
+    caught_up = False
+    loop = _loop(alerts)
+    loop.hold(lambda: caught_up, 30.0)
+    await loop.start()
+    await DetectionTailSink(loop).on_events([commit_event(500, 1, t), commit_event(300, 2, t + 10)])
+    await asyncio.sleep(0.5)  # ten debounces
+    assert (loop.evaluations, alerts.firing(C)) == (0, ())
+    caught_up = True
+    for _ in range(50):
+        if alerts.firing(C):
+            break
+        await asyncio.sleep(0.02)
+    [a] = alerts.firing(C)
+    assert a.magnitude["messages_replayed"] == 200
+    await loop.stop()
+
+
+async def test_detection_hold_ends_at_its_deadline(alerts: AlertStore) -> None:
+    loop = _loop(alerts)
+    loop.hold(lambda: False, 0.3)
+    await loop.start()
+    await DetectionTailSink(loop).on_events([commit_event(500, 1, int(time.time() * 1000))])
+    await asyncio.sleep(0.1)
+    assert loop.evaluations == 0
+    await asyncio.sleep(0.5)
+    assert loop.evaluations >= 1
+    await loop.stop()
