@@ -21,6 +21,7 @@ from tests.truth.clients.member import STOP_TIMEOUT
 from tests.truth.stage import Stage
 
 CLIENTS = ("kafka-python", "aiokafka", "librdkafka", "java-classic", "java-consumer")
+BY_DURATION_START = 3  # seconds added to reset-offsets --by-duration for the tool's start (see there)
 CLOSE_ON_DELETED = 10.0  # seconds a member whose topic is gone for good gets to close (KIP-848's took 6)
 
 
@@ -247,7 +248,10 @@ def reset_offsets(stage: Stage, spec: CellSpec) -> None:
     elif mode == "to-datetime":
         value = datetime.fromtimestamp(between, UTC).strftime("%Y-%m-%dT%H:%M:%S.000")
     elif mode == "by-duration":
-        value = f"PT{round(time.time() - between)}S"
+        # The tool subtracts the duration from its own clock, a JVM start later (1-5 s, longer on busy
+        # cores): 3 s more puts its target within the 6 s gap for a start of 0.5-5.5 s (with 0 more, a
+        # start over 3 s passed the second 50, and the reset moved nothing)
+        value = f"PT{round(time.time() - between) + BY_DURATION_START}S"
     elif mode == "from-file":
         csv = stage.root / f"{stage.cell}-plan.csv"
         csv.write_text(f"{t},0,10\n")
