@@ -135,10 +135,12 @@ def one_round(
 
 def git_state() -> dict[str, Any]:
     def git(*a: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True, text=True).stdout
 
-    dirty = [line[3:] for line in git("status", "--porcelain").splitlines() if not line.startswith("??")]
-    return {"commit": git("rev-parse", "HEAD"), "uncommitted_changes_run": dirty}
+    # "XY path": the leading blank of an unstaged change is part of the line
+    status = git("status", "--porcelain").splitlines()
+    dirty = [line[3:] for line in status if line[:2] != "??"]
+    return {"commit": git("rev-parse", "HEAD").strip(), "uncommitted_changes_run": dirty}
 
 
 def start_pair(cluster: SandboxCluster, store_env: dict[str, str], root: Path) -> tuple[Replica, Replica]:
