@@ -117,6 +117,12 @@ class RuntimeThread:
             self._thread.join(30)
             self.alerts.close()
 
+    def observe(self, collector: str) -> bool:
+        """One run of the cluster's ``collector`` now, as the scheduler runs it (its observation handed to the
+        cache and detection); False if it failed or a scheduled run was in progress."""
+        [job] = [j for j in self.runtime.scheduler.jobs if j.collector.name == collector]
+        return self.call(job.run_once())
+
     # ---------------------------------------------------------------- what the runtime sees
 
     def metadata(self) -> ClusterMetadata | None:

@@ -115,8 +115,13 @@ def test_admin_reset_to_latest_on_empty_group_info_skip(
     consume_and_commit(kafka3, group, topic, 150)  # then leaves: the group is Empty
     wait_for(lambda: tail_runtime.sees_commit(group, topic, 0, 150), 30, "tail saw 150")
     produce(kafka3, topic, 50)  # nobody reads them
-    # the log end sampled before the reset: the count is exact, not a bound
-    wait_for(lambda: tail_runtime.sees_partition(topic, 0, log_end=200), 90, "runtime sees log end 200")
+    # the log end sampled before the reset: the count is exact, not a bound (an offsets poll now, not at
+    # the next of this module's 30 s polls)
+    wait_for(
+        lambda: tail_runtime.observe("offsets") and tail_runtime.sees_partition(topic, 0, log_end=200),
+        90,
+        "runtime sees log end 200",
+    )
     _reset(kafka3, group, topic, "--to-latest")
 
     [alert] = tail_runtime.wait_alerts("admin reset skip", 30, kind="offset_skip", group=group)
