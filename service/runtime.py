@@ -231,7 +231,7 @@ def build_runtime(settings: Settings) -> Runtime:
     writing_alerts, queue = alerts, notifications
     if ha_enabled(settings):
         lease = Lease(lambda: connect_to(settings.store), replica_id(settings), settings.ha.lease_seconds)
-        leadership = Leadership(lease, renew_seconds=settings.ha.renew_seconds)
+        leadership = Leadership(lease, renew_seconds=settings.ha.renew_seconds, health=store.health)
         if alerts is not None:
             writing_alerts = AlertStore.open(settings.store)
             fence_alerts(writing_alerts, leadership.fence)

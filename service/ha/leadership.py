@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from collectors.errors import FencedError, StoreError
 from store.fencing import Fence
+from store.health import StoreHealth
 from store.lease import Lease
 
 log = logging.getLogger(__name__)
@@ -65,8 +66,18 @@ def replica_id(settings: Any) -> str:
 class Leadership:
     """Start with :meth:`start` in a running loop (after setting :attr:`writers`), end with :meth:`stop`."""
 
-    def __init__(self, lease: Lease, *, renew_seconds: float, writers: Writers | None = None) -> None:
+    def __init__(
+        self,
+        lease: Lease,
+        *,
+        renew_seconds: float,
+        writers: Writers | None = None,
+        health: StoreHealth | None = None,
+    ) -> None:
         self.lease = lease
+        # The store's health: on a standby its only writes are the lease cycles, so they tell it that the
+        # database takes writes again after a failure (else a standby would stay "store failing" for good).
+        self._health = health
         self.writers = writers
         self.renew_seconds = renew_seconds
         self.role = STANDBY
@@ -175,6 +186,8 @@ class Leadership:
         if self._failing:
             log.info("leadership: lease cycles succeed again")
             self._failing = False
+        if self._health is not None and self.role != ACTIVE:
+            self._health.succeeded()
         row = cycle.row
         if cycle.held and row is not None:
             if self.role == ACTIVE and row.epoch == self._epoch:

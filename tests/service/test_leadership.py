@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from collectors.errors import FencedError
+from collectors.errors import FencedError, StoreWriteError
 from service.ha.leadership import ACTIVE, STANDBY, Leadership, ha_enabled, replica_id
 from service.settings import Settings
 from store.db import Connection, connect
+from store.health import StoreHealth
 from store.lease import Lease
 
 SHORT = 0.4
@@ -177,3 +178,15 @@ def test_leadership_replica_id_default_is_host_and_pid() -> None:
 def test_leadership_settings_refuse_renewals_that_do_not_fit_the_lease() -> None:
     with pytest.raises(ValueError, match="renew_seconds"):
         Settings(ha={"lease_seconds": 5, "renew_seconds": 2})
+
+
+async def test_leadership_standby_lease_cycles_heal_the_store_health(make: Any, db: Database) -> None:
+    a, _ = make("a")
+    health = StoreHealth("og", settle_seconds=0.0)
+    b = Leadership(Lease(db.connect, "b", SHORT), renew_seconds=SHORT / 4, health=health)
+    await a.run_once()
+    health.failed(StoreWriteError("queue notifications failed", code="PG_CONNECTION"))
+    assert not health.view().healthy
+    await b.run_once()  # a standby: its lease cycle is the write that says the database takes them
+    assert (b.role, health.view().healthy) == (STANDBY, True)
+    b.lease.close()
