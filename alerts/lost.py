@@ -169,8 +169,12 @@ class _TopicCheck:
     Where an id was known, only metadata can confirm the topic: a log range says only that a partition of
     that name answered, and a broker that had not yet applied the deletion still answers with the old
     log's range (matrix: an aiokafka consumer's topic deleted, the old leader's range after the
-    tombstones confirmed it and paged). Without ids a log range that did not go back confirms it (one
-    that went back may be a new topic, and waits for metadata, :mod:`alerts.topic_change`)."""
+    tombstones confirmed it and paged). A commit older than the partition's topic seen gone (deleted, or
+    listed under another id: :mod:`alerts.recreation`) is the old topic's, whatever the id listed now: a
+    topic re-created before the deletion's tombstones arrive is listed under its new id already, and
+    never without it (matrix at 10 workers: a Java consumer's auto-create, faster than the metadata poll,
+    paged). Without ids a log range that did not go back confirms it (one that went back may be a new
+    topic, and waits for metadata, :mod:`alerts.topic_change`)."""
 
     def __init__(self, v: View) -> None:
         inputs = v.inputs
@@ -182,9 +186,13 @@ class _TopicCheck:
         self.ranged_at = inputs.offsets.observed_at if inputs.offsets is not None else 0.0
         self.ranged = v.ranged  # the partitions with a log range this cycle
         self._before = v.previous.partitions
+        self._gone = v.recreated
 
     def exists(self, loss: PendingLoss) -> bool | None:
         key = PartitionKey(loss.key.topic, loss.key.partition)
+        gone = self._gone.get(key)
+        if gone is not None and loss.old.at < gone.gone_at:
+            return False  # committed on a topic seen gone since (deleted, or listed under a new id)
         before = self._before.get(key)
         if self.names_at >= loss.at and loss.key.topic in self.ids:  # seen after the offset vanished
             now_id = self.ids[loss.key.topic]

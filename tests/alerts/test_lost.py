@@ -438,3 +438,51 @@ def test_loss_outcomes_idle_loss_held_until_the_topic_is_seen_then_info() -> Non
     s = run(s, inputs(commit_events=(commit(None, at, 4),), tail_live=True), at)
     [f] = detect_offsets_lost(s, inputs(offsets=_ranges(at + 5)), at + 5, TH)
     assert (f.severity, f.cause) == ("info", "admin_offset_delete")
+
+
+def test_detect_offsets_lost_topic_recreated_seen_before_the_tombstones_info_topic_deleted() -> None:
+    # matrix at 10 workers (java, auto-create on): deleted and re-created between two metadata polls; the
+    # poll lists it under the new id before the deleted topic's tombstones arrive, and never without it
+    s = _members_on_topic_a()
+    recreated = {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}
+    s = run(s, inputs(metadata=metadata(120, recreated, topic_id="B")), 120)
+    tombs = inputs(commit_events=(commit(None, 130, 4), commit(None, 130, 5, partition=1)), tail_live=True)
+    found, held = loss_outcomes(s, tombs, 130, TH)
+    assert held == ()
+    [f] = found
+    assert (f.severity, f.cause, f.partition, f.magnitude["offsets_lost"]) == (
+        "info",
+        "topic_deleted",
+        None,
+        2,
+    )
+    s = run(s, tombs, 130)
+    assert detect_offsets_lost(s, inputs(metadata=metadata(150, recreated, topic_id="B")), 150, TH) == ()
+
+
+def test_detect_offsets_lost_recreated_topic_seen_before_the_tombstones_with_metadata_info() -> None:
+    # the same, the tombstones with the next metadata poll (the new id again)
+    s = _members_on_topic_a()
+    recreated = {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}
+    s = run(s, inputs(metadata=metadata(120, recreated, topic_id="B")), 120)
+    meta = metadata(131, recreated, topic_id="B")
+    inp = inputs(metadata=meta, commit_events=(commit(None, 130, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 131, TH)
+    assert (f.severity, f.cause, f.partition) == ("info", "topic_deleted", None)
+
+
+def test_detect_offsets_lost_commit_on_the_recreated_topic_lost_while_consuming_critical() -> None:
+    # a commit made on the new topic, after it was seen, is the new topic's: its loss still pages
+    s = _members_on_topic_a()
+    recreated = {(T, 0): (1, 0, (1,)), (T, 1): (1, 0, (1,))}
+    s = run(s, inputs(metadata=metadata(120, recreated, topic_id="B")), 120)
+    s = run(s, inputs(commit_events=(commit(3, 140, 4),), tail_live=True), 140)
+    meta = metadata(161, recreated, topic_id="B")
+    inp = inputs(metadata=meta, commit_events=(commit(None, 160, 5),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 161, TH)
+    assert (f.severity, f.cause, f.partition, f.magnitude["offset"]) == (
+        "critical",
+        "deleted_while_consuming",
+        0,
+        3,
+    )
