@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,6 +149,22 @@ def describe(settings: StoreSettings) -> str:
     return f"PostgreSQL {where(settings.url)}"
 
 
+def _journal_mode_wal(conn: sqlite3.Connection) -> str:
+    """``PRAGMA journal_mode = WAL``, retried while another connection holds the lock it needs for up to
+    :data:`BUSY_TIMEOUT_MS`: SQLite answers "database is locked" at once there, without its busy handler
+    (processes opening one new file together, e.g. two replicas starting)."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return str(conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            busy = isinstance(code, int) and code & 0xFF in (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+            if not busy or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.02)
+
+
 def connect(path: Path, *, readonly: bool = False) -> SqliteConnection:
     """Open ``path`` with the store's pragmas; readers get ``query_only`` so they can never write."""
     # check_same_thread=False: callers serialise use themselves (one writer lock, one reader per thread)
@@ -166,7 +183,7 @@ def connect(path: Path, *, readonly: bool = False) -> SqliteConnection:
         if readonly:
             conn.execute("PRAGMA query_only = ON")
         else:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = _journal_mode_wal(conn)
             if str(mode).lower() != "wal":
                 raise StoreError(f"cannot put {path} in WAL mode (journal_mode is {mode})")
             # NORMAL in WAL mode: a commit survives a process crash (kill -9); only an OS crash or
