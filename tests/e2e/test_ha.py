@@ -3,9 +3,10 @@ other standby; failover when the active is SIGKILLed or frozen (SIGSTOP), each i
 once, by the active replica, with its epoch; the woken replica sends nothing and steps down; an ack made
 through either replica applies to both.
 
-Each test runs on the two stores replicas can share: one SQLite file (two processes on one host) and a
-PostgreSQL database (``tests.support.postgres``). The lease is 5 s (renewed every second) to keep the
-tests short; the default, 10 s, meets the same bound (docs/ha.md).
+The failover on a kill runs on the two stores replicas can share: one SQLite file (two processes on one
+host) and a PostgreSQL database (``tests.support.postgres``); the others, which take longer (a 60 s freeze,
+a rolling restart), run on PostgreSQL, the store two replicas on two nodes share. The lease is 5 s
+(renewed every second) to keep the tests short; the default, 10 s, meets the same bound (docs/ha.md).
 """
 
 from __future__ import annotations
@@ -259,6 +260,7 @@ def test_ha_sigkill_active_rewind_notified_once_by_the_other(
 STOP_S = 60.0  # issue 46's done-when: the active is frozen a minute (12 leases)
 
 
+@pytest.mark.parametrize("store_env", ["postgresql"], indirect=True)
 def test_ha_sigstop_active_standby_notifies_once_woken_replica_sends_nothing(
     kafka1: SandboxCluster, pair: tuple[Replica, Replica], receiver: Receiver, store_env: dict[str, str]
 ) -> None:
@@ -297,6 +299,7 @@ def _metric(replica: Replica, name: str) -> str:
     return "\n".join(line for line in text.splitlines() if line.startswith(name))
 
 
+@pytest.mark.parametrize("store_env", ["postgresql"], indirect=True)
 def test_ha_ack_through_the_standby_applies_on_both(
     kafka1: SandboxCluster, pair: tuple[Replica, Replica], receiver: Receiver
 ) -> None:
@@ -329,6 +332,7 @@ def test_ha_ack_through_the_standby_applies_on_both(
     assert _metric(b, "offsetguard_leader{") == 'offsetguard_leader{replica="b"} 0.0'
 
 
+@pytest.mark.parametrize("store_env", ["postgresql"], indirect=True)
 def test_ha_rolling_restart_of_both_each_incident_notified_once(
     kafka1: SandboxCluster,
     pair: tuple[Replica, Replica],
