@@ -105,6 +105,10 @@ class OffsetsTail:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            except asyncio.CancelledError:
+                if _cancelling():
+                    raise
+                # the tail's task ended cancelled from inside: its delivered positions are saved below
         await self._checkpoint()
         self.state = "stopped"
 
@@ -115,14 +119,37 @@ class OffsetsTail:
                 await self._session()
             except OffsetguardError as exc:
                 self._failed(exc, "tail session failed")
+            except asyncio.CancelledError as exc:
+                if _cancelling():
+                    raise
+                self._client_cancelled(exc, "session (retried)")
             except Exception as exc:  # a bug (or the sink) must not end the tail for good
                 log.exception("tail %s: session crashed", self.cluster, extra={"cluster": self.cluster})
                 self.progress.failed(exc)
             finally:
-                await self._consumer.stop()
+                await self._stop_consumer()
             if not self._stopping.is_set():
                 self.state = "backing_off"
                 await self._wait(self._backoff.next())
+
+    async def _stop_consumer(self) -> None:
+        try:
+            await self._consumer.stop()
+        except asyncio.CancelledError as exc:
+            if _cancelling():
+                raise
+            self._client_cancelled(exc, "client close")
+
+    def _client_cancelled(self, exc: asyncio.CancelledError, what: str) -> None:
+        """The Kafka client let a cancellation of its own out (aiokafka does when a broker's connection
+        closes under a fetch): not ours, so the session is retried, never the tail ended."""
+        log.warning(
+            "tail %s: %s cancelled inside the Kafka client (a broker connection closed?)",
+            self.cluster,
+            what,
+            extra={"cluster": self.cluster},
+        )
+        self.progress.failed(exc)
 
     # ------------------------------------------------------------------ one session
     async def _session(self) -> None:
@@ -295,3 +322,9 @@ def _in_scope(scope: Scope, key: bytes | None) -> bool:
     decoder to count as undecodable or unknown."""
     names = key_names(key) if key is not None else None
     return names is None or scope.record_in(*names)
+
+
+def _cancelling() -> bool:
+    """Whether the running task itself is being cancelled (not a cancellation a library let out)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0

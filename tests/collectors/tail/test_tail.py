@@ -236,6 +236,60 @@ async def test_tail_fetch_not_authorized_restarts_the_session_with_a_new_client(
     assert tail.figures().last_error is not None and "TopicAuthorizationFailed" in tail.figures().last_error
 
 
+async def test_tail_cancellation_let_out_by_the_client_retries_the_session() -> None:
+    """aiokafka lets a CancelledError of its own out of a fetch when a broker's connection closes: the
+    tail starts a new session (it would otherwise end, reading nothing more, unseen)."""
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(3)]})
+    log.fetch_errors = [asyncio.CancelledError()]  # type: ignore[list-item]
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+
+    await run_until_caught_up(tail)
+
+    assert sink.offsets(0) == [0, 1, 2]
+    assert log.starts == 2
+    assert tail.figures().last_error is not None and "CancelledError" in tail.figures().last_error
+
+
+async def test_tail_stop_after_its_task_ended_cancelled_from_inside_saves_positions() -> None:
+    """The client's close lets a CancelledError out while the broker goes away at shutdown: stop()
+    returns (the service's shutdown goes on) and the delivered positions are saved."""
+
+    class CancellingClose(FakeLog):
+        async def stop(self) -> None:
+            await super().stop()
+            raise asyncio.CancelledError()
+
+    log = CancellingClose({0: [commit(o, "g", "t", 0, o) for o in range(3)]})
+    store = FakeStore()
+    sink = RecordingSink()
+    tail = _tail(log, sink, store, checkpoint_seconds=3600)
+    tail.start()
+    await until(lambda: sink.offsets(0) == [0, 1, 2])
+
+    await tail.stop()
+
+    assert tail.state == "stopped"
+    assert store.positions == {(C, 0): 3}
+
+
+async def test_tail_stop_cancelled_by_its_caller_still_raises() -> None:
+    log = FakeLog({0: [commit(0, "g", "t", 0, 0)]})
+    sink = RecordingSink()
+    tail = _tail(log, sink)
+    tail.start()
+    await until(lambda: sink.offsets(0) == [0])
+
+    async def cancelled_stop() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        await tail.stop()
+
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.create_task(cancelled_stop())
+
+
 async def test_tail_start_failures_retried_until_connected() -> None:
     log = FakeLog(
         {0: [commit(0, "g", "t", 0, 0)]},
