@@ -21,18 +21,32 @@ new, with evidence ``log_end_after_truncation``. A move to below T is no reset t
 the log end, at least T): ``auto_reset_earliest`` (unless the group had no members, or a stale member
 committed). A move back to T or past it is not a rewind: which reset it was is unknown, and
 :mod:`alerts.skip` reports it as an ``offset_skip`` (``auto_reset_direction_unknown``).
+
+A move back from an offset re-committed right after the group's offset vanished under a consuming member,
+or across its topic's deletion (seen gone, deleted or listed under a new id, after the old commit and by
+the new one, :mod:`alerts.recreation`), is ``after_offsets_removed``: a warning with bounds, none re-read
+if the old offset was the deleted topic's (or past the new topic's end), at most ``old - new`` if the
+topic held them. Across a deletion the range history's end is the new topic's, no truncation under it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from alerts.commits import CommitMove
 from alerts.lost import WHILE_CONSUMING
 from alerts.membership import consuming
 from alerts.model import OFFSET_REWIND, Finding, Severity
 from alerts.moves import Truncation, history_for, landing, move_evidence, operator_commit, truncation_under
-from alerts.state import CommitKey, CycleInputs, DetectionState, PartitionKey, PendingRewind, RangeSample
+from alerts.state import (
+    CommitKey,
+    CycleInputs,
+    DetectionState,
+    PartitionKey,
+    PendingRewind,
+    RangeSample,
+    Recreation,
+)
 from alerts.thresholds import Thresholds
 from alerts.view import View, view_of
 
@@ -81,9 +95,11 @@ def rewind_outcomes(
         cut = truncation_under(m, history)
         if cut is not None and m.new.offset >= cut.end:
             continue  # an offset_skip (direction unknown, from beyond the log end), see alerts.skip
-        vanished = _vanished_before(m, removed, window)
-        if cut is None and vanished is not None:
-            findings.append(_after_removal(inputs.cluster, m, history, vanished))
+        # across the topic's deletion a log end gone back is the new topic's: no truncation under the move
+        gone = _gone_between(m, v.recreated)
+        vanished = _vanished_before(m, removed, window) if cut is None else None
+        if vanished is not None or gone is not None:
+            findings.append(_after_removal(inputs.cluster, m, history, vanished, gone))
             continue
         cause = _cause(m, history, cut)
         undo = None
@@ -142,14 +158,35 @@ def _vanished_before(m: CommitMove, removed: dict[CommitKey, list[float]], windo
     return max(times) if times else None
 
 
-def _after_removal(cluster: str, m: CommitMove, history: Sequence[RangeSample], vanished: float) -> Finding:
-    """A move back from an offset re-committed right after the group's offset vanished. If the topic was
+def _gone_between(m: CommitMove, recreated: Mapping[PartitionKey, Recreation]) -> float | None:
+    """When the partition's topic was seen gone (deleted, or listed under a new id), if after the old
+    commit and by the new one: the new offset is the re-created topic's, the old one the deleted
+    topic's or a position re-committed on the new topic before the metadata poll saw it (the deletion's
+    tombstone may have come, and been told, a cycle before: matrix, aiokafka with auto-create on)."""
+    entry = recreated.get(PartitionKey(m.key.topic, m.key.partition))
+    if entry is not None and m.old.at < entry.gone_at <= m.new.at:
+        return entry.gone_at
+    return None
+
+
+def _after_removal(
+    cluster: str, m: CommitMove, history: Sequence[RangeSample], vanished: float | None, gone: float | None
+) -> Finding:
+    """A move back from an offset re-committed right after the group's offset vanished, or across its
+    topic's deletion (``gone``: when the topic was seen gone, between the two commits). If the topic was
     deleted and re-created (a consumer or auto-create made it again), the old offset belongs to the
-    deleted topic and the move is the consumer's reset on the new one: nothing re-read. If the topic
-    still holds the old messages, up to ``old - new`` are read again. Which, the commits cannot tell."""
+    deleted topic (or lies past the new one's end) and the move is the consumer's reset on the new one:
+    nothing re-read. If the topic still holds the old messages (or the new one holds as many), up to
+    ``old - new`` are read again. Which, the commits cannot tell; the range history may be the deleted
+    topic's."""
     at_most = m.old.offset - m.new.offset
     evidence = move_evidence(m, history)
-    evidence["offset_vanished_at"] = vanished
+    after = "across its topic's deletion (seen gone in between)"
+    if gone is not None:
+        evidence["topic_gone_at"] = gone
+    if vanished is not None:
+        evidence["offset_vanished_at"] = vanished
+        after = "right after its committed offset vanished"
     g, t, p = m.key
     return Finding(
         kind=OFFSET_REWIND,
@@ -158,9 +195,9 @@ def _after_removal(cluster: str, m: CommitMove, history: Sequence[RangeSample], 
         group=g,
         topic=t,
         partition=p,
-        summary=f"group {g} moved {t}[{p}] back from {m.old.offset} to {m.new.offset} right after its "
-        f"committed offset vanished: at most {at_most} messages re-read if the topic still holds them, none "
-        "if it was deleted and re-created (the old offset was the deleted topic's)",
+        summary=f"group {g} moved {t}[{p}] back from {m.old.offset} to {m.new.offset} {after}: at most "
+        f"{at_most} messages re-read if the topic still holds them, none if it was deleted and re-created "
+        "(the old offset was the deleted topic's, or past the new topic's end)",
         cause="after_offsets_removed",
         magnitude={"messages_replayed": 0, "messages_replayed_max": at_most},
         evidence=evidence,

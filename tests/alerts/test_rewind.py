@@ -1,7 +1,18 @@
 from alerts.model import OFFSET_REWIND
 from alerts.rewind import detect_offset_rewinds, rewind_outcomes
 from alerts.state import DetectionState
-from tests.alerts.builders import TH, T, commit, committed, groups, inputs, offsets, run
+from tests.alerts.builders import (
+    TH,
+    T,
+    commit,
+    committed,
+    group_event,
+    groups,
+    inputs,
+    metadata,
+    offsets,
+    run,
+)
 
 G = ("g", T, 0)
 
@@ -289,3 +300,61 @@ def test_detect_offset_rewinds_recommit_after_an_idle_groups_offset_vanished_rew
     events = (commit(None, 2.2, 2), commit(300, 2.3, 3), commit(100, 2.9, 4))
     [f] = detect_offset_rewinds(s, inputs(commit_events=events, tail_live=True), 3, TH)
     assert (f.cause, f.magnitude["messages_replayed"]) == ("admin_reset", 200)
+
+
+def _on_topic_a() -> DetectionState:
+    """The group at 50 on T[0] (a member subscribed to T), T listed under topic id A with log 0-50."""
+    events = (group_event("Stable", 100, 1, topics=(T,)), commit(50, 100, 2))
+    s = run(DetectionState(), inputs(commit_events=events, tail_live=True), 100)
+    meta = metadata(100, {(T, 0): (1, 0, (1,))}, topic_id="A")
+    return run(s, inputs(metadata=meta, offsets=offsets(100, {(T, 0): (0, 50)})), 100)
+
+
+def _recommitted_then_seen_recreated(**polled: object) -> DetectionState:
+    """Matrix (aiokafka, auto-create on, under load): the deletion's tombstone told in one cycle; the
+    consumer re-creates the topic and re-commits its position 50 (past the new, empty log's end) just
+    before the metadata poll lists T under the new id B."""
+    s = run(_on_topic_a(), inputs(commit_events=(commit(None, 130, 3),), tail_live=True), 130)
+    meta = metadata(132, {(T, 0): (1, 0, (1,))}, topic_id="B")
+    inp = inputs(commit_events=(commit(50, 131, 4),), tail_live=True, metadata=meta, **polled)
+    return run(s, inp, 132)
+
+
+def test_detect_offset_rewinds_recommit_before_topic_seen_recreated_then_reset_bounded_warning() -> None:
+    # Bug: the reset 50 -> 0 on the new topic, a cycle after the tombstone, was measured against the
+    # deleted topic's range and paged a critical replay of 50; nothing was read twice
+    s = _recommitted_then_seen_recreated()
+    [f] = detect_offset_rewinds(s, inputs(commit_events=(commit(0, 139, 5),), tail_live=True), 140, TH)
+    assert (f.kind, f.severity, f.cause) == (OFFSET_REWIND, "warning", "after_offsets_removed")
+    assert f.magnitude == {"messages_replayed": 0, "messages_replayed_max": 50}
+    assert f.evidence["topic_gone_at"] == 132
+
+
+def test_detect_offset_rewinds_recommit_past_new_topics_end_then_reset_not_auto_reset_earliest() -> None:
+    # the new topic's range polled with the re-creation (0-10): its end is no truncation under the move
+    # (critical auto_reset_earliest, 10 re-read, before): the consumer never read the new topic's 0-10
+    s = _recommitted_then_seen_recreated(offsets=offsets(132, {(T, 0): (0, 10)}))
+    [f] = detect_offset_rewinds(s, inputs(commit_events=(commit(0, 139, 5),), tail_live=True), 140, TH)
+    assert (f.severity, f.cause, f.magnitude["messages_replayed"]) == ("warning", "after_offsets_removed", 0)
+
+
+def test_detect_offset_rewinds_on_the_recreated_topic_after_it_was_seen_still_critical() -> None:
+    # a rewind made on the new topic long after it was seen is one: it pages with its magnitude
+    s = _recommitted_then_seen_recreated(offsets=offsets(132, {(T, 0): (0, 500)}))
+    s = run(
+        s,
+        inputs(
+            commit_events=(commit(400, 200, 5),), tail_live=True, offsets=offsets(200, {(T, 0): (0, 500)})
+        ),
+        200,
+    )
+    [f] = detect_offset_rewinds(s, inputs(commit_events=(commit(100, 210, 6),), tail_live=True), 210, TH)
+    assert (f.severity, f.cause, f.magnitude["messages_replayed"]) == ("critical", "unknown", 300)
+
+
+def test_detect_offset_rewinds_on_the_deleted_topic_before_it_went_still_critical() -> None:
+    # both commits before the topic was seen gone (told in the same cycle): a rewind on the old topic
+    meta = metadata(132, {(T, 0): (1, 0, (1,))}, topic_id="B")
+    inp = inputs(commit_events=(commit(10, 110, 3),), tail_live=True, metadata=meta)
+    [f] = detect_offset_rewinds(_on_topic_a(), inp, 132, TH)
+    assert (f.severity, f.magnitude["messages_replayed"]) == ("critical", 40)
