@@ -23,12 +23,6 @@ from tests.support.postgres import PostgresServer
 BACKENDS = ("sqlite", "postgresql")
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "sqlite_only: a store test of SQLite's own behaviour (runs on the sqlite backend only)"
-    )
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("sqlite_only") is not None
