@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import errno
 import sqlite3
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol
-
-import psycopg
 
 from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
 from store.dialect import SQLITE, Dialect
@@ -85,6 +84,12 @@ CORRUPTION = {11: "SQLITE_CORRUPT", 26: "SQLITE_NOTADB"}
 _OS_WRITE_FAILURES = {errno.ENOSPC, errno.EROFS, errno.EIO, errno.EDQUOT, errno.EACCES, errno.EPERM}
 
 
+def _psycopg() -> Any:
+    """psycopg if it is loaded, else None. Only a PostgreSQL store loads it (:mod:`store.pg`; its libpq
+    is ~20 MB of a SQLite user's RSS otherwise), and no psycopg error exists before it is."""
+    return sys.modules.get("psycopg")
+
+
 def write_failure(exc: BaseException) -> str | None:
     """The name of the disk failure ``exc`` is (``SQLITE_FULL``, ``ENOSPC``...), or None if it is another."""
     if isinstance(exc, sqlite3.Error):
@@ -92,6 +97,8 @@ def write_failure(exc: BaseException) -> str | None:
         return WRITE_FAILURES.get(code & 0xFF) if isinstance(code, int) else None
     if isinstance(exc, OSError) and exc.errno in _OS_WRITE_FAILURES:
         return errno.errorcode.get(exc.errno or 0, "OSError")
+    if (psycopg := _psycopg()) is None:
+        return None
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return None  # another writer held the write lock too long: SQLITE_BUSY's case, a plain StoreError
     if isinstance(exc, psycopg.OperationalError | psycopg.errors.ReadOnlySqlTransaction):
@@ -102,14 +109,18 @@ def write_failure(exc: BaseException) -> str | None:
 
 def corruption(exc: BaseException) -> str | None:
     """``SQLITE_CORRUPT`` or ``SQLITE_NOTADB`` if ``exc`` says the file is damaged, else None."""
-    if isinstance(exc, psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted):
+    psycopg = _psycopg()
+    if psycopg is not None and isinstance(exc, psycopg.errors.DataCorrupted | psycopg.errors.IndexCorrupted):
         return f"PG_{exc.sqlstate}"
     code = getattr(exc, "sqlite_errorcode", None)
     return CORRUPTION.get(code & 0xFF) if isinstance(exc, sqlite3.Error) and isinstance(code, int) else None
 
 
-# What a store connection raises, on either backend (translated() turns each into a StoreError).
-DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error)
+def database_errors(*also: type[Exception]) -> tuple[type[Exception], ...]:
+    """What a store connection raises, on either backend (translated() turns each into a StoreError):
+    :class:`sqlite3.Error`, and :class:`psycopg.Error` once psycopg is loaded; then ``also``."""
+    psycopg = _psycopg()
+    return (sqlite3.Error, *also) if psycopg is None else (sqlite3.Error, psycopg.Error, *also)
 
 
 @contextmanager
@@ -119,7 +130,7 @@ def translated(action: str, *, cluster: str | None = None) -> Iterator[None]:
     :class:`StoreWriteError`, a damaged file as :class:`StoreCorruptError`."""
     try:
         yield
-    except (sqlite3.Error, psycopg.Error, OSError) as exc:
+    except database_errors(OSError) as exc:
         text = (exc.strerror or str(exc)) if isinstance(exc, OSError) else str(exc)
         message = f"{action} failed: {text}"
         if (code := write_failure(exc)) is not None:

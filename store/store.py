@@ -23,7 +23,7 @@ from collectors.errors import StoreError, StoreWriteError
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
-from store.db import DATABASE_ERRORS, Connection, describe, transaction, translated, write_failure
+from store.db import Connection, database_errors, describe, transaction, translated, write_failure
 from store.health import StoreHealth
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
@@ -44,7 +44,6 @@ T = TypeVar("T")
 
 
 log = logging.getLogger(__name__)
-_WRITE_ERRORS: tuple[type[Exception], ...] = (*DATABASE_ERRORS, OSError)
 _TAIL_COLUMNS = ("cluster", "partition", "next_offset", "updated_at")
 
 
@@ -101,7 +100,7 @@ class Store:
                 with transaction(self._writer):
                     self._partitions.flush_seen()
                     self._committed.flush_seen()
-            except DATABASE_ERRORS as exc:
+            except database_errors() as exc:
                 log.warning("store: last-seen times not saved at close: %s", exc)
             self._readers.close()
             self._writer.close()
@@ -137,7 +136,7 @@ class Store:
         """Counts ``rows`` history rows as dropped if the disk refuses the block's write."""
         try:
             yield
-        except _WRITE_ERRORS as exc:
+        except database_errors(OSError) as exc:
             if write_failure(exc) is not None:
                 self.health.dropped(rows)
             raise
@@ -147,7 +146,7 @@ class Store:
         write that follows: it meets the same failure, and counts the rows it gives up)."""
         try:
             return changes.current(self._writer, changes.HISTORY) != self._version
-        except DATABASE_ERRORS:
+        except database_errors():
             return False
 
     @contextmanager

@@ -1,6 +1,8 @@
 """The store's connections: pragmas of the writer and of the readers."""
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,3 +49,23 @@ def test_small_cache_bounds_the_cache_for_the_block_and_restores_it_even_on_erro
         assert writer.execute("PRAGMA cache_size").fetchone()[0] == -CACHE_KIB
     finally:
         writer.close()
+
+
+def test_a_sqlite_store_never_loads_psycopg(tmp_path: Path) -> None:
+    """libpq is ~20 MB of RSS: only a PostgreSQL store pays for it (a fresh interpreter, the whole app)."""
+    code = f"""
+import sys
+from service.app import create_app
+from service.settings import Settings
+from store.store import Store
+cluster = {{"name": "c", "bootstrap_servers": "127.0.0.1:1"}}
+settings = Settings.model_validate({{"clusters": [cluster], "store": {{"path": "{tmp_path / "s.db"}"}}}})
+create_app(settings)
+with Store.open(settings.store) as store:
+    store.set_tail_position("c", 0, 5, 1.0)
+    assert store.tail_position("c", 0) is not None
+print(sorted(m for m in sys.modules if m.split(".")[0] == "psycopg"))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
