@@ -19,7 +19,12 @@ from prometheus_client.registry import CollectorRegistry
 from service.metrics.kafka_exporter import kafka_exporter_families
 from service.metrics.lag_exporter import lag_exporter_families
 from service.metrics.leader import leader_families
-from service.metrics.operations import alert_families, collector_families, tail_families
+from service.metrics.operations import (
+    alert_families,
+    collector_families,
+    detection_families,
+    tail_families,
+)
 from service.metrics.options import MetricsOptions
 from service.metrics.own import cluster_families, observation_families, own_families
 from service.metrics.sources import ScrapeInputs
@@ -71,6 +76,7 @@ class OffsetguardCollector:
         yield from cluster_families(views)
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
+        yield from detection_families(inputs.evaluations)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
         yield from store_families(inputs.store)
         yield from leader_families(inputs.leader)

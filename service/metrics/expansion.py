@@ -115,7 +115,7 @@ _OFFSET = itemgetter(3)
 
 def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
     """The :class:`ScrapeInputs` and ``now`` that ``compact`` was given (as far as rendering reads)."""
-    now, clusters, statuses, stale_after, tails, alerts, reached = snapshot
+    now, clusters, statuses, stale_after, tails, alerts, reached, evaluations = snapshot
     names = [c[0] for c in clusters]
     inputs = ScrapeInputs(
         clusters=[
@@ -131,6 +131,7 @@ def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
         statuses=[FrozenStatus(*s) for s in statuses],
         stale_after_intervals=stale_after,
         tails=[FrozenTail(c, u, r, dict(lag), *rest) for c, u, r, lag, *rest in tails],
+        evaluations=evaluations,
         alerts=None if alerts is None else FrozenAlerts(*(dict(x) for x in alerts)),
         log_end_times=FrozenLogEndTimes(dict(zip(names, reached, strict=True))),
     )

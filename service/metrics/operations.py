@@ -82,6 +82,16 @@ def tail_families(tails: Sequence[TailFiguresLike]) -> Iterator[Metric]:
     yield from (rate, lag, caught_up, records, unknown, decode, fetch)
 
 
+def detection_families(evaluations: Sequence[tuple[str, int]]) -> Iterator[Metric]:
+    """Detection evaluations completed per cluster: one that ends after a change has judged it."""
+    total = CounterMetricFamily(
+        "offsetguard_detection_evaluations_total", "Detection evaluations completed.", labels=["cluster"]
+    )
+    for cluster, n in evaluations:
+        total.add_metric([cluster], n)
+    yield total
+
+
 def alert_families(alerts: AlertCounts | None, clusters: Sequence[str] = ()) -> Iterator[Metric]:
     """Firing alerts, incident totals and messages replayed/skipped/lost; nothing without an alert store.
 

@@ -32,7 +32,7 @@ from service.metrics.view import Wanted, wanted_of
 
 log = logging.getLogger(__name__)
 
-# (now, clusters, statuses, stale_after_intervals, tails, alerts, reached_at per cluster)
+# (now, clusters, statuses, stale_after_intervals, tails, alerts, reached_at per cluster, evaluations)
 Compact = tuple[Any, ...]
 
 
@@ -100,7 +100,16 @@ class Compactor:
         for name in [n for n in self._reached if n not in names]:
             del self._reached[name]
             self._ends.pop(name, None)
-        return (now, clusters, statuses, inputs.stale_after_intervals, tails, _alerts(inputs), reached)
+        return (
+            now,
+            clusters,
+            statuses,
+            inputs.stale_after_intervals,
+            tails,
+            _alerts(inputs),
+            reached,
+            tuple(inputs.evaluations),
+        )
 
     def _part(self, cluster: str, name: str, obs: Any) -> bytes | None:
         if obs is None:

@@ -131,6 +131,7 @@ class ScrapeInputs:
     statuses: Sequence[StatusLike] = ()
     stale_after_intervals: float = 3.0
     tails: Sequence[TailFiguresLike] = ()
+    evaluations: Sequence[tuple[str, int]] = ()  # (cluster, detection evaluations completed)
     alerts: AlertCounts | None = None
     log_end_times: LogEndTimes | None = None
     store: StoreFigures | None = None
@@ -164,6 +165,7 @@ def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
         statuses=list(scheduler.statuses()),
         stale_after_intervals=scheduler.stale_after_intervals,
         tails=[tail.figures() for tail in getattr(runtime, "tails", ())],
+        evaluations=[(d.cluster, d.evaluations) for d in getattr(runtime, "detections", ())],
         alerts=alerts if isinstance(alerts, AlertCounts) else None,
         log_end_times=runtime.store,
         store=store_figures(runtime),

@@ -34,6 +34,7 @@ HEALTH = {
     ),
     "offsetguard_tail_decode_errors",
     "offsetguard_tail_fetch_errors",
+    "offsetguard_detection_evaluations",
     "offsetguard_alerts_firing",
     "offsetguard_incidents",
     *(f"offsetguard_messages_{n}" for n in ("replayed", "skipped", "lost")),

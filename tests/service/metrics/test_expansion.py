@@ -29,3 +29,8 @@ def test_compact_committed_keyed_offsets_and_offsets_as_the_observation() -> Non
     assert stand_in.offsets == observed.offsets  # built on demand, equal to the model's
     assert stand_in.offsets is stand_in.offsets  # and once
     assert sorted(lag_rows(stand_in, cluster.offsets)) == sorted(lag_rows(observed, b.offsets()))
+
+
+def test_compact_detection_evaluations_survive_the_worker_round_trip() -> None:
+    inputs, _ = expand(compact(ScrapeInputs(evaluations=[("c1", 12)]), b.NOW))
+    assert list(inputs.evaluations) == [("c1", 12)]

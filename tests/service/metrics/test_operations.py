@@ -81,6 +81,14 @@ def test_tail_families_rate_lag_per_partition_and_counts_exact() -> None:
     assert samples(r, "offsetguard_tail_fetch_errors_total") == {c1: 2}
 
 
+def test_detection_families_evaluations_per_cluster_exact() -> None:
+    r = _registry(ScrapeInputs(evaluations=[("c1", 7), ("c2", 0)]))
+    assert samples(r, "offsetguard_detection_evaluations_total") == {
+        labels(cluster="c1"): 7,
+        labels(cluster="c2"): 0,
+    }
+
+
 def test_alert_families_firing_incidents_magnitudes_exact() -> None:
     r = _registry(ScrapeInputs(alerts=b.FakeAlerts()))
     assert samples(r, "offsetguard_alerts_firing") == {

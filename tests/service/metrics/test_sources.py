@@ -58,6 +58,18 @@ def test_inputs_from_runtime_tail_figures_snapshotted() -> None:
     assert list(inputs_from_runtime(_runtime(tails=[tail])).tails) == [figures]
 
 
+def test_inputs_from_runtime_detection_evaluations_read_at_scrape() -> None:
+    detection = SimpleNamespace(cluster="c1", evaluations=3)
+    runtime = _runtime(detections=[detection])
+    first = inputs_from_runtime(runtime)
+    detection.evaluations = 4
+    assert (list(first.evaluations), list(inputs_from_runtime(runtime).evaluations)) == (
+        [("c1", 3)],
+        [("c1", 4)],
+    )
+    assert list(inputs_from_runtime(_runtime()).evaluations) == []
+
+
 def test_inputs_from_runtime_no_runtime_empty() -> None:
     inputs = inputs_from_runtime(None)
     assert (list(inputs.clusters), list(inputs.statuses), inputs.alerts) == ([], [], None)
