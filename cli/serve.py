@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,18 @@ def register(sub: Any) -> None:
     parser.add_argument("--host", help="listen address (default from settings: 127.0.0.1)")
     parser.add_argument("--port", type=int, help="listen port (default from settings: 8080)")
     parser.set_defaults(func=run)
+
+
+def exit_on_sigterm() -> None:
+    """SIGTERM raises :class:`SystemExit` (143), so ``finally`` blocks run. uvicorn handles SIGTERM while
+    it serves, then restores the handler it found and raises the signal again: with Python's default
+    handler the process would die right there, before ``serve --sandbox`` stopped its Kafka (SIGKILLed
+    instead by its death signal, no controlled shutdown)."""
+
+    def _exit(signum: int, _frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
 
 
 def _with_cli_overrides(settings: Settings, args: argparse.Namespace) -> Settings:
@@ -55,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sandbox:
         from sandbox.cluster import start_sandbox
 
+        exit_on_sigterm()  # the sandbox is stopped below (down) on SIGTERM as on Ctrl-C
         sandbox = start_sandbox(Path(args.sandbox), brokers=1)
         log.info("sandbox Kafka at %s", sandbox.bootstrap_servers)
         url = f"http://{settings.http_host}:{settings.http_port}"
