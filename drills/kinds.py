@@ -21,13 +21,14 @@ from alerts.model import (
 )
 from drills.kafka_io import DrillKafka
 from drills.model import Caused
-from drills.runner import Names, Options, Setup, Spec, Watch
+from drills.runner import POLL_S, Names, Options, Setup, Spec, Watch
 
 RECORDS = 200
 HIGH = 150  # where a group has read to before the incident
 LOW = 50  # where a stopped group committed; what a rewind goes back to
 DELETE_BEFORE = 120  # the log start retention moves to past LOW
 TRUNCATED_TO = 100  # the log end an unclean election goes back to, under HIGH
+STAY_S = 2.0  # how long at most a member that moved its offset stays for the service to judge the move
 
 
 def _setup(watch: Watch, names: Names, options: Options) -> Setup:
@@ -35,6 +36,16 @@ def _setup(watch: Watch, names: Names, options: Options) -> Setup:
     setup = Setup(watch, names, options.timeout_s)
     setup.topic()
     return setup
+
+
+def _stay(watch: Watch, names: Names, kind: str, cause: str | None = None) -> None:
+    """Keep the member a moment, so that the service judges its move against a live, stable group: until
+    the service shows the alert the move raised (``kind``, and ``cause`` if given), at most :data:`STAY_S`."""
+    deadline = time.monotonic() + STAY_S
+    while time.monotonic() < deadline:
+        if any(a["kind"] == kind and cause in (None, a["cause"]) for a in watch.alerts(names.group)):
+            return
+        time.sleep(POLL_S)
 
 
 def rewind(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Caused:
@@ -48,8 +59,7 @@ def rewind(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> C
         _setup(watch, names, options).committed(HIGH)
         member.commit(LOW)
         caused = Caused(time.monotonic(), {"messages_replayed": HIGH - LOW})
-        # the member stays a moment: the service judges the rewind against a live, stable group
-        time.sleep(2.0)
+        _stay(watch, names, OFFSET_REWIND)
         return caused
     finally:
         member.stop()
@@ -95,7 +105,7 @@ def skip(kafka: DrillKafka, watch: Watch, names: Names, options: Options) -> Cau
                 "messages_skipped_max": landed - LOW,
             },
         )
-        time.sleep(2.0)
+        _stay(watch, names, OFFSET_SKIP, "auto_reset_direction_unknown")
         return caused
     finally:
         member.stop()
