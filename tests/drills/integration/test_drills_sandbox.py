@@ -6,8 +6,9 @@ as ``offsetguard drill --sandbox`` builds it from the directory): brokers restar
 would leave this session's handle on the old JVMs' pids.
 
 The service's limits are lowered so the slow kinds finish in seconds (lag above 500 messages, a stall
-after 5 s, judged at a sweep of the slow rules every 5 s rather than 30 s); the drills' actions, the
-detection and the notification path are the real ones."""
+after 3 s, judged at a sweep of the slow rules every 2 s rather than 30 s), and it evaluates up to every
+0.5 s rather than 2.5 s (each drill waits for an evaluation); the drills' actions, the detection and the
+notification path are the real ones."""
 
 from __future__ import annotations
 
@@ -78,7 +79,11 @@ def service(
         "store": {"path": str(tmp / "og.db")},
         "snapshots": {"directory": str(tmp / "snapshots")},
         "api": {"tokens": [{"name": "drills", "token": WRITE_TOKEN, "scopes": ["write"]}]},
-        "detection": {"limits": {"lag_messages": 500, "stall_seconds": 5}, "sweep_seconds": 5},
+        "detection": {
+            "limits": {"lag_messages": 500, "stall_seconds": 3},
+            "sweep_seconds": 2,
+            "min_evaluation_interval_seconds": 0.5,
+        },
         "notify": {
             "receivers": [{"name": "hook", "type": "webhook", "url": receiver.url}],
             "poll_seconds": 0.5,
@@ -106,7 +111,7 @@ def test_drill_command_every_kind_passes_alerted_notified_acked_and_cleaned_up(
     service: tuple[str, Path, Receiver], kafka3: SandboxCluster
 ) -> None:
     url, config, receiver = service
-    kinds = [k for k, spec in SPECS.items() if spec.live_safe]  # stall included: 5 s here
+    kinds = [k for k, spec in SPECS.items() if spec.live_safe]  # stall included: 3 s here
     done = subprocess.run(
         [
             sys.executable,
