@@ -169,6 +169,18 @@ class SandboxCluster:
         self.save()
         self._wait_ready([node], timeout)
 
+    def start_brokers(self, node_ids: Sequence[int], timeout: float = 120.0) -> None:
+        """Start stopped brokers together (the end of a whole-cluster outage) and wait until the cluster
+        lists all of them: their JVMs start side by side rather than one after another."""
+        nodes = [self._broker(node_id) for node_id in node_ids]
+        for node in nodes:
+            if node.alive():
+                raise SandboxError(f"broker {node.node_id} is already running")
+        for node in nodes:
+            self._start(node)
+        self.save()
+        self._wait_ready(nodes, timeout)
+
     def stop_broker(self, node_id: int, timeout: float = 60.0) -> None:
         """SIGTERM (controlled shutdown) and wait for the JVM to exit."""
         self._stop(self._broker(node_id), signal.SIGTERM, timeout)
