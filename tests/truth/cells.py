@@ -22,6 +22,7 @@ from tests.truth.stage import Stage
 
 CLIENTS = ("kafka-python", "aiokafka", "librdkafka", "java-classic", "java-consumer")
 BY_DURATION_START = 3  # seconds added to reset-offsets --by-duration for the tool's start (see there)
+BY_DURATION_GAP = 10.0  # seconds after the time it resets to, before the second batch (see there)
 CLOSE_ON_DELETED = 10.0  # seconds a member whose topic is gone for good gets to close (KIP-848's took 6)
 
 
@@ -230,7 +231,7 @@ def reset_offsets(stage: Stage, spec: CellSpec) -> None:
         stage.produce(t, 50)
         time.sleep(3)
         between = time.time()
-        time.sleep(3)
+        time.sleep(BY_DURATION_GAP if mode == "by-duration" else 3)
         stage.produce(t, 50)
     else:
         stage.produce(t, 100)
@@ -249,8 +250,9 @@ def reset_offsets(stage: Stage, spec: CellSpec) -> None:
         value = datetime.fromtimestamp(between, UTC).strftime("%Y-%m-%dT%H:%M:%S.000")
     elif mode == "by-duration":
         # The tool subtracts the duration from its own clock, a JVM start later (1-5 s, longer on busy
-        # cores): 3 s more puts its target within the 6 s gap for a start of 0.5-5.5 s (with 0 more, a
-        # start over 3 s passed the second 50, and the reset moved nothing)
+        # cores): 3 s more puts its target within the gap (3 s before ``between``, BY_DURATION_GAP after)
+        # for a start of 0.5-12.5 s (with 0 more, a start over 3 s passed the second 50, and the reset
+        # moved nothing; with a 3 s gap after, so did a start over 5.5 s with the cells started together)
         value = f"PT{round(time.time() - between) + BY_DURATION_START}S"
     elif mode == "from-file":
         csv = stage.root / f"{stage.cell}-plan.csv"
