@@ -12,8 +12,9 @@ writes throughout ("under load"), so nothing else may run meanwhile (a stopped b
   stops (controlled shutdown) for 10 s and starts again, once for all of them; their topics have replicas
   on all three brokers (leader 1), so only the coordinator moves.
 
-The first three run side by side (their topics are their own), the failover cells then together around one
-stop. Each cell's member reads everything acknowledged before the cell ends.
+They all start together (their topics are their own); the failover cells' members read under load until
+the other cells have ended, and then the one stop comes. Each cell's member reads everything acknowledged
+before the cell ends.
 """
 
 from __future__ import annotations
@@ -213,7 +214,8 @@ def preferred_election(stage: Stage, spec: CellSpec) -> None:
 
 class Failover:
     """One stop of the coordinator for every failover cell: each cell arrives once its member reads under
-    load (or drops out, failing); when all are in, the broker stops, stays down, and starts again."""
+    load (or drops out, failing); when all are in and the replica moves are over, the broker stops, stays
+    down, and starts again."""
 
     def __init__(self, kafka: SandboxCluster, cells: int) -> None:
         self.kafka = kafka
@@ -229,11 +231,14 @@ class Failover:
         if not self.restarted.wait(240):
             raise TimeoutError(f"{cell}: the coordinator did not come back")
 
-    def run(self, groups: Callable[[], list[str]], done: Callable[[], int]) -> None:
-        """When every cell has arrived or is done: stop :data:`COORDINATOR`, wait, start it again."""
+    def run(
+        self, groups: Callable[[], list[str]], done: Callable[[], int], moved: Callable[[], bool]
+    ) -> None:
+        """When every cell has arrived or is done and ``moved()`` (the moves, which need every broker, have
+        ended): stop :data:`COORDINATOR`, wait, start it again."""
         try:
             deadline = time.monotonic() + 240
-            while len(self.arrived) + done() < self.cells and time.monotonic() < deadline:
+            while (len(self.arrived) + done() < self.cells or not moved()) and time.monotonic() < deadline:
                 time.sleep(0.2)
             if not self.arrived:
                 return
@@ -320,25 +325,24 @@ def run_disruptive(
     cells: Sequence[CellSpec],
     run_cell: Callable[[CellSpec, Scene], tuple[str, R]],
 ) -> dict[str, R]:
-    """Run ``cells`` (of :data:`OPERATIONS`): the replica and partition moves all at once (they mostly wait
-    on their members), then the coordinator failover cells together around one stop. ``run_cell`` runs a
-    scene and judges the cell."""
-    results: dict[str, R] = {}
+    """Run ``cells`` (of :data:`OPERATIONS`) all at once: the replica and partition moves (they mostly wait
+    on their members) and the coordinator failover cells, whose one stop comes when the moves are over.
+    ``run_cell`` runs a scene and judges the cell."""
     moves = [c for c in cells if c.operation in SCENARIOS]
-    with ThreadPoolExecutor(max_workers=max(len(moves), 1)) as pool:
-        results.update(pool.map(lambda c: run_cell(c, SCENARIOS[c.operation]), moves))
     failing = [c for c in cells if c.operation == "coordinator-failover"]
-    if not failing:
-        return results
     failover = Failover(kafka, len(failing))
     scene = coordinator_failover(failover)
-    with ThreadPoolExecutor(max_workers=len(failing) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=len(moves) + len(failing) + 1) as pool:
+        moving = [pool.submit(run_cell, c, SCENARIOS[c.operation]) for c in moves]
         futures = [pool.submit(run_cell, c, scene) for c in failing]
-        stop = pool.submit(
-            failover.run,
-            lambda: [g for c in failing for g, *_ in stages[c.id].scopes],
-            lambda: sum(f.done() for f in futures),
-        )
-        results.update(f.result() for f in futures)
-        stop.result()
+        if failing:
+            stop = pool.submit(
+                failover.run,
+                lambda: [g for c in failing for g, *_ in stages[c.id].scopes],
+                lambda: sum(f.done() for f in futures),
+                lambda: all(f.done() for f in moving),
+            )
+        results = dict(f.result() for f in moving + futures)
+        if failing:
+            stop.result()
     return results

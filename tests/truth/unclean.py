@@ -20,22 +20,28 @@ from tests.truth.stage import Stage
 A, B = 1, 2
 
 
+def prepare_unclean(cells: Sequence[tuple[Stage, CellSpec]]) -> None:
+    """Each cell's topic (replicas [1, 2]) with its first 100 messages, seen in sync by offsetguard: no broker
+    is touched yet, so this may run beside other cells."""
+    _each(_named(cells), lambda s, spec, t, g: _first_hundred(s, t, g))
+
+
+def _first_hundred(s: Stage, t: str, g: str) -> None:
+    s.create_topic(t, assignment={0: [A, B]}, configs={"min.insync.replicas": "1"})
+    s.watch(g, t)
+    s.produce(t, 100)
+    sees(s, t, leader=A, isr=(A, B), log_end=100)
+
+
 def run_unclean(cells: Sequence[tuple[Stage, CellSpec]]) -> None:
+    """The election and the groups' return, on the cells :func:`prepare_unclean` set up."""
     if not cells:
         return
     kafka = cells[0][0].kafka
-    named = [(s, spec, s.name("t"), s.name("g")) for s, spec in cells]
-    for s, _, t, g in named:
-        s.create_topic(t, assignment={0: [A, B]}, configs={"min.insync.replicas": "1"})
-        s.watch(g, t)
-        s.produce(t, 100)
-    for s, _, t, _ in named:
-        sees(s, t, leader=A, isr=(A, B), log_end=100)
+    named = _named(cells)
     try:
         kafka.stop_broker(B)  # controlled shutdown: the ISR shrinks to [A]
-        for s, _, t, _ in named:
-            sees(s, t, isr=(A,))
-            s.produce(t, 50, acks=1)
+        _each(named, lambda s, spec, t, g: _fifty_more(s, t))
         _each(named, lambda s, spec, t, g: read_to(s, spec, g, t, 150))
         for s, _, t, g in named:
             sees_commit(s, g, t, 150)
@@ -49,9 +55,21 @@ def run_unclean(cells: Sequence[tuple[Stage, CellSpec]]) -> None:
         for broker in (A, B):
             if not kafka.brokers[broker].alive():
                 kafka.start_broker(broker)
-    for s, _, t, _ in named:
-        s.produce(t, 30)
-    _each(named, lambda s, spec, t, g: resume(s, spec, g, t))
+    _each(named, lambda s, spec, t, g: _come_back(s, spec, t, g))
+
+
+def _named(cells: Sequence[tuple[Stage, CellSpec]]) -> list[tuple[Stage, CellSpec, str, str]]:
+    return [(s, spec, s.name("t"), s.name("g")) for s, spec in cells]
+
+
+def _fifty_more(s: Stage, t: str) -> None:
+    sees(s, t, isr=(A,))
+    s.produce(t, 50, acks=1)
+
+
+def _come_back(s: Stage, spec: CellSpec, t: str, g: str) -> None:
+    s.produce(t, 30)
+    resume(s, spec, g, t)
 
 
 def _elect_unclean(kafka: SandboxCluster, topics: list[str], timeout: float = 60) -> None:
@@ -68,6 +86,8 @@ def _elect_unclean(kafka: SandboxCluster, topics: list[str], timeout: float = 60
 
 
 def _each(named, work) -> None:  # type: ignore[no-untyped-def]
+    if not named:
+        return
     with ThreadPoolExecutor(max_workers=len(named)) as pool:
         for f in [pool.submit(work, *n) for n in named]:
             f.result()
