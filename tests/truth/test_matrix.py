@@ -24,6 +24,8 @@ from tests.truth.matrix import NotRun, Outcome, catalog, run_matrix, table
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 # OFFSETGUARD_TRUTH_CELLS: a regular expression, to run only the cells it finds (default: every cell)
 CELLS = [c for c in catalog() if re.search(os.environ.get("OFFSETGUARD_TRUTH_CELLS", ""), c.id)]
+# OFFSETGUARD_TRUTH_WORKERS: how many cells run side by side (default: run_matrix's)
+WORKERS = int(os.environ.get("OFFSETGUARD_TRUTH_WORKERS") or 0)
 
 
 PHASES: dict[str, float] = {}  # each phase's wall seconds, for the table
@@ -36,7 +38,8 @@ def matrix(kafka3: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> 
     runtime = RuntimeThread(e2e_settings(kafka3, tmp))
     try:
         runtime.wait_caught_up()
-        yield run_matrix(kafka3, runtime, tmp / "journals", CELLS, phases=PHASES)
+        workers = {"workers": WORKERS} if WORKERS > 0 else {}
+        yield run_matrix(kafka3, runtime, tmp / "journals", CELLS, phases=PHASES, **workers)
     finally:
         runtime.stop()
 
