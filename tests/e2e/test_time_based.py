@@ -1,5 +1,7 @@
-"""Incidents that need time to pass, on a dedicated 1-node sandbox whose retention checks run every second
-and whose committed offsets expire after one minute; both scenarios run concurrently.
+"""Incidents that need time to pass, on the session's expiry sandbox (``kafka_expiry``, one node whose
+retention checks run every second and whose committed offsets expire after one minute, shared with the
+golden expiry test: :mod:`tests.support.expiry`); both scenarios run concurrently, watched by a runtime
+scoped to their groups (the tail replays what earlier tests left on that sandbox).
 
 * Retention: a topic keeps 40 s of data (1 s segments) under a steady producer; a member of a group reads
   to ~100, commits and stops processing (paused, still in the group). The runtime first projects the loss
@@ -25,9 +27,9 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
-from sandbox.cluster import SandboxCluster, start_sandbox
+from sandbox.cluster import SandboxCluster
 from tests.e2e.consumers import group_consumer, join
-from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, produce, wait_for
+from tests.e2e.harness import CLUSTER, RuntimeThread, create_topics, e2e_settings, produce, wait_for
 from tests.e2e.pipeline_check import pipeline_vs_online
 
 pytestmark = pytest.mark.integration
@@ -36,11 +38,6 @@ RETENTION_MS = 40_000
 # 20 s of history, so the risk is projected in the ~20 s between retention's first deletion and its passing
 # the member's commit (the data of the 20 s the member read before it)
 RATE_MIN_SPAN = 20.0
-BROKER = {
-    "offsets.retention.minutes": 1,
-    "offsets.retention.check.interval.ms": 1000,
-    "log.retention.check.interval.ms": 1000,
-}
 
 
 class SteadyProducer(threading.Thread):
@@ -124,16 +121,18 @@ class TimeBased:
 
 
 @pytest.fixture(scope="module")
-def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
+def timed(kafka_expiry: SandboxCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
     root: Path = tmp_path_factory.mktemp("e2e-timed")
-    kafka = start_sandbox(root / "kafka", brokers=1, broker_properties=BROKER)
+    kafka = kafka_expiry
     producer: SteadyProducer | None = None
     member: StuckMember | None = None
     runtime: RuntimeThread | None = None
+    suffix = uuid.uuid4().hex[:6]
     try:
         settings = e2e_settings(
             kafka,
             root,
+            clusters=[{**kafka.cluster_config(CLUSTER), "groups": {"include": [f"e2e-[a-z]+-{suffix}"]}}],
             detection={
                 "debounce_seconds": 0.05,
                 "snapshot_group_interval_seconds": 0,
@@ -144,7 +143,6 @@ def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
         )
         runtime = RuntimeThread(settings)
         runtime.wait_caught_up()
-        suffix = uuid.uuid4().hex[:6]
         retention_topic = f"e2e-retention-{suffix}"
         expiry_topic, expiry_group = f"e2e-expiry-{suffix}", f"e2e-standalone-{suffix}"
         create_topics(
@@ -187,7 +185,6 @@ def timed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TimeBased]:
             producer.halt()
         if runtime is not None:
             runtime.stop()
-        kafka.kill()  # throwaway: no controlled shutdown
 
 
 def test_standalone_consumer_offsets_expire_offsets_lost(timed: TimeBased) -> None:

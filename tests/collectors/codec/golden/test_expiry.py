@@ -1,7 +1,9 @@
 """Offset expiry (KIP-211) on a sandbox with offsets.retention.minutes=1: the tombstone it writes.
 
 A group with no members (an admin commit, as an ``assign()`` consumer's) expires ``retention`` after
-its commit timestamp. The only slow golden test: about 60–70 s of waiting.
+its commit timestamp. The commit is made when the session starts (``early_standalone_commit``, see
+:mod:`tests.support.expiry`), so its minute passes while the tests before this one run; alone, this test
+waits about 60–65 s.
 """
 
 from __future__ import annotations
@@ -13,32 +15,30 @@ import pytest
 from collectors.codec import OffsetCommit, OffsetCommitTombstone, partition_for
 from collectors.kafka.offsets_topic import read_offsets_topic
 from sandbox.cluster import SandboxCluster
-from tests.collectors.codec.golden import workloads
 from tests.collectors.codec.golden.compare import decoded_records, diff_dump
 from tests.collectors.codec.golden.kafka_tools import dump_log_segments
+from tests.support.expiry import RETENTION_MS, StandaloneCommit
 
 pytestmark = pytest.mark.integration
 
-WAIT_S = 150
-RETENTION_MS = 60_000  # offsets.retention.minutes=1 in conftest.kafka_expiry
+WAIT_S = 150  # after the commit
 
 
 def test_decode_expired_offset_is_tombstone_for_that_group_topic_partition(
-    kafka_expiry: SandboxCluster,
+    kafka_expiry: SandboxCluster, early_standalone_commit: StandaloneCommit
 ) -> None:
     bootstrap = kafka_expiry.bootstrap_servers
-    topic, group = workloads.unique("golden-expiry"), workloads.unique("golden-expiring")
-    workloads.create_topic(bootstrap, topic, 2)
-    workloads.standalone_commit(bootstrap, topic, group, 1, 7)
+    early = early_standalone_commit
+    topic, group = early.topic, early.group
 
-    deadline = time.monotonic() + WAIT_S
+    deadline = early.at + WAIT_S
     while True:
         snapshot = read_offsets_topic(bootstrap)
         mine = [(raw, rec) for raw, rec in decoded_records(snapshot) if getattr(rec, "group", None) == group]
         tombstones = [(raw, rec) for raw, rec in mine if isinstance(rec, OffsetCommitTombstone)]
         if tombstones or time.monotonic() > deadline:
             break
-        time.sleep(5)
+        time.sleep(1)
 
     assert [rec for _, rec in tombstones] == [OffsetCommitTombstone(1, group, topic, 1)]
     commits = [(raw, rec) for raw, rec in mine if isinstance(rec, OffsetCommit)]
