@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from bench.serve_proc import Serve, until
@@ -156,7 +156,7 @@ def unclean_truncation(world: World, serve: Serve) -> Injected:
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, retries=20)
     try:
         _produce(world, producer, topic, 0, 100)
-        time.sleep(5)
+        until(lambda: _replicated(world, topic, b, 100), 60, f"broker {b} holds the first 100")
         cluster.stop_broker(b)  # controlled shutdown: the ISR shrinks to [a]
         _produce(world, producer, topic, 100, 50)
         # the ISR stays shrunk until the monitor has seen the 150 (a dead broker slows a collection)
@@ -201,6 +201,25 @@ def _leader_and_follower(world: World, topic: str) -> tuple[int, int]:
     [part] = desc["partitions"]
     leader = int(part["leader_id"])
     return leader, next(int(r) for r in part["replica_nodes"] if r != leader)
+
+
+def _replicated(world: World, topic: str, follower: int, n: int) -> bool:
+    """``follower`` holds the partition's first ``n`` messages: in the ISR, with the high watermark (the
+    in-sync replicas' least log end) at ``n``."""
+    admin = world.admin()
+    try:
+        [desc] = admin.describe_topics([topic])
+    finally:
+        admin.close()
+    [part] = desc["partitions"]
+    if follower not in {int(r) for r in part["isr_nodes"]}:
+        return False
+    consumer = KafkaConsumer(bootstrap_servers=world.cluster.bootstrap_servers)
+    try:
+        tp = TopicPartition(topic, 0)
+        return bool(consumer.end_offsets([tp])[tp] >= n)
+    finally:
+        consumer.close()
 
 
 def _log_end(serve: Serve, topic: str) -> int | None:

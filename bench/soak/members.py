@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import subprocess
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -117,15 +118,29 @@ class Members:
         self.revived: list[str] = []
 
     def start(self, member: str, group: str, topic: str, client: str) -> None:
-        if client in JAVA:
-            self._java.start(member, group, topic, client.removeprefix("java-"))
-        else:
-            self._starts += 1
-            out = self._dir / f"{member}-{self._starts}.jsonl"
-            m = start_member(client, self._cluster.bootstrap_servers, group, topic, out)
-            m.wait_assigned(90, nonempty=False)
-            self._python[member] = m
-        self.running[member] = (group, topic, client)
+        self.start_all([(member, group, topic, client)])
+
+    def start_all(self, members: Sequence[tuple[str, str, str, str]]) -> None:
+        """Start each ``(member, group, topic, client)`` of ``members``: every process first, then the wait
+        for each one's first assignment (the Python clients' start overlaps)."""
+        started: list[tuple[str, Member]] = []
+        try:
+            for member, group, topic, client in members:
+                if client in JAVA:
+                    self._java.start(member, group, topic, client.removeprefix("java-"))
+                else:
+                    self._starts += 1
+                    out = self._dir / f"{member}-{self._starts}.jsonl"
+                    started.append(
+                        (member, start_member(client, self._cluster.bootstrap_servers, group, topic, out))
+                    )
+                self.running[member] = (group, topic, client)
+            for member, m in started:
+                m.wait_assigned(90, nonempty=False)
+                self._python[member] = m
+        finally:  # a member that failed to start is stopped with the rest by close(): none is left behind
+            for member, m in started:
+                self._python.setdefault(member, m)
 
     def stop(self, member: str) -> None:
         if member in self._python:

@@ -31,9 +31,10 @@ class Timing:
 def rolling_restart_consumers(world: World, timing: Timing) -> str:
     """Restart each member of a two-member group in turn (two rebalances, the group never empty)."""
     group = _next(world, "rolling", world.free(at_least=2))
-    for member in list(world.groups[group]):
+    for i, member in enumerate(list(world.groups[group])):
+        if i:
+            time.sleep(timing.settle)  # the group rebalanced after the previous restart
         world.members.restart(member)
-        time.sleep(timing.settle)
     return group
 
 
@@ -110,12 +111,12 @@ def topic_churn(world: World, timing: Timing) -> str:
 
 def delete_group_offsets(world: World, timing: Timing) -> str:
     """An admin tool commits offsets for a group of its own on two unconsumed topics (nothing there for
-    retention to delete unread), then, once the monitor has seen them, deletes one topic's with
+    retention to delete unread), then, once the monitor shows them, deletes one topic's with
     OffsetDelete (the broker allows it: no member subscribes)."""
     group = _next(world, "offset_delete", world.tool_groups)
     first, second = world.spare_topics[-2:]
     tool_commit(world.cluster, group, {(first, 0): 0, (second, 0): 0})
-    time.sleep(timing.settle)
+    _until_monitor_sees(world, group, {(first, 0): 0, (second, 0): 0}, timing.settle)
     admin = world.admin()
     try:
         admin.delete_group_offsets(group, [TopicPartition(second, 0)])
@@ -176,6 +177,22 @@ SCHEDULE: tuple[Operation, ...] = (
     quorum_loss,
 )
 BLIND = {outage.__name__, quorum_loss.__name__}
+
+
+def _until_monitor_sees(
+    world: World, group: str, offsets: dict[tuple[str, int], int], settle: float, timeout: float = 120.0
+) -> None:
+    """Until the monitor shows every commit of ``offsets`` (:class:`RuntimeError` after ``timeout``); with no
+    monitor to ask, ``settle`` seconds."""
+    seen = world.monitor_committed
+    if seen is None:
+        time.sleep(settle)
+        return
+    deadline = time.monotonic() + timeout
+    while any(seen(group, t, p) != o for (t, p), o in offsets.items()):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{group}: the monitor did not show the commits {offsets} in {timeout:.0f} s")
+        time.sleep(0.25)
 
 
 def _count(world: World, what: str) -> int:

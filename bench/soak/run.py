@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,7 +30,7 @@ class Plan:
     topics: int = 12
     rate: float = 100.0  # produced messages a second, over every topic
     gap: float = 60.0  # seconds between two operations
-    warmup: float = 60.0  # seconds watched before the first operation
+    warmup: float = 60.0  # seconds watched (from the service's readiness) before the first operation
     quiet: float = 60.0  # seconds watched after the last one, before the incidents
     incident_timeout: float = 240.0
     retention_ms: int = TRAFFIC_RETENTION_MS  # of the traffic topics; keep it above outage + recovery
@@ -40,19 +41,35 @@ class Plan:
 def soak(plan: Plan, workdir: Path) -> dict[str, Any]:
     """Run the plan on a fresh sandbox in ``workdir``; the result as written to ``soak.json``."""
     started = time.time()
+    phases: dict[str, float] = {}
+    out: dict[str, Any] = {"plan": asdict(plan), "phases_s": phases}
+    phase = Phases(phases)
     cluster = start_cluster(workdir / "sandbox")
+    phase("sandbox")
     serve: Serve | None = None
     world: World | None = None
-    out: dict[str, Any] = {"plan": asdict(plan)}
     try:
         serve = Serve(cluster, CLUSTER, workdir / "serve")
-        out["ready_s"] = round(until(serve.ready, 180, "ready"), 1)
-        world = build(cluster, workdir, plan.groups, plan.topics, plan.rate, plan.retention_ms)
-        time.sleep(plan.warmup)
+        # the topics and members start while the service does; the warmup is watched from its readiness
+        with ThreadPoolExecutor(1) as pool:
+            building = pool.submit(
+                build, cluster, workdir, plan.groups, plan.topics, plan.rate, plan.retention_ms
+            )
+            try:
+                out["ready_s"] = round(until(serve.ready, 180, "ready"), 1)
+                ready_at = time.monotonic()
+            finally:
+                world = building.result()  # built (or its error) even if the service never got ready
+        world.monitor_committed = serve.committed
+        phase("build")
+        time.sleep(max(0.0, ready_at + plan.warmup - time.monotonic()))
+        phase("warmup")
         ops, blind = _operate(world, plan)
+        phase("operations")
         time.sleep(plan.quiet)
-        injected = _inject(world, serve, plan)
-        out.update(truth.judge(world, serve))  # stops the members
+        phase("quiet")
+        injected = _inject(world, serve, plan, phase)
+        out.update(truth.judge(world, serve, phase))  # stops the members
         alerts = serve.alerts()
         out.update(_judge(alerts, ops, blind, injected))
         t = world.traffic
@@ -64,8 +81,22 @@ def soak(plan: Plan, workdir: Path) -> dict[str, Any]:
         if serve is not None:
             serve.stop()
         cluster.kill()  # the run's own sandbox: nothing is read from it again
+    phase("teardown")
     out["duration_s"] = round(time.time() - started, 1)
     return out
+
+
+class Phases:
+    """``phase(name)`` notes (and logs) the seconds since the previous call under ``name``."""
+
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into, self.at = into, time.monotonic()
+
+    def __call__(self, name: str) -> None:
+        now = time.monotonic()
+        self.into[name] = round(self.into.get(name, 0.0) + now - self.at, 1)
+        self.at = now
+        log.info("phase %s %.1f s", name, self.into[name])
 
 
 def _operate(world: World, plan: Plan) -> tuple[list[dict[str, Any]], list[tuple[float, float]]]:
@@ -98,27 +129,27 @@ def _operate(world: World, plan: Plan) -> tuple[list[dict[str, Any]], list[tuple
     return ops, blind
 
 
-def _inject(world: World, serve: Serve, plan: Plan) -> list[Injected]:
+def _inject(world: World, serve: Serve, plan: Plan, phase: Phases) -> list[Injected]:
+    """Every incident, one after another; their alerts are waited for once the last is injected (each has
+    its own groups and topics). Retention's goes first: it takes half a minute to pass."""
     done: list[Injected] = []
-    later: list[Injected] = []
     for inject in (
+        lambda: incidents.retention_passes_stuck_group(world),
         lambda: incidents.rewind(world, "classic"),
         lambda: incidents.rewind(world, "consumer"),
-        lambda: incidents.retention_passes_stuck_group(world),
         lambda: incidents.unclean_truncation(world, serve),
     ):
         try:
             incident = inject()
         except Exception as exc:  # not injected: reported, not caught
             done.append(Injected(f"failed: {exc!r}", time.time(), set(), set(), []))
+            phase("incident_failed_inject")
             continue
+        phase(f"incident_{incident.name}_inject")
         done.append(incident)
-        if incident.name == "retention_passes_stuck_group":
-            later.append(incident)  # retention takes half a minute to pass: the next incident runs meanwhile
-            continue
+    for incident in done:
         _catch(serve, incident, plan)
-    for incident in later:
-        _catch(serve, incident, plan)
+        phase(f"incident_{incident.name}_catch")
     return done
 
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from bench.serve_proc import Serve
+from bench.serve_proc import Serve, until
 from bench.soak.world import World, retrying
 from tests.truth import ops
 from tests.truth.logread import held_payloads
@@ -31,18 +32,24 @@ from tests.truth.verdict import Claim, partition_problems, problems
 
 Key = tuple[str, str, int]  # (group, topic, partition)
 SEEN_TIMEOUT_S = 180.0
+EVALUATIONS_AFTER = 3  # after the last commits were seen, before the findings are judged
 
 
-def judge(world: World, serve: Serve) -> dict[str, Any]:
+def judge(world: World, serve: Serve, phase: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Stop the traffic and every member, let offsetguard see the last commits, and judge every stored
-    finding (what is acknowledged after the log is read back would look lost)."""
+    finding (what is acknowledged after the log is read back would look lost). ``phase(name)`` is called
+    at the end of each step (the run's timings)."""
     world.traffic.halt()
     world.members.close()
+    phase("truth_stop_members")
     scopes = _scopes(world)
     committed = _committed(world, scopes)
+    phase("truth_committed")
     unseen = _wait_seen(serve, committed)
+    phase("truth_wait_seen")
     topics = sorted({t for _, t, _ in scopes})
     held = held_payloads(world.cluster, topics, timeout=180)
+    phase("truth_read_log")
     acked = load_acked(world.traffic.acked_journal.path)
     reads = world.members.reads()
     found = truths(acked, reads, held, committed, dict.fromkeys(scopes, 0.0), _ends(world, scopes, acked))
@@ -52,6 +59,7 @@ def judge(world: World, serve: Serve) -> dict[str, Any]:
     judged = [p for t in found.values() for p in problems(t, claims)]
     judged += [p for t in cut.values() for p in partition_problems(t, claims)]
     by_client: Counter[str] = Counter(r.client for r in reads)
+    phase("truth_judge")
     return {
         "truth": {
             "group_partitions": len(found),
@@ -134,16 +142,30 @@ def _fetch(world: World, group: str, into: dict[tuple[str, int], int]) -> None:
 
 
 def _wait_seen(serve: Serve, committed: dict[Key, int | None]) -> list[str]:
-    """Wait until offsetguard shows every group's last commit (at most :data:`SEEN_TIMEOUT_S`), then a
-    few more evaluations; the group-partitions it still did not show."""
+    """Wait until offsetguard shows every group's last commit (at most :data:`SEEN_TIMEOUT_S`), then
+    :data:`EVALUATIONS_AFTER` more evaluations; the group-partitions it still did not show."""
     deadline = time.monotonic() + SEEN_TIMEOUT_S
     waiting = {k: v for k, v in committed.items() if v is not None}
     while waiting and time.monotonic() < deadline:
         waiting = {k: v for k, v in waiting.items() if serve.committed(*k) != v}
         if waiting:
             time.sleep(2)
-    time.sleep(10)  # held findings come out on the evaluations after the last commit
+    # held findings come out on the evaluations after the last commit (the first one counted may have
+    # started before it was seen: the others started after)
+    seen = evaluations(serve)
+    until(lambda: evaluations(serve) >= seen + EVALUATIONS_AFTER, 60, f"{EVALUATIONS_AFTER} evaluations")
     return [f"{g} {t}[{p}]={v}" for (g, t, p), v in sorted(waiting.items())]
+
+
+def evaluations(serve: Serve) -> int:
+    """The detection evaluations ``serve`` completed (``offsetguard_detection_evaluations_total``)."""
+    r = serve.http.get("/metrics")
+    r.raise_for_status()
+    series = f'offsetguard_detection_evaluations_total{{cluster="{serve.name}"}} '
+    for line in r.text.splitlines():
+        if line.startswith(series):
+            return int(float(line.removeprefix(series)))
+    raise RuntimeError(f"offsetguard serve's /metrics has no {series.strip()}")
 
 
 def _topic_id(world: World, topic: str) -> str | None:

@@ -158,6 +158,8 @@ class World:
     # group -> when it was deleted, and its committed offsets then
     retired: dict[str, tuple[float, dict[tuple[str, int], int]]] = field(default_factory=dict)
     n_members: int = 0
+    # the monitor's view of a committed offset (group, topic, partition; None: not seen), once it runs
+    monitor_committed: Callable[[str, str, int], int | None] | None = None
 
     def free(self, members: int | None = None, at_least: int = 1) -> list[str]:
         """Groups the operations may change (not the incidents'), with ``members`` / ``at_least`` members."""
@@ -171,13 +173,20 @@ class World:
         return KafkaAdminClient(bootstrap_servers=self.cluster.bootstrap_servers)
 
     def new_member(self, group: str) -> str:
-        self.n_members += 1
-        member = f"m{self.n_members}"
-        topic = self.topic_of[group]
-        self.started.setdefault(group, time.time())
-        self.members.start(member, group, topic, self.clients[group])
-        self.groups[group].append(member)
+        [member] = self.new_members([group])
         return member
+
+    def new_members(self, groups: list[str]) -> list[str]:
+        """A new member for each of ``groups`` (a group twice: two), started together; their ids."""
+        specs = []
+        for group in groups:
+            self.n_members += 1
+            specs.append((f"m{self.n_members}", group, self.topic_of[group], self.clients[group]))
+            self.started.setdefault(group, time.time())
+        self.members.start_all(specs)
+        for member, group, _, _ in specs:
+            self.groups[group].append(member)
+        return [member for member, *_ in specs]
 
 
 def build(
@@ -233,10 +242,13 @@ def build(
         world.reserved.add(group)
     world.traffic.start()
     try:
-        for i, group in enumerate(world.groups):
-            world.new_member(group)
-            if i % 5 == 0 and group not in world.reserved:
-                world.new_member(group)
+        world.new_members(
+            [
+                g
+                for i, g in enumerate(world.groups)
+                for _ in range(2 if i % 5 == 0 and g not in world.reserved else 1)
+            ]
+        )
     except BaseException:
         world.traffic.halt()
         members.close()
