@@ -6,7 +6,8 @@ second too (:data:`BROKER_PROPERTIES`). A test waiting for an expiry waits a min
 that this minute passes while the session runs other tests, the sandbox is started in the background
 when the session starts, if a collected test asks for it, and a test asking for
 ``early_standalone_commit`` finds that commit made as soon as the sandbox was up: it waits only for what
-is left of the minute (all of it when run alone).
+is left of the minute (all of it when run alone). Such a test is moved to run right before the sandbox's
+next user (:func:`pytest_collection_modifyitems`), so the minute is spent on the tests in between.
 
 Fixtures (session scope):
 
@@ -137,6 +138,22 @@ def _expiry_sandbox_early(
         yield
     finally:
         starter.kill()  # throwaway: no controlled shutdown
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests using ``early_standalone_commit`` run right before the first other test of the sandbox
+    after them (after any ``--module-order``): the minute their expiry takes passes while the tests between
+    run (in ``make test``, from the session's start to ``tests/e2e/test_time_based.py``), not while they
+    wait. Alone, or with no other user after them, they stay where they are."""
+    early = [item for item in items if "early_standalone_commit" in _fixtures(item)]
+    later = [item for item in items if "kafka_expiry" in _fixtures(item) and item not in early]
+    if not early or not later or items.index(later[0]) < items.index(early[0]):
+        return
+    for item in early:
+        items.remove(item)
+    at = items.index(later[0])
+    items[at:at] = early
 
 
 def _fixtures(item: pytest.Item) -> list[str]:
