@@ -192,13 +192,19 @@ def unclean_truncation(world: World, serve: Serve) -> Injected:
     )
 
 
-def _leader_and_follower(world: World, topic: str) -> tuple[int, int]:
+def _partition(world: World, topic: str) -> dict[str, Any]:
+    """The description of ``topic``'s one partition (leader, replicas, ISR)."""
     admin = world.admin()
     try:
         [desc] = admin.describe_topics([topic])
     finally:
         admin.close()
     [part] = desc["partitions"]
+    return dict(part)
+
+
+def _leader_and_follower(world: World, topic: str) -> tuple[int, int]:
+    part = _partition(world, topic)
     leader = int(part["leader_id"])
     return leader, next(int(r) for r in part["replica_nodes"] if r != leader)
 
@@ -206,12 +212,7 @@ def _leader_and_follower(world: World, topic: str) -> tuple[int, int]:
 def _replicated(world: World, topic: str, follower: int, n: int) -> bool:
     """``follower`` holds the partition's first ``n`` messages: in the ISR, with the high watermark (the
     in-sync replicas' least log end) at ``n``."""
-    admin = world.admin()
-    try:
-        [desc] = admin.describe_topics([topic])
-    finally:
-        admin.close()
-    [part] = desc["partitions"]
+    part = _partition(world, topic)
     if follower not in {int(r) for r in part["isr_nodes"]}:
         return False
     consumer = KafkaConsumer(bootstrap_servers=world.cluster.bootstrap_servers)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kafka import TopicPartition
 from kafka.admin import NewTopic
 
+from bench.serve_proc import until
 from bench.soak.world import World, retrying, tool_commit
 from tests.truth.ops import committed_offsets
 
@@ -188,11 +189,11 @@ def _until_monitor_sees(
     if seen is None:
         time.sleep(settle)
         return
-    deadline = time.monotonic() + timeout
-    while any(seen(group, t, p) != o for (t, p), o in offsets.items()):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{group}: the monitor did not show the commits {offsets} in {timeout:.0f} s")
-        time.sleep(0.25)
+    until(
+        lambda: all(seen(group, t, p) == o for (t, p), o in offsets.items()),
+        timeout,
+        f"{group}: the monitor shows the commits {offsets}",
+    )
 
 
 def _count(world: World, what: str) -> int:
