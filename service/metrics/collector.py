@@ -23,6 +23,7 @@ from service.metrics.operations import (
     alert_families,
     collector_families,
     detection_families,
+    reconcile_families,
     tail_families,
 )
 from service.metrics.options import MetricsOptions
@@ -77,6 +78,7 @@ class OffsetguardCollector:
         yield from collector_families(inputs.statuses, now, inputs.stale_after_intervals)
         yield from tail_families(inputs.tails)
         yield from detection_families(inputs.evaluations)
+        yield from reconcile_families(inputs.reconciles)
         yield from alert_families(inputs.alerts, [c.cluster for c in inputs.clusters])
         yield from store_families(inputs.store)
         yield from leader_families(inputs.leader)

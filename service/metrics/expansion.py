@@ -115,7 +115,7 @@ _OFFSET = itemgetter(3)
 
 def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
     """The :class:`ScrapeInputs` and ``now`` that ``compact`` was given (as far as rendering reads)."""
-    now, clusters, statuses, stale_after, tails, alerts, reached, evaluations = snapshot
+    now, clusters, statuses, stale_after, tails, alerts, reached, evaluations, reconciles = snapshot
     names = [c[0] for c in clusters]
     inputs = ScrapeInputs(
         clusters=[
@@ -132,6 +132,7 @@ def expand(snapshot: Compact) -> tuple[ScrapeInputs, float]:
         stale_after_intervals=stale_after,
         tails=[FrozenTail(c, u, r, dict(lag), *rest) for c, u, r, lag, *rest in tails],
         evaluations=evaluations,
+        reconciles=reconciles,
         alerts=None if alerts is None else FrozenAlerts(*(dict(x) for x in alerts)),
         log_end_times=FrozenLogEndTimes(dict(zip(names, reached, strict=True))),
     )

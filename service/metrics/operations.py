@@ -9,7 +9,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from alerts.model import ALERT_KINDS
 from collectors.errors import OffsetguardError
-from service.metrics.sources import AlertCounts, StatusLike, TailFiguresLike
+from service.metrics.sources import AlertCounts, ReconcileFigures, StatusLike, TailFiguresLike
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +90,30 @@ def detection_families(evaluations: Sequence[tuple[str, int]]) -> Iterator[Metri
     for cluster, n in evaluations:
         total.add_metric([cluster], n)
     yield total
+
+
+def reconcile_families(reconciles: Sequence[ReconcileFigures]) -> Iterator[Metric]:
+    """The committed-offsets polls that reconciled the tail's view, and the differences they found (each
+    one something the tail missed or got wrong); nothing when no cluster's committed offsets come from a
+    live tail (``tail.enabled: false``, an ha standby)."""
+    if not reconciles:
+        return
+    c = ["cluster"]
+    runs = CounterMetricFamily(
+        "offsetguard_reconcile_runs_total",
+        "Committed-offsets polls compared with the committed offsets the live tail reported.",
+        labels=c,
+    )
+    differences = CounterMetricFamily(
+        "offsetguard_reconcile_differences_total",
+        "Committed offsets on which a reconciling poll and the live tail disagreed (missed commit, "
+        "missed tombstone or a different value), corrected from the poll.",
+        labels=c,
+    )
+    for cluster, n_runs, n_differences in reconciles:
+        runs.add_metric([cluster], n_runs)
+        differences.add_metric([cluster], n_differences)
+    yield from (runs, differences)
 
 
 def alert_families(alerts: AlertCounts | None, clusters: Sequence[str] = ()) -> Iterator[Metric]:

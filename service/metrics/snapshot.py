@@ -32,7 +32,8 @@ from service.metrics.view import Wanted, wanted_of
 
 log = logging.getLogger(__name__)
 
-# (now, clusters, statuses, stale_after_intervals, tails, alerts, reached_at per cluster, evaluations)
+# (now, clusters, statuses, stale_after_intervals, tails, alerts, reached_at per cluster, evaluations,
+#  reconciles)
 Compact = tuple[Any, ...]
 
 
@@ -109,6 +110,7 @@ class Compactor:
             _alerts(inputs),
             reached,
             tuple(inputs.evaluations),
+            tuple(inputs.reconciles),
         )
 
     def _part(self, cluster: str, name: str, obs: Any) -> bytes | None:

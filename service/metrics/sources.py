@@ -67,6 +67,10 @@ class TailLike(Protocol):
     def figures(self) -> TailFiguresLike: ...
 
 
+# (cluster, reconciliations run, differences found): collectors.reconcile.Reconciler, read at scrape time
+ReconcileFigures = tuple[str, int, int]
+
+
 class StatusLike(Protocol):
     """One collector's scheduler status (``service.scheduler.CollectorStatus`` fits)."""
 
@@ -132,6 +136,7 @@ class ScrapeInputs:
     stale_after_intervals: float = 3.0
     tails: Sequence[TailFiguresLike] = ()
     evaluations: Sequence[tuple[str, int]] = ()  # (cluster, detection evaluations completed)
+    reconciles: Sequence[ReconcileFigures] = ()  # clusters whose committed offsets come from the tail
     alerts: AlertCounts | None = None
     log_end_times: LogEndTimes | None = None
     store: StoreFigures | None = None
@@ -166,6 +171,7 @@ def inputs_from_runtime(runtime: Any) -> ScrapeInputs:
         stale_after_intervals=scheduler.stale_after_intervals,
         tails=[tail.figures() for tail in getattr(runtime, "tails", ())],
         evaluations=[(d.cluster, d.evaluations) for d in getattr(runtime, "detections", ())],
+        reconciles=[(r.cluster, r.runs, r.differences) for r in getattr(runtime, "reconcilers", ())],
         alerts=alerts if isinstance(alerts, AlertCounts) else None,
         log_end_times=runtime.store,
         store=store_figures(runtime),

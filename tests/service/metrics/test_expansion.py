@@ -34,3 +34,8 @@ def test_compact_committed_keyed_offsets_and_offsets_as_the_observation() -> Non
 def test_compact_detection_evaluations_survive_the_worker_round_trip() -> None:
     inputs, _ = expand(compact(ScrapeInputs(evaluations=[("c1", 12)]), b.NOW))
     assert list(inputs.evaluations) == [("c1", 12)]
+
+
+def test_compact_reconcile_figures_survive_the_worker_round_trip() -> None:
+    inputs, _ = expand(compact(ScrapeInputs(reconciles=[("c1", 4, 1)]), b.NOW))
+    assert list(inputs.reconciles) == [("c1", 4, 1)]

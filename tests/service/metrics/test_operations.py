@@ -89,6 +89,24 @@ def test_detection_families_evaluations_per_cluster_exact() -> None:
     }
 
 
+def test_reconcile_families_runs_and_differences_per_cluster_exact() -> None:
+    r = _registry(ScrapeInputs(reconciles=[("c1", 5, 2), ("c2", 1, 0)]))
+    assert samples(r, "offsetguard_reconcile_runs_total") == {
+        labels(cluster="c1"): 5,
+        labels(cluster="c2"): 1,
+    }
+    assert samples(r, "offsetguard_reconcile_differences_total") == {
+        labels(cluster="c1"): 2,
+        labels(cluster="c2"): 0,
+    }
+
+
+def test_reconcile_families_no_tail_fed_cluster_absent() -> None:
+    names = family_names(_registry(ScrapeInputs(evaluations=[("c1", 1)])))
+    assert "offsetguard_reconcile_runs" not in names
+    assert "offsetguard_reconcile_differences" not in names
+
+
 def test_alert_families_firing_incidents_magnitudes_exact() -> None:
     r = _registry(ScrapeInputs(alerts=b.FakeAlerts()))
     assert samples(r, "offsetguard_alerts_firing") == {

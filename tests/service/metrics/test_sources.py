@@ -70,6 +70,18 @@ def test_inputs_from_runtime_detection_evaluations_read_at_scrape() -> None:
     assert list(inputs_from_runtime(_runtime()).evaluations) == []
 
 
+def test_inputs_from_runtime_reconcilers_read_at_scrape() -> None:
+    reconciler = SimpleNamespace(cluster="c1", runs=2, differences=0)
+    runtime = _runtime(reconcilers=[reconciler])
+    first = inputs_from_runtime(runtime)
+    reconciler.runs, reconciler.differences = 3, 1
+    assert (list(first.reconciles), list(inputs_from_runtime(runtime).reconciles)) == (
+        [("c1", 2, 0)],
+        [("c1", 3, 1)],
+    )
+    assert list(inputs_from_runtime(_runtime()).reconciles) == []
+
+
 def test_inputs_from_runtime_no_runtime_empty() -> None:
     inputs = inputs_from_runtime(None)
     assert (list(inputs.clusters), list(inputs.statuses), inputs.alerts) == ([], [], None)
