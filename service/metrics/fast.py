@@ -73,6 +73,12 @@ class BulkGauge(GaugeMetricFamily):
         """The family's sample lines, with ``cache`` shared by the encode's families."""
         raise NotImplementedError
 
+    def chunks(self, cache: LineCache) -> Iterator[str]:
+        """The family's sample lines joined a few thousand at a time (what :func:`encode` writes)."""
+        lines = self.lines(cache)
+        while chunk := "".join(islice(lines, _CHUNK)):
+            yield chunk
+
 
 class FastGauge(BulkGauge):
     """A bulk gauge keeping each series as ``(label values, value)``: its lines are written from one
@@ -153,7 +159,7 @@ class BlockGauge(BulkGauge):
     def _samples(self) -> Iterator[Sample]:
         names = [self._labelnames[i] for i in self._order]
         for b, x in self._rows:
-            yield Sample(self.name, _unblock(names, b), x, None)
+            yield Sample(self.name, unblock(names, b), x, None)
 
     def lines(self, cache: LineCache) -> Iterator[str]:
         head = self.name
@@ -166,7 +172,7 @@ def escape_label(value: str) -> str:
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
-def _unblock(names: list[str], block: str) -> dict[str, str]:
+def unblock(names: list[str], block: str) -> dict[str, str]:
     """The label values of a block written for ``names`` (sorted), unescaped (for :attr:`samples`)."""
     values = _VALUE.findall(block)
     if len(values) != len(names):
@@ -230,8 +236,7 @@ def encode(
         flush()
         header = encoder(_One([GaugeMetricFamily(metric.name, metric.documentation, labels=())]))
         emit(header.removesuffix(EOF) if openmetrics else header)
-        lines = metric.lines(cache)
-        while chunk := "".join(islice(lines, _CHUNK)):
+        for chunk in metric.chunks(cache):
             emit(chunk.encode())
     flush()
     if openmetrics:

@@ -9,14 +9,16 @@ aggregate and is dropped there.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import cache, partial
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.aggregate import group_totals, topic_log_totals
-from service.metrics.fast import BlockGauge, FastGauge, escape_label
+from service.metrics.fast import FastGauge, escape_label
+from service.metrics.memo import LineGauge, LineMemo, Table, Value
 from service.metrics.options import Granularity
-from service.metrics.view import ClusterView
+from service.metrics.view import ClusterView, LagRow, Wanted
 
 GTP = ["cluster", "group", "topic", "partition"]
 TP = ["cluster", "topic", "partition"]
@@ -28,10 +30,13 @@ GROUP_LABELS: dict[Granularity, list[str]] = {
 _OVER = {"topic": "the group's partitions of the topic", "group": "all the group's partitions"}
 
 
-def own_families(views: list[ClusterView], granularity: Granularity = "partition") -> Iterator[Metric]:
-    """Per-partition and per-group-partition families, or their aggregates at a coarser granularity."""
+def own_families(
+    views: list[ClusterView], granularity: Granularity = "partition", memo: LineMemo | None = None
+) -> Iterator[Metric]:
+    """Per-partition and per-group-partition families, or their aggregates at a coarser granularity
+    (``memo``: the lines of the previous render, :mod:`service.metrics.memo`)."""
     if granularity == "partition":
-        yield from _per_partition(views)
+        yield from _per_partition(views, memo)
     else:
         yield from _aggregated(views, granularity)
 
@@ -76,10 +81,14 @@ def cluster_families(views: list[ClusterView]) -> Iterator[Metric]:
     yield from (brokers, under)
 
 
-def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
-    """Each row's label block is written once for its three families, from the view's lag rows (no
-    :class:`~service.metrics.view.GroupPartition` is built: this is every scrape's bulk)."""
-    g = BlockGauge
+def _per_partition(views: list[ClusterView], memo: LineMemo | None = None) -> Iterator[Metric]:
+    """Each family's lines per cluster from a :class:`~service.metrics.memo.Table` of its committed
+    group-partitions (lag rows) or partitions: with ``memo`` (the collector's), a series whose value did
+    not change since the previous render keeps the line written then; a row's label block is written
+    once for all its families (no :class:`~service.metrics.view.GroupPartition` is built: this is every
+    scrape's bulk)."""
+    memo = memo if memo is not None else LineMemo()
+    g = LineGauge
     lag = g(
         "offsetguard_group_lag_messages",
         "Log end offset minus committed offset; negative when the commit is beyond the log end.",
@@ -93,46 +102,92 @@ def _per_partition(views: list[ClusterView]) -> Iterator[Metric]:
     committed = g("offsetguard_group_committed_offset", "Committed offset of the group.", labels=GTP)
     start = g("offsetguard_partition_log_start_offset", "Log start offset of the partition.", labels=TP)
     end = g("offsetguard_partition_log_end_offset", "Log end offset (high watermark).", labels=TP)
-    epoch = FastGauge("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
-    add_lag, add_seconds, add_committed = lag.appender(), seconds.appender(), committed.appender()
-    add_start, add_end = start.appender(), end.appender()
-    escaped: dict[str, str] = {}
+    epoch = g("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
+    esc = _Escaped()
+    for view in views:
+        _write_cluster(memo, view, esc, (lag, seconds, committed, start, end, epoch))
+    yield from (lag, seconds, committed, start, end, epoch)
 
-    def esc(value: str) -> str:
-        e = escaped.get(value)
+
+def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: tuple[LineGauge, ...]) -> None:
+    """One cluster's lines of the six per-partition families (in :func:`_per_partition`'s order)."""
+    lag, seconds, committed, start, end, epoch = families
+    c = esc(view.cluster)
+    lags, reached, now = view.lags, view.reached, view.now
+    rows = memo.table(view.cluster, "group_partition")
+    rows.rows((lags,), lambda: [r[0] for r in lags], partial(_gtp_block, c, esc))
+    _add(committed, rows, (lags,), lambda: [r[1] for r in lags])
+    _add(lag, rows, (lags,), lambda: [r[2] for r in lags])
+    _add(seconds, rows, (lags, reached, now), partial(_lag_seconds, lags, reached, now))
+    offsets = view.offsets
+    parts = offsets.partitions if offsets is not None else ()
+    rows = memo.table(view.cluster, "partition")
+    rows.rows((offsets,), lambda: [(o.topic, o.partition) for o in parts], partial(_tp_block, c, esc))
+    _add(start, rows, (offsets,), lambda: [o.log_start for o in parts])
+    _add(end, rows, (offsets,), lambda: [o.log_end for o in parts])
+    epochs = cache(partial(_epochs, view))
+    rows = memo.table(view.cluster, "epoch")
+    rows.rows((offsets, view.metadata), lambda: list(epochs()), partial(_tp_block, c, esc))
+    _add(epoch, rows, (offsets, view.metadata), lambda: list(epochs().values()))
+
+
+class _Escaped(dict[str, str]):
+    """Each label value escaped once per render."""
+
+    def __call__(self, value: str) -> str:
+        e = self.get(value)
         if e is None:
-            e = escaped[value] = escape_label(value)
+            e = self[value] = escape_label(value)
         return e
 
-    for view in views:
-        c = esc(view.cluster)
-        reached, now = view.reached, view.now
-        # the blocks as BlockGauge.block writes them for GTP and TP (label names sorted)
-        for (group, topic, partition), offset, behind in view.lags:
-            block = f'{{cluster="{c}",group="{esc(group)}",partition="{partition}",topic="{esc(topic)}"}}'
-            add_committed((block, offset))
-            if behind is None:
-                continue
-            add_lag((block, behind))
-            if behind == 0:
-                add_seconds((block, 0.0))
-            elif behind > 0 and (at := reached.get((topic, partition, offset + 1))) is not None:
-                add_seconds((block, max(0.0, now - at)))  # as view.lag_seconds
-        epochs: dict[tuple[str, int], int] = {}
-        if view.offsets is not None:
-            for o in view.offsets.partitions:
-                block = f'{{cluster="{c}",partition="{o.partition}",topic="{esc(o.topic)}"}}'
-                add_start((block, o.log_start))
-                add_end((block, o.log_end))
-                if o.leader_epoch is not None:
-                    epochs[(o.topic, o.partition)] = o.leader_epoch
-        if view.metadata is not None:  # metadata is the authority on leader epochs
-            for p in view.metadata.partitions():
-                if p.leader_epoch >= 0:
-                    epochs[(p.topic, p.partition)] = p.leader_epoch
-        for (topic, partition), value in epochs.items():
-            epoch.add_metric([view.cluster, topic, str(partition)], value)
-    yield from (lag, seconds, committed, start, end, epoch)
+
+def _gtp_block(c: str, esc: _Escaped, key: tuple[str, str, int]) -> str:
+    """A group-partition's label block as a GTP family writes it (label names sorted); ``c`` escaped."""
+    group, topic, partition = key
+    return f'{{cluster="{c}",group="{esc(group)}",partition="{partition}",topic="{esc(topic)}"}}'
+
+
+def _tp_block(c: str, esc: _Escaped, key: tuple[str, int]) -> str:
+    topic, partition = key
+    return f'{{cluster="{c}",partition="{partition}",topic="{esc(topic)}"}}'
+
+
+def _add(
+    family: LineGauge, rows: Table, source: tuple[object, ...], values: Callable[[], list[Value]]
+) -> None:
+    column = rows.lines(family.name, source, values)
+    family.add_lines(column.lines, column.values)
+
+
+def _lag_seconds(lags: Sequence[LagRow], reached: Mapping[Wanted, float], now: float) -> list[Value]:
+    """Each row's lag in seconds, as :func:`service.metrics.view.lag_seconds` (None: absent)."""
+    out: list[Value] = []
+    add = out.append
+    get = reached.get
+    for (_, topic, partition), offset, behind in lags:
+        if behind is None or behind < 0:
+            add(None)
+        elif behind == 0:
+            add(0.0)
+        else:
+            at = get((topic, partition, offset + 1))
+            add(None if at is None else max(0.0, now - at))
+    return out
+
+
+def _epochs(view: ClusterView) -> dict[tuple[str, int], int]:
+    """Leader epoch per partition: the offsets observation's, overridden by the metadata's (the
+    authority on leader epochs), in the order first seen."""
+    epochs: dict[tuple[str, int], int] = {}
+    if view.offsets is not None:
+        for o in view.offsets.partitions:
+            if o.leader_epoch is not None:
+                epochs[(o.topic, o.partition)] = o.leader_epoch
+    if view.metadata is not None:
+        for p in view.metadata.partitions():
+            if p.leader_epoch >= 0:
+                epochs[(p.topic, p.partition)] = p.leader_epoch
+    return epochs
 
 
 def _aggregated(views: list[ClusterView], granularity: Granularity) -> Iterator[Metric]:

@@ -18,7 +18,9 @@ crossing. All store lookups of a scrape are one batched query per cluster.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -82,8 +84,11 @@ def lag_rows(committed: CommittedLike | None, offsets: OffsetsObservation | None
     """``(key, committed, lag)`` of every committed group-partition, unsorted: one per key (the first of
     duplicates wins: a duplicate would make an invalid exposition), ``lag`` None when the log range is
     unknown."""
+    return _lag_rows(committed, offsets.log_ends() if offsets else {})
+
+
+def _lag_rows(committed: CommittedLike | None, ends: Mapping[tuple[str, int], int]) -> list[LagRow]:
     unique = _unique(committed)
-    ends = offsets.log_ends() if offsets else {}
     rows = []
     for key, offset in unique.items():
         end = ends.get(key[1:])
@@ -133,26 +138,125 @@ def assignments(groups: GroupsObservation | None) -> dict[tuple[str, str, int], 
     return found
 
 
-def cluster_view(inputs: ClusterInputs, store: LogEndTimes | None, now: float) -> ClusterView:
+def cluster_view(
+    inputs: ClusterInputs, store: LogEndTimes | None, now: float, kept: ViewMemo | None = None
+) -> ClusterView:
     """Lag and lag seconds of every committed group-partition of one cluster, sorted by group, topic and
     partition (the member a partition is assigned to: :func:`assignments`, for the families that need
-    it)."""
-    lags = lag_rows(inputs.committed, inputs.offsets)
-    lags.sort()  # by key: keys are unique
-    reached = _reached_at(store, inputs.cluster, wanted_offsets(lags))
+    it). With ``kept`` (the collector's), what the previous renders derived is reused (:class:`ViewMemo`)."""
     c = inputs
+    if kept is not None:
+        lags, reached = kept.lags_and_reached(c, store)
+    else:
+        lags = lag_rows(c.committed, c.offsets)
+        lags.sort()  # by key: keys are unique
+        reached = _reached_at(store, c.cluster, wanted_offsets(lags))
     return ClusterView(c.cluster, c.metadata, c.offsets, c.groups, c.committed, lags, reached, now)
 
 
-def cluster_views(inputs: ScrapeInputs, now: float) -> Sequence[ClusterView]:
-    return [cluster_view(c, inputs.log_end_times, now) for c in inputs.clusters]
+def cluster_views(inputs: ScrapeInputs, now: float, kept: ViewMemo | None = None) -> Sequence[ClusterView]:
+    views = [cluster_view(c, inputs.log_end_times, now, kept) for c in inputs.clusters]
+    if kept is not None:
+        kept.keep({c.cluster for c in inputs.clusters})
+    return views
 
 
-def _reached_at(store: LogEndTimes | None, cluster: str, wanted: set[Wanted]) -> Mapping[Wanted, float]:
+def _reached_at(
+    store: LogEndTimes | None, cluster: str, wanted: set[Wanted], failed: list[bool] | None = None
+) -> Mapping[Wanted, float]:
     if store is None or not wanted:
         return {}
     try:
         return store.log_end_reached_at_many(cluster, wanted)
     except OffsetguardError as exc:  # a scrape without lag seconds beats a failed scrape
         log.warning("metrics: lag seconds of %s unavailable: %s", cluster, exc)
+        if failed is not None:
+            failed.append(True)
         return {}
+
+
+INCOMPLETE_REUSE_S = 5.0  # crossings the store did not know are asked again after this (or sooner)
+
+
+@dataclass(slots=True, eq=False)
+class _Held:
+    committed: CommittedLike | None
+    offsets: OffsetsObservation | None
+    lags: list[LagRow]
+    wanted: set[Wanted]
+    ends: Mapping[tuple[str, int], int]
+    reached: Mapping[Wanted, float]
+    unanswered_until: float  # monotonic; inf when every wanted crossing is known
+
+
+class ViewMemo:
+    """What :func:`cluster_view` derived at the previous render of each cluster, owned by one collector
+    (renders are not concurrent: the collector hands a render its memo only while no other holds it).
+
+    Observations are frozen and replaced whole by each collector cycle, so while the committed and
+    offsets observations are the same objects the sorted lag rows are too. A crossing time, once the
+    store knows it, stands while the partition's log end does not fall (a truncation, a re-created
+    topic: then the crossing that counts is a later one), so known ones are kept from render to render
+    for the rows that still want them, and the store is asked only for the others. An unknown one (the
+    store may still be writing the cycle's sample) is asked again with the next offsets or committed
+    observation, or after :data:`INCOMPLETE_REUSE_S` (as :class:`service.metrics.snapshot.Compactor`).
+    """
+
+    def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._monotonic = monotonic
+        self._held: dict[str, _Held] = {}
+        self.asked = 0  # crossings asked of the store so far (tests, bench)
+
+    def lags_and_reached(
+        self, c: ClusterInputs, store: LogEndTimes | None
+    ) -> tuple[list[LagRow], Mapping[Wanted, float]]:
+        if store is None:  # nothing to ask, nothing to keep: no lag in seconds (as a fresh render)
+            self._held.pop(c.cluster, None)
+            lags = lag_rows(c.committed, c.offsets)
+            lags.sort()
+            return lags, {}
+        held = self._held.get(c.cluster)
+        if held is not None and held.committed is c.committed and held.offsets is c.offsets:
+            if self._monotonic() < held.unanswered_until:
+                return held.lags, held.reached
+            lags, wanted, ends = held.lags, held.wanted, held.ends
+        else:
+            if held is not None and held.offsets is c.offsets:
+                ends = held.ends
+            else:
+                ends = c.offsets.log_ends() if c.offsets is not None else {}
+            lags = _lag_rows(c.committed, ends)
+            lags.sort()  # by key: keys are unique
+            wanted = wanted_offsets(lags)
+        known = _standing(held, ends) if held is not None else {}
+        found = {k: at for k in wanted if (at := known.get(k)) is not None}
+        missing = wanted.difference(found)
+        complete = True
+        if missing:
+            self.asked += len(missing)
+            failed: list[bool] = []
+            answers = _reached_at(store, c.cluster, missing, failed)
+            if failed:  # as a fresh render: no lag seconds this time; what was known stays for the next
+                self._held[c.cluster] = _Held(c.committed, c.offsets, lags, wanted, ends, found, 0.0)
+                return lags, {}
+            found.update(answers)
+            complete = len(found) >= len(wanted)
+        until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
+        self._held[c.cluster] = _Held(c.committed, c.offsets, lags, wanted, ends, found, until)
+        return lags, found
+
+    def keep(self, clusters: set[str]) -> None:
+        """Forget the clusters no longer scraped."""
+        for name in [n for n in self._held if n not in clusters]:
+            del self._held[name]
+
+
+def _standing(held: _Held, ends: Mapping[tuple[str, int], int]) -> Mapping[Wanted, float]:
+    """The held crossing times whose partition's log end has not fallen since they were given."""
+    if not held.reached or ends is held.ends:
+        return held.reached
+    before = held.ends
+    fallen = {tp for tp, end in ends.items() if end < before.get(tp, end)}
+    if not fallen:
+        return held.reached
+    return {k: v for k, v in held.reached.items() if (k[0], k[1]) not in fallen}
