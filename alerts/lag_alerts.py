@@ -8,6 +8,12 @@ message), from the caller's ``log_end_reached_at`` or else the range history kep
 Both limits are judged on the time offsetguard could see (:mod:`alerts.blind`): a blind spell within the
 lag or the stall (the cluster down, offsetguard restarting) does not count towards ``lag_seconds`` or
 ``stall_seconds`` (nobody could commit while the cluster was down), though the lag reported is the whole.
+
+A group-partition judged without a finding is *quiet until* a time (:func:`lag_judgements`): while its
+inputs stay (its committed offset, its partition's log range, the blind spells) neither limit can be
+passed before it. The lag and the stall measured on visible time grow at most as fast as the clock, so
+that time is ``now`` plus what is left to the nearer limit; a lag whose start the caller's clock could not
+tell yet (it may tell it later) is quiet only until ``now``.
 """
 
 from __future__ import annotations
@@ -70,16 +76,27 @@ def reached_at(history: Sequence[RangeSample], offset: int) -> float | None:
 def lag_seconds(
     inputs: CycleInputs, history: Sequence[RangeSample], key: CommitKey, committed: int, lag: int, now: float
 ) -> float | None:
+    return _lag_seconds(inputs, history, key, committed, lag, now)[0]
+
+
+def _lag_seconds(
+    inputs: CycleInputs, history: Sequence[RangeSample], key: CommitKey, committed: int, lag: int, now: float
+) -> tuple[float | None, bool]:
+    """:func:`lag_seconds`, and whether its answer stands while the inputs stay: the caller's clock answers
+    for good once it answers, while the history's answer (or none) may give way to the clock's later."""
     if lag == 0:
-        return 0.0
+        return 0.0, True
     if lag < 0:
-        return None
+        return None, True
     when = None
     if inputs.log_end_reached_at is not None:
         when = inputs.log_end_reached_at(key.topic, key.partition, committed + 1)
+        told = when is not None
+    else:
+        told = True
     if when is None:
         when = reached_at(history, committed + 1)
-    return None if when is None else now - when
+    return (None if when is None else now - when), told
 
 
 def detect_lag(
@@ -101,26 +118,42 @@ def lag_findings(
 ) -> dict[CommitKey, tuple[Finding, ...]]:
     """The findings of each group-partition of ``keys`` (every committed one if None) that has any:
     ``lag_high`` before ``consumer_stalled``. Empty when the cycle has no log end."""
+    return lag_judgements(view, now, thresholds, keys)[0]
+
+
+def lag_judgements(
+    view: View, now: float, thresholds: Thresholds, keys: Iterable[CommitKey] | None = None
+) -> tuple[dict[CommitKey, tuple[Finding, ...]], dict[CommitKey, float]]:
+    """:func:`lag_findings`, and until when each group-partition judged without a finding stays quiet
+    while its inputs stay (see the module doc; ``inf``: until they change)."""
     previous, inputs = view.previous, view.inputs
     if inputs.offsets is None:
-        return {}
+        return {}, {}
     partitions = view.partitions
     spans = view.seen.blind_spans
     commits = view.replayed.commits
     pairs = committed_of(commits, keys)
     out: dict[CommitKey, tuple[Finding, ...]] = {}
+    quiet: dict[CommitKey, float] = {}
     for key, point in pairs:
         pk = partition_key(key)
         r = partitions.get(pk)
         if r is None or r.log_end is None:
+            quiet[key] = _FOREVER
             continue
         lag = r.log_end - point.offset
         if lag <= 0:
+            quiet[key] = _FOREVER
             continue  # no lag: neither limit can be passed, nothing is stalled
-        found = _judge(previous, inputs, now, thresholds, spans, key, point, pk, r, lag)
+        found, until = _judge(previous, inputs, now, thresholds, spans, key, point, pk, r, lag)
         if found:
             out[key] = found
-    return out
+        else:
+            quiet[key] = until
+    return out, quiet
+
+
+_FOREVER = float("inf")
 
 
 def _judge(
@@ -134,10 +167,12 @@ def _judge(
     pk: PartitionKey,
     r: PartitionPoint,
     lag: int,
-) -> tuple[Finding, ...]:
+) -> tuple[tuple[Finding, ...], float]:
+    """The findings, and (none found) until when none can be (see the module doc)."""
     limits = thresholds.limits(key.group, key.topic)
     history = _History(previous, pk, r)
-    secs = lag_seconds(inputs, history, key, point.offset, lag, now)
+    secs, told = _lag_seconds(inputs, history, key, point.offset, lag, now)
+    until = _FOREVER if told else now
     evidence: dict[str, EvidenceValue] = {
         "committed": point.offset,
         "log_end": r.log_end,
@@ -146,11 +181,10 @@ def _judge(
     }
     found: list[Finding] = []
     over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
-    over_secs = (
-        limits.lag_seconds is not None
-        and secs is not None
-        and secs - blind_seconds(spans, now - secs, now) >= limits.lag_seconds
-    )
+    visible = None if secs is None else secs - blind_seconds(spans, now - secs, now)
+    over_secs = limits.lag_seconds is not None and visible is not None and visible >= limits.lag_seconds
+    if limits.lag_seconds is not None and visible is not None:
+        until = min(until, now + limits.lag_seconds - visible)
     if over_msgs or over_secs:
         shown = "unknown" if secs is None else f"{secs:.0f}"
         where = f"{key.topic}[{key.partition}]"
@@ -169,7 +203,9 @@ def _judge(
         # Lag has existed since ``secs`` ago; if unknown, at least since the oldest sample kept.
         lagging = secs if secs is not None else (now - history.first_at() if history else 0.0)
         stuck = min(now - point.moved_at, lagging)
-        if stuck - blind_seconds(spans, now - stuck, now) >= limits.stall_seconds:
+        still = stuck - blind_seconds(spans, now - stuck, now)
+        until = min(until, now + limits.stall_seconds - still)
+        if still >= limits.stall_seconds:
             found.append(
                 _finding(
                     CONSUMER_STALLED,
@@ -182,7 +218,7 @@ def _judge(
                     {**evidence, "stalled_seconds": stuck},
                 )
             )
-    return tuple(found)
+    return tuple(found), until
 
 
 def _finding(

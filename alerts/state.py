@@ -171,6 +171,9 @@ class Swept:
     # (flagged or not), judged again at every evaluation with log ranges
     outside: Mapping[CommitKey, Finding]
     outside_keys: frozenset[CommitKey]
+    # group-partitions lag judged without a finding, and until when none can be while their inputs stay
+    # (alerts.lag_alerts.lag_judgements): a sweep carries them over
+    lag_quiet: Mapping[CommitKey, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

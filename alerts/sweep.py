@@ -17,6 +17,12 @@ a sweep is done: see :func:`_due`); a change of what every rule measures by (a b
 spell, the broker's ``offsets.retention.minutes``) sweeps at once. ``sweep_seconds`` = 0 judges everything
 every evaluation.
 
+A sweep judges lag and stall again only where they could have changed: a group-partition whose last
+judgement found nothing, and by when something could be found while its inputs stay
+(:func:`alerts.lag_alerts.lag_judgements`), keeps that judgement until then if its committed offset, its
+partition's log range and the blind spells are what they were (most of a fleet: idle, or lagging far
+below the limits).
+
 Committed offsets outside their log (``alerts.log_range``) are no slow rule, but judged the same way they
 cost a walk of every group-partition at every evaluation with log ranges. So between sweeps they judge
 the group-partitions whose commit or range changed, plus every one that was outside its log by value at
@@ -33,9 +39,10 @@ from operator import attrgetter
 from typing import TypeVar
 
 from alerts.expiry import expiry_findings
-from alerts.lag_alerts import lag_findings
+from alerts.lag_alerts import lag_judgements
 from alerts.log_range import outside_findings
 from alerts.model import Finding
+from alerts.quiet import lag_swept, moved_since, ranges_changed, requieted
 from alerts.retention import retention_findings
 from alerts.state import (
     CommitKey,
@@ -94,25 +101,29 @@ def _due(since: float, every: float, *, ranged: bool) -> bool:
 
 def _sweep(view: View, now: float, thresholds: Thresholds) -> Swept:
     rp = view.replayed
-    by_partition, by_group = _index(view.previous.swept, rp.commits)
+    last = view.previous.swept
+    by_partition, by_group = _index(last, rp.commits)
     offsets_seen = view.inputs.offsets is not None
     outside, outside_keys = outside_findings(view)
+    ranges = _ranges(view.partitions) if offsets_seen else {}
+    lag, quiet = lag_swept(last, view, now, thresholds, ranges, by_partition) if offsets_seen else ({}, {})
     return Swept(
         at=now,
         blind_spans=view.seen.blind_spans,
         retention_seconds=view.retention_seconds,
         commits=rp.commits,
         unjudged=frozenset(),
-        ranges=_ranges(view.partitions) if offsets_seen else {},
+        ranges=ranges,
         groups=rp.groups,
         by_partition=by_partition,
         by_group=by_group,
         indexed=len(rp.commits),
-        lag=lag_findings(view, now, thresholds) if offsets_seen else {},
+        lag=lag,
         retention=retention_findings(view, now, thresholds) if offsets_seen else {},
         expiry=expiry_findings(view, now, thresholds),
         outside=outside,
         outside_keys=frozenset(outside_keys),
+        lag_quiet=quiet,
     )
 
 
@@ -120,24 +131,22 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
     """``last`` with the group-partitions (and groups) whose inputs changed judged again."""
     rp = view.replayed
     commits = rp.commits
-    if last.commits is view.previous.commits:  # replay says what it changed
-        moved = set(rp.changed)
-    else:  # a state from elsewhere: compare
-        moved = _changed_keys(last.commits, commits)
-        moved.update(k for k in last.commits if k not in commits)
+    moved = moved_since(last, view)
     by_partition, by_group, added = _indexed(
         last, [k for k in moved if k in commits and k not in last.commits]
     )
     lag, retention, ranges = last.lag, last.retention, last.ranges
     outside, outside_keys = last.outside, last.outside_keys
+    quiet = last.lag_quiet
     unjudged = last.unjudged | moved
     if view.inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
         now_ranges = _ranges(view.partitions)
         keys = set(unjudged)
-        # the partitions whose range changed or that are gone: set differences, in C
-        for pk in {pk for pk, _ in now_ranges.items() - ranges.items()} | (ranges.keys() - now_ranges.keys()):
+        for pk in ranges_changed(ranges, now_ranges):
             keys.update(by_partition.get(pk, ()))
-        lag = _merged(last.lag, keys, lag_findings(view, now, thresholds, keys), commits)
+        found_lag, fresh_quiet = lag_judgements(view, now, thresholds, keys)
+        lag = _merged(last.lag, keys, found_lag, commits)
+        quiet = requieted(quiet, keys, fresh_quiet)
         retention = _merged(last.retention, keys, retention_findings(view, now, thresholds, keys), commits)
         # Outside its log: what changed, and whatever was outside by value last time (its evidence and
         # the group's state move on; a commit beyond the log end is flagged once a newer range shows it).
@@ -169,6 +178,7 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
         expiry=expiry,
         outside=outside,
         outside_keys=outside_keys,
+        lag_quiet=quiet,
     )
 
 
@@ -224,13 +234,6 @@ def _indexed(
         if k not in by_group.get(k.group, ()):
             by_group[k.group] = (*by_group.get(k.group, ()), k)
     return by_partition, by_group, new
-
-
-def _changed_keys(
-    judged: Mapping[CommitKey, CommitPoint], commits: Mapping[CommitKey, CommitPoint]
-) -> set[CommitKey]:
-    """The group-partitions committed now whose point is not the one last judged (new ones included)."""
-    return {k for k, point in commits.items() if judged.get(k) is not point}
 
 
 def _ranges(

@@ -1,0 +1,81 @@
+"""What a sweep (:mod:`alerts.sweep`) need not judge again: the group-partitions whose lag judgement
+stands (:func:`alerts.lag_alerts.lag_judgements`), and what changed since the last judgement."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from alerts.lag_alerts import lag_judgements
+from alerts.model import Finding
+from alerts.state import CommitKey, CommitPoint, PartitionKey, Swept
+from alerts.thresholds import Thresholds
+from alerts.view import View
+
+Ranges = Mapping[PartitionKey, tuple[int | None, int | None]]
+
+
+def lag_swept(
+    last: Swept | None,
+    view: View,
+    now: float,
+    thresholds: Thresholds,
+    ranges: Ranges,
+    by_partition: Mapping[PartitionKey, tuple[CommitKey, ...]],
+) -> tuple[dict[CommitKey, tuple[Finding, ...]], Mapping[CommitKey, float]]:
+    """Lag judged at a sweep: every group-partition but those still quiet (judged without a finding, by
+    when none can be found not passed, their inputs unchanged since)."""
+    if last is None or not last.lag_quiet or view.seen.blind_spans != last.blind_spans or now < last.at:
+        return lag_judgements(view, now, thresholds)
+    commits = view.replayed.commits
+    kept = last.lag_quiet
+    judge = set(last.unjudged)
+    judge.update(moved_since(last, view))
+    for pk in ranges_changed(last.ranges, ranges):
+        judge.update(by_partition.get(pk, ()))
+        judge.update(last.by_partition.get(pk, ()))
+    judge.update([k for k, until in kept.items() if until <= now])  # a loop that builds nothing per key
+    judge = {k for k in judge if k in commits}
+    judge.update(commits.keys() - kept.keys())  # found something last time, or never judged
+    gone = kept.keys() - commits.keys() if len(kept) > len(commits) - len(judge) else set()
+    lag, fresh = lag_judgements(view, now, thresholds, judge)
+    return lag, requieted(kept, judge | gone, fresh)
+
+
+def moved_since(last: Swept, view: View) -> set[CommitKey]:
+    """The group-partitions whose committed offset changed since ``last`` (this evaluation's replay)."""
+    rp = view.replayed
+    if last.commits is view.previous.commits:  # replay says what it changed
+        return set(rp.changed)
+    moved = changed_keys(last.commits, rp.commits)  # a state from elsewhere: compare
+    moved.update(k for k in last.commits if k not in rp.commits)
+    return moved
+
+
+def ranges_changed(was: Ranges, now: Ranges) -> set[PartitionKey]:
+    """The partitions whose range changed, or that are gone or new. (A loop that builds nothing per
+    partition: a set difference of the items builds a tuple for each, and at fleet scale the allocations
+    alone start collections of the old generations.)"""
+    get = was.get
+    changed = {pk for pk, r in now.items() if get(pk) != r}
+    changed.update(was.keys() - now.keys())
+    return changed
+
+
+def requieted(
+    kept: Mapping[CommitKey, float], judged: set[CommitKey], fresh: Mapping[CommitKey, float]
+) -> Mapping[CommitKey, float]:
+    """``kept`` with the ``judged`` keys' entries replaced by ``fresh`` (``kept`` itself if none)."""
+    if not judged:
+        return kept
+    out = dict(kept)
+    for k in judged:
+        out.pop(k, None)
+    out.update(fresh)
+    return out
+
+
+def changed_keys(
+    judged: Mapping[CommitKey, CommitPoint], commits: Mapping[CommitKey, CommitPoint]
+) -> set[CommitKey]:
+    """The group-partitions committed now whose point is not the one last judged (new ones included)."""
+    return {k for k, point in commits.items() if judged.get(k) is not point}
