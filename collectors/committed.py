@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, KeysView
 
 from collectors.errors import KafkaAuthError, KafkaError
 from collectors.model import ClusterMetadata, CommittedObservation, CommittedOffset, Failure
+from collectors.reconcile import Reconciler
 from collectors.scope import EVERYTHING, Scope
 from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure, topic_gone
 
@@ -37,6 +38,10 @@ class CommittedCollector(SeamCollector):
 
     Groups out of scope are not fetched; the offsets of a fetched group on topics (or as pairs) out of
     scope are dropped from its answer.
+
+    With a ``reconciler`` (a live ``__consumer_offsets`` tail feeds its view: :mod:`collectors.reconcile`)
+    a collect answers from the tail's view, asking Kafka nothing, while that view is trusted; otherwise it
+    polls as above and the poll seeds or reconciles the view.
     """
 
     name = "committed"
@@ -50,8 +55,10 @@ class CommittedCollector(SeamCollector):
         known_topics: Iterable[str] = (),
         *,
         scope: Scope = EVERYTHING,
+        reconciler: Reconciler | None = None,
     ) -> None:
         super().__init__(seam, cluster, metadata, clock, scope=scope)
+        self.reconciler = reconciler
         # every topic a group had offsets on, not known gone
         self._topics: set[str] = {t for t in known_topics if scope.topic_in(t)}
         self._hidden: frozenset[str] = frozenset()  # logged once per change
@@ -59,6 +66,15 @@ class CommittedCollector(SeamCollector):
 
     async def collect(self) -> CommittedObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
+        reconciler = self.reconciler
+        if reconciler is None:
+            return await self._poll()
+        if await reconciler.trusted():
+            return reconciler.observation()
+        return await reconciler.polled(await self._poll())
+
+    async def _poll(self) -> CommittedObservation:
+        """Every group's committed offsets, asked of their coordinators."""
         meta = await self._metadata()
         observed_at = self._clock()
         rounds = await asyncio.gather(*(self._ask_coordinator(b.node_id) for b in meta.brokers))

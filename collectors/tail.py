@@ -89,6 +89,22 @@ class OffsetsTail:
     def figures(self) -> TailFigures:
         return self.progress.figures(self.cluster, self.state, time.monotonic())
 
+    @property
+    def interruptions(self) -> int:
+        """Failed fetches and sessions, and records skipped undecodable, so far: after each, the sink may
+        not have had every record (a failed session resumes where delivery stopped, a skipped one is lost)."""
+        return self.progress.fetch_errors + self.progress.decode_errors
+
+    @property
+    def delivered(self) -> Mapping[int, int]:
+        """Per partition: the sink has every event before this offset."""
+        return self.progress.delivered
+
+    async def end_offsets(self) -> dict[int, int]:
+        """Every partition's end offset now (read_committed: the last stable offset, as far as the tail can
+        read); a :class:`KafkaError` when Kafka cannot tell or the tail is not connected."""
+        return await self._consumer.end_offsets(self.progress.partitions)
+
     def start(self) -> None:
         """Run the tail as a background task of the running loop."""
         if self._task is None:

@@ -16,9 +16,11 @@ from typing import Any
 
 from collectors.compat import Fallbacks
 from collectors.model import ClusterMetadata, GroupsObservation
+from collectors.reconcile import Reconciler
 from collectors.scope import EVERYTHING, Scope
 from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
+from collectors.tail_committed import TailCommitted
 from collectors.tail_model import TailSink
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
@@ -59,6 +61,7 @@ class Runtime:
         fallbacks: Sequence[Fallbacks] = (),
         scopes: Mapping[str, Scope] | None = None,
         leadership: Leadership | None = None,
+        reconcilers: Sequence[Reconciler] = (),
     ) -> None:
         self.settings = settings
         # ha on: whether this replica is the active one (its writers are set by build_runtime)
@@ -82,6 +85,8 @@ class Runtime:
         self.alerts = alerts
         self.notifications = notifications  # the notification queue and silences (settings.notify.enabled)
         self.notifier = notifier
+        # per cluster with a tail: its committed offsets from the tail, reconciled by the committed poll
+        self.reconcilers = list(reconcilers)
         for writer in (alerts, notifications):  # one file, one health: any class's failed write marks it
             if store is not None and writer is not None:
                 writer.health = store.health
@@ -213,6 +218,7 @@ class Runtime:
             "fallbacks": [c.as_dict() for f in self.fallbacks for c in f.counts()],
             "scope": self.scope_report(),
             "leader": self.leadership.view() if self.leadership is not None else None,
+            "reconcile": [r.as_dict() for r in self.reconcilers],
         }
 
 
@@ -252,14 +258,22 @@ def build_runtime(settings: Settings) -> Runtime:
     make_tails: list[Callable[[], OffsetsTail]] = []
     writes = leadership.may_write if leadership is not None else None
     detections: list[DetectionLoop] = []
+    reconcilers: list[Reconciler] = []
     fallbacks: list[Fallbacks] = []
     scopes = {c.name: Scope.of(c) for c in settings.clusters}  # one per cluster, shared by every source
     for cluster in settings.clusters:
         scope = scopes[cluster.name]
         seam = KafkaPythonSeam(cluster)  # shared: detection asks it for KIP-320 epoch ends
         fallbacks.append(seam.fallbacks)
+        # the tail's view of the committed offsets, which the committed collector serves while the tail is
+        # live (told of each new tail below; without one, as on an ha standby, it polls)
+        reconciler = (
+            Reconciler(TailCommitted(cluster.name), settings.intervals.reconcile)
+            if settings.tail.enabled
+            else None
+        )
         cluster_jobs, close = build_cluster_jobs(
-            cluster, settings, latest, store, seam=seam, scope=scope, writes=writes
+            cluster, settings, latest, store, seam=seam, scope=scope, writes=writes, reconciler=reconciler
         )
         jobs.extend(cluster_jobs)
         closers.append(close)
@@ -279,10 +293,12 @@ def build_runtime(settings: Settings) -> Runtime:
                 scope=scope,
             )
             detections.append(detection)
-        if settings.tail.enabled:
-            sink: TailSink = (
-                FanOutSink(RecentEvents(), tail_sink) if tail_sink is not None else RecentEvents()
-            )
+        if reconciler is not None:
+            reconcilers.append(reconciler)
+            parts: list[TailSink] = [RecentEvents(), reconciler.view]
+            if tail_sink is not None:
+                parts.append(tail_sink)
+            sink: TailSink = FanOutSink(*parts)
             if settings.archive.enabled:
                 from pipeline.archive import ArchiveSink  # pyarrow: only needed when archiving
 
@@ -292,10 +308,13 @@ def build_runtime(settings: Settings) -> Runtime:
             if leadership is not None:  # a fresh tail per promotion, from the stored positions
                 evaluated = _evaluated(detection) if detection is not None else dict
                 positions = GatedPositions(store, leadership.may_write, evaluated)
-                make_tails.append(_tail_maker(cluster, settings, positions, sink, scope, detection))
+                make_tails.append(
+                    _tail_maker(cluster, settings, positions, sink, scope, detection, reconciler)
+                )
                 continue
             tail = build_cluster_tail(cluster, settings, store, sink=sink, scope=scope)
             tails.append(tail)
+            reconciler.attach(tail)
             if detection is not None:
                 detection.tail_live = _live(tail)
     runtime = Runtime(
@@ -312,6 +331,7 @@ def build_runtime(settings: Settings) -> Runtime:
         fallbacks=fallbacks,
         scopes=scopes,
         leadership=leadership,
+        reconcilers=reconcilers,
     )
     if leadership is not None:
         leadership.writers = ActiveWriters(
@@ -331,11 +351,13 @@ def _tail_maker(
     sink: TailSink,
     scope: Scope,
     detection: DetectionLoop | None,
+    reconciler: Reconciler,
 ) -> Callable[[], OffsetsTail]:
     from service.wiring import build_cluster_tail
 
     def make() -> OffsetsTail:
         tail = build_cluster_tail(cluster, settings, positions, sink=sink, scope=scope)
+        reconciler.attach(tail)  # a promotion's tail resumes from the stored positions: seeded anew
         if detection is not None:
             detection.tail_live = _live(tail)
         return tail

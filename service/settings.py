@@ -46,6 +46,20 @@ class IntervalSettings(BaseModel):
     committed: float = Field(default=5.0, gt=0, le=86_400)
     configs: float = Field(default=300.0, gt=0, le=86_400)
     broker_metrics: float = Field(default=15.0, gt=0, le=86_400)
+    # While the live tail reports the committed offsets, the committed poll only reconciles them: this
+    # often, and at once after any tail gap (collectors.reconcile). At least ``committed``.
+    reconcile: float = Field(default=60.0, gt=0, le=86_400)
+
+    @model_validator(mode="after")
+    def _reconcile_not_below_committed(self) -> IntervalSettings:
+        if self.reconcile < self.committed:
+            if "reconcile" in self.model_fields_set:
+                raise ValueError(
+                    f"intervals.reconcile ({self.reconcile:g} s) must be at least intervals.committed "
+                    f"({self.committed:g} s): a reconciliation is a committed poll"
+                )
+            self.reconcile = self.committed  # the default follows a longer committed interval
+        return self
 
 
 class TailSettings(BaseModel):

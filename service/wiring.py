@@ -17,6 +17,7 @@ from collectors.kafka.tail import AiokafkaTailConsumer
 from collectors.metadata import MetadataCollector
 from collectors.model import ClusterMetadata, CommittedObservation, OffsetsObservation
 from collectors.offsets import OffsetsCollector
+from collectors.reconcile import Reconciler
 from collectors.scope import Scope
 from collectors.seam import KafkaSeam
 from collectors.settings import ClusterSettings
@@ -56,12 +57,15 @@ def build_cluster_jobs(
     seam: KafkaSeam | None = None,
     scope: Scope | None = None,
     writes: Callable[[], bool] | None = None,
+    reconciler: Reconciler | None = None,
 ) -> tuple[list[CollectorJob], Callable[[], None]]:
     """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client.
 
     Each is handed the cluster's ``scope`` (built from its settings unless given: the runtime shares one
     per cluster with the tail, detection and the API). ``writes``: history is stored only while it says
-    so (ha: on the active replica; a standby's collectors feed the cache only)."""
+    so (ha: on the active replica; a standby's collectors feed the cache only). ``reconciler``: the
+    committed offsets come from the live tail's view while it is trusted, the poll reconciling it
+    (:mod:`collectors.reconcile`); without one, every committed run polls."""
     seam = seam if seam is not None else KafkaPythonSeam(cluster)
     scope = scope if scope is not None else Scope.of(cluster)
     name = cluster.name
@@ -78,7 +82,9 @@ def build_cluster_jobs(
 
     # topics with offsets before this start: one an ACL hides by now is then not taken for deleted
     known = store.committed_topics(name) if store is not None else ()
-    committed = CommittedCollector(seam, name, metadata_source, known_topics=known, scope=scope)
+    committed = CommittedCollector(
+        seam, name, metadata_source, known_topics=known, scope=scope, reconciler=reconciler
+    )
     offsets = OffsetsCollector(seam, name, metadata_source, scope=scope)
     groups = GroupsCollector(seam, name, metadata_source, scope=scope)
     configs = ConfigsCollector(seam, name, metadata_source, scope=scope)
