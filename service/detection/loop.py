@@ -145,6 +145,7 @@ class DetectionLoop:
         self._task: asyncio.Task[None] | None = None
         self._hold: tuple[Callable[[], bool], float] | None = None  # see hold()
         self._last_save = time.monotonic()
+        self._saved: DetectionState | None = None  # the state as last saved or loaded (see _save_state)
         self.evaluations = 0
 
     def add_listener(self, listener: Listener) -> None:
@@ -236,6 +237,8 @@ class DetectionLoop:
                     self.state = await asyncio.to_thread(
                         state_codec.load, saved.body, saved.format, saved.parts
                     )
+                    if saved.format == state_codec.FORMAT:  # else saved again, in today's format
+                        self._saved = self.state
                 except (ValueError, KeyError, TypeError) as exc:
                     log.warning(
                         "detection %s: saved state unreadable, starting empty: %s",
@@ -315,6 +318,7 @@ class DetectionLoop:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         self.state = DetectionState()
+        self._saved = None
         self.backlog = AlertBacklog()
         self._streaks = {}
         self._grace = FailureGrace(self._settings.collector_failure_grace_seconds)
@@ -525,6 +529,8 @@ class DetectionLoop:
     async def _save_state(self) -> None:
         self._last_save = time.monotonic()
         state = self.state
+        if state is self._saved:
+            return  # nothing evaluated since it was saved (or loaded): the store holds it already
 
         def save() -> None:
             # In the thread too: a large state takes a while. The parts are encoded as the store writes
@@ -535,6 +541,7 @@ class DetectionLoop:
 
         try:
             await asyncio.to_thread(save)
+            self._saved = state
         except StoreWriteError:  # the disk refuses writes: the store's health logs it, once
             pass
         except OffsetguardError as exc:
