@@ -73,11 +73,11 @@ class BulkGauge(GaugeMetricFamily):
         """The family's sample lines, with ``cache`` shared by the encode's families."""
         raise NotImplementedError
 
-    def chunks(self, cache: LineCache) -> Iterator[str]:
-        """The family's sample lines joined a few thousand at a time (what :func:`encode` writes)."""
+    def chunks(self, cache: LineCache) -> Iterator[bytes]:
+        """The family's sample lines, encoded a few thousand at a time (what :func:`encode` writes)."""
         lines = self.lines(cache)
         while chunk := "".join(islice(lines, _CHUNK)):
-            yield chunk
+            yield chunk.encode()
 
 
 class FastGauge(BulkGauge):
@@ -188,16 +188,20 @@ _UNESCAPED = {"\\": "\\", "n": "\n", '"': '"'}
 def go_string(value: float) -> str:
     """``floatToGoString(value)``, without the float round trip for an integer (offsets, lags, counts: most
     series): an int below 10**15 is exact as a float, whose ``repr`` is its digits and ``.0``; from 10**6
-    up Go (and prometheus_client) write it with an exponent."""
+    up Go (and prometheus_client) write it with an exponent. A finite float below 10**6 (lag in seconds)
+    is its ``repr``, as floatToGoString writes it."""
     if type(value) is int and -_EXACT < value < _EXACT:
         if value < 1_000_000:
             return f"{value}.0"
         digits = str(value)
         return f"{(digits[0] + '.' + digits[1:] + '0').rstrip('0.')}e+{len(digits) - 1:02d}"
+    if type(value) is float and _MINUS_INF < value < 1_000_000.0:  # NaN compares false
+        return repr(value)
     return floatToGoString(value)
 
 
 _EXACT = 10**15  # integers this small are exact as floats (2**53 ~ 9e15)
+_MINUS_INF = float("-inf")
 _CHUNK = 20_000  # sample lines encoded (and handed to the sink) at a time
 
 
@@ -237,7 +241,7 @@ def encode(
         header = encoder(_One([GaugeMetricFamily(metric.name, metric.documentation, labels=())]))
         emit(header.removesuffix(EOF) if openmetrics else header)
         for chunk in metric.chunks(cache):
-            emit(chunk.encode())
+            emit(chunk)
     flush()
     if openmetrics:
         emit(EOF)

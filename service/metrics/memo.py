@@ -2,21 +2,25 @@
 
 Most of a ``/metrics`` body is the same from scrape to scrape: idle partitions keep their log range,
 caught-up groups their commit. A :class:`Table` keeps, for one cluster's rows of one kind (its committed
-group-partitions, its partitions), the row keys and, per family, the value each row's series was
-written from and the line written (``""`` and ``None`` where a row has no series in that family), all
-aligned with the keys. The next render hands in its rows' values: a row whose key and value are those of
-the previous render gets the very line string written then, and only the others are formatted (their
-label block once for all of the row's families). A family whose inputs are the very objects of the
-previous render gets its whole list of lines back without looking at a value.
+group-partitions, its partitions), the row keys and, per family, the values its lines were written from
+and the lines as the body has them: one ``bytes`` per family, with each row's line end (an absent series
+is an empty line). The next render hands in its rows' values: the text of the rows whose key and value
+are the previous render's is reused as it is, and only the other rows are written (a changed value
+after the very label block written before; a new row's label block once for all its families). A
+family whose values are all the same is reused whole, and so is one whose inputs are the very objects
+of the previous render, without looking at a value. The kept text is the body's own bytes, so the body
+is not held twice.
 
-Values are compared with ``==``: equal values format alike (the exposition writes ``float(value)``);
-callers hand in ints and floats that are never ``-0.0`` (which equals ``0.0`` but is written ``-0.0``).
-The lines are a :class:`LineGauge`'s, which :func:`service.metrics.fast.encode` writes as they are.
+Values are compared with ``==``: equal values are written alike (the exposition writes
+``float(value)``); callers hand in ints and floats that are never ``-0.0`` (equal to ``0.0``, written
+``-0.0``). Values all ints are kept as a machine array (8 bytes each, no object per value).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate
 from typing import Any
 
 from prometheus_client.samples import Sample
@@ -24,56 +28,65 @@ from prometheus_client.samples import Sample
 from service.metrics.fast import BulkGauge, LineCache, go_string, unblock
 
 Value = float | None  # None: this row has no series in this family
+Values = Sequence[Value]  # a list, or an array("q") when every value is an int
 Key = Any  # a row's key: hashable, equal for the same series from render to render
-_CHUNK = 20_000  # lines joined (and encoded) at a time
+_CHUNK = 10_000  # lines written at a time by a render from scratch
+_BLOCK = 32  # values compared at a time
+
+
+class Column:
+    """One family's lines over a table's rows: ``text``, and each row's line length in it."""
+
+    __slots__ = ("lengths", "source", "text", "values")
+
+    def __init__(self, source: tuple[object, ...], values: Values, text: bytes, lengths: array[int]) -> None:
+        self.source = source
+        self.values = values
+        self.text = text
+        self.lengths = lengths
+
+    def lines(self) -> Iterator[bytes]:
+        """Each row's line (``b""``: no series)."""
+        text, start = self.text, 0
+        for end in accumulate(self.lengths):
+            yield text[start:end]
+            start = end
 
 
 class LineGauge(BulkGauge):
-    """A bulk gauge taking its series as lines already written (``name{labels} value\\n``), one list
-    per cluster, with the values they were written from (``None`` beside an empty line: no series)."""
+    """A bulk gauge taking its series as a :class:`Column` per cluster (the body's bytes as they are)."""
 
     def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
-        self._parts: list[tuple[list[str], list[Value]]] = []
+        self._columns: list[Column] = []
         super().__init__(name, documentation, labels=labels)
 
-    def add_lines(self, lines: list[str], values: list[Value]) -> None:
-        self._parts.append((lines, values))
+    def add_column(self, column: Column) -> None:
+        self._columns.append(column)
 
     def __len__(self) -> int:
-        return sum(len(values) - values.count(None) for _, values in self._parts)
+        return sum(len(c.lengths) - c.lengths.count(0) for c in self._columns)
 
     def _samples(self) -> Iterator[Sample]:
         names = sorted(self._labelnames)
         start = len(self.name)
-        for lines, values in self._parts:
-            for line, value in zip(lines, values, strict=True):
-                if value is not None:
-                    yield Sample(self.name, unblock(names, line[start : line.rindex(" ")]), value, None)
+        for c in self._columns:
+            for raw, value in zip(c.lines(), c.values, strict=True):
+                if line := raw.decode():
+                    block = unblock(names, line[start : line.rindex(" ")])
+                    yield Sample(self.name, block, value, None)  # type: ignore[arg-type]
 
     def lines(self, cache: LineCache) -> Iterator[str]:
-        for lines, _ in self._parts:
-            yield from filter(None, lines)
+        for c in self._columns:
+            yield from (line.decode() for line in c.lines() if line)
 
-    def chunks(self, cache: LineCache) -> Iterator[str]:
-        for lines, _ in self._parts:
-            for i in range(0, len(lines), _CHUNK):
-                if chunk := "".join(lines[i : i + _CHUNK]):
-                    yield chunk
-
-
-class _Column:
-    __slots__ = ("lines", "source", "values")
-
-    def __init__(self, source: tuple[object, ...], values: list[Value], lines: list[str]) -> None:
-        self.source = source
-        self.values = values
-        self.lines = lines
+    def chunks(self, cache: LineCache) -> Iterator[bytes]:
+        return (c.text for c in self._columns if c.text)
 
 
 class Table:
     """One cluster's rows of one kind as the previous render wrote them (see the module docstring).
 
-    A render calls :meth:`rows` once, then :meth:`lines` for each family over those rows; a family not
+    A render calls :meth:`rows` once, then :meth:`column` for each family over those rows; a family not
     written in a render is forgotten."""
 
     __slots__ = ("_at", "_block", "_blocks", "_columns", "_keys", "_old", "_origin")
@@ -81,8 +94,8 @@ class Table:
     def __init__(self) -> None:
         self._origin: tuple[object, ...] = ()
         self._keys: list[Key] = []
-        self._columns: dict[str, _Column] = {}
-        self._old: dict[str, _Column] = {}
+        self._columns: dict[str, Column] = {}
+        self._old: dict[str, Column] = {}
         self._at: list[int] | None = None  # new row -> its previous index; None: rows unchanged
         self._blocks: dict[int, str] = {}
         self._block: Callable[[Key], str] = str
@@ -94,51 +107,81 @@ class Table:
         else ``keys()``; ``block(key)`` writes a row's label block."""
         self._old, self._columns = self._columns, {}
         self._blocks, self._block = {}, block
+        self._at = None
         if not _same(origin, self._origin):
             new = keys()
-            if new == self._keys:  # other objects, same rows (a collector cycle): lines still aligned
-                self._at = None
-            else:
+            if new != self._keys:
                 where = {k: i for i, k in enumerate(self._keys)}
                 self._at = [where.get(k, -1) for k in new]
+            # the new keys even when equal: the previous ones (and what they came from) are let go
             self._origin, self._keys = origin, new
-        else:
-            self._at = None
         return self._keys
 
-    def lines(self, head: str, source: tuple[object, ...], values: Callable[[], list[Value]]) -> _Column:
+    def column(self, head: str, source: tuple[object, ...], values: Callable[[], Values]) -> Column:
         """Family ``head``'s lines over this render's rows, from ``values()`` (one per row, aligned with
         the keys), unless ``source`` holds the very objects its previous values came from."""
-        old = self._old.get(head)
+        old = self._old.pop(head, None)  # popped: a render holds one generation of lines, not two
         if old is not None and self._at is None and _same(source, old.source):
             self._columns[head] = old
             return old
-        new = values()
+        new = _packed(values())
         if old is None:
-            lines = [self._line(head, i, v) for i, v in enumerate(new)]
+            column = self._written(head, source, new)
         elif self._at is None:
             if new == old.values:
-                lines = old.lines
+                column = Column(source, old.values, old.text, old.lengths)
             else:
-                lines = old.lines.copy()
-                for i, (v, was) in enumerate(zip(new, old.values, strict=True)):
-                    if v != was:
-                        line = lines[i]
-                        if v is None or not line:
-                            lines[i] = self._line(head, i, v)
-                        else:  # the same series, another value: its line up to the value stays
-                            lines[i] = f"{line[: line.rindex(' ') + 1]}{go_string(v)}\n"
+                column = self._patched(head, source, new, old)
         else:
-            lines = self._realigned(head, new, old)
-        column = self._columns[head] = _Column(source, new, lines)
+            column = self._realigned(head, source, new, old)
+        self._columns[head] = column
         return column
 
-    def _realigned(self, head: str, new: list[Value], old: _Column) -> list[str]:
-        was_values, was_lines, line = old.values, old.lines, self._line
-        lines = []
+    def _written(self, head: str, source: tuple[object, ...], new: Values) -> Column:
+        """Every line written anew."""
+        out: list[bytes] = []
+        lengths = array("I")
+        for at in range(0, len(new), _CHUNK):  # a chunk's str lines at a time beside the text
+            lines = [self._line(head, i, new[i]) for i in range(at, min(at + _CHUNK, len(new)))]
+            chunk = "".join(lines)
+            if chunk.isascii():
+                lengths.extend(map(len, lines))
+                out.append(chunk.encode())
+            else:
+                encoded = [line.encode() for line in lines]
+                lengths.extend(map(len, encoded))
+                out.append(b"".join(encoded))
+        return Column(source, new, b"".join(out), lengths)
+
+    def _patched(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
+        """The same rows: the lines of changed values rewritten, the text between them kept."""
+        text, lengths = old.text, array("I", old.lengths)
+        ends = list(accumulate(old.lengths))
+        out: list[bytes] = []
+        pos = 0  # the old text is written up to here
+        for i in _changed(new, old.values):
+            start, end = ends[i - 1] if i else 0, ends[i]
+            out.append(text[pos:start])
+            line = self._relined(head, i, new[i], text[start:end])
+            out.append(line)
+            lengths[i] = len(line)
+            pos = end
+        out.append(text[pos:])
+        return Column(source, new, b"".join(out), lengths)
+
+    def _realigned(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
+        """Rows added, removed or moved: each row's previous line if its value is the same."""
+        was, lines = old.values, list(old.lines())
+        out: list[bytes] = []
         for i, (v, at) in enumerate(zip(new, self._at or (), strict=True)):
-            lines.append(was_lines[at] if at >= 0 and was_values[at] == v else line(head, i, v))
-        return lines
+            out.append(lines[at] if at >= 0 and was[at] == v else self._line(head, i, v).encode())
+        return Column(source, new, b"".join(out), array("I", map(len, out)))
+
+    def _relined(self, head: str, i: int, value: Value, line: bytes) -> bytes:
+        if value is None or not line:
+            return self._line(head, i, value).encode()
+        # the same series, another value: its line up to the value stays
+        return b"%s%s\n" % (line[: line.rindex(b" ") + 1], go_string(value).encode())
 
     def _line(self, head: str, i: int, value: Value) -> str:
         if value is None:
@@ -162,11 +205,34 @@ class LineMemo:
             table = self._tables[(cluster, kind)] = Table()
         return table
 
-    def keep(self, clusters: set[str], kinds: set[str] | None = None) -> None:
-        """Forget the tables of other clusters (and, if given, of other kinds)."""
-        gone = [k for k in self._tables if k[0] not in clusters or (kinds is not None and k[1] not in kinds)]
-        for key in gone:
+    def keep(self, clusters: set[str]) -> None:
+        """Forget the tables of other clusters."""
+        for key in [k for k in self._tables if k[0] not in clusters]:
             del self._tables[key]
+
+
+def _packed(values: Values) -> Values:
+    """``values`` as an array of machine ints when they all are ints (no None, no float), else as given."""
+    if isinstance(values, array):
+        return values
+    try:
+        return array("q", values)  # type: ignore[type-var]
+    except (TypeError, OverflowError):
+        return values
+
+
+def _changed(new: Values, was: Values) -> Iterator[int]:
+    """The rows whose value differs (``new`` and ``was`` as long), in order. Arrays are compared a
+    block at a time first (a memory comparison), rows one by one only in the blocks that differ."""
+    if not (isinstance(new, array) and isinstance(was, array)):
+        return (i for i, (v, w) in enumerate(zip(new, was, strict=True)) if v != w)
+    return (
+        i
+        for at in range(0, len(new), _BLOCK)
+        if new[at : at + _BLOCK] != was[at : at + _BLOCK]
+        for i in range(at, min(at + _BLOCK, len(new)))
+        if new[i] != was[i]
+    )
 
 
 def _same(a: tuple[object, ...], b: tuple[object, ...]) -> bool:

@@ -16,7 +16,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.aggregate import group_totals, topic_log_totals
 from service.metrics.fast import FastGauge, escape_label
-from service.metrics.memo import LineGauge, LineMemo, Table, Value
+from service.metrics.memo import LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView, LagRow, Wanted
 
@@ -122,12 +122,17 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: t
     offsets = view.offsets
     parts = offsets.partitions if offsets is not None else ()
     rows = memo.table(view.cluster, "partition")
-    rows.rows((offsets,), lambda: [(o.topic, o.partition) for o in parts], partial(_tp_block, c, esc))
+    keys = rows.rows((offsets,), lambda: [(o.topic, o.partition) for o in parts], partial(_tp_block, c, esc))
     _add(start, rows, (offsets,), lambda: [o.log_start for o in parts])
     _add(end, rows, (offsets,), lambda: [o.log_end for o in parts])
     epochs = cache(partial(_epochs, view))
+
+    def epoch_keys() -> list[tuple[str, int]]:
+        found = list(epochs())
+        return keys if found == keys else found  # the partitions' keys when the same (held once)
+
     rows = memo.table(view.cluster, "epoch")
-    rows.rows((offsets, view.metadata), lambda: list(epochs()), partial(_tp_block, c, esc))
+    rows.rows((offsets, view.metadata), epoch_keys, partial(_tp_block, c, esc))
     _add(epoch, rows, (offsets, view.metadata), lambda: list(epochs().values()))
 
 
@@ -152,27 +157,23 @@ def _tp_block(c: str, esc: _Escaped, key: tuple[str, int]) -> str:
     return f'{{cluster="{c}",partition="{partition}",topic="{esc(topic)}"}}'
 
 
-def _add(
-    family: LineGauge, rows: Table, source: tuple[object, ...], values: Callable[[], list[Value]]
-) -> None:
-    column = rows.lines(family.name, source, values)
-    family.add_lines(column.lines, column.values)
+def _add(family: LineGauge, rows: Table, source: tuple[object, ...], values: Callable[[], Values]) -> None:
+    family.add_column(rows.column(family.name, source, values))
 
 
-def _lag_seconds(lags: Sequence[LagRow], reached: Mapping[Wanted, float], now: float) -> list[Value]:
+def _lag_seconds(lags: Sequence[LagRow], reached: Mapping[Wanted, float], now: float) -> list[float | None]:
     """Each row's lag in seconds, as :func:`service.metrics.view.lag_seconds` (None: absent)."""
-    out: list[Value] = []
-    add = out.append
     get = reached.get
-    for (_, topic, partition), offset, behind in lags:
-        if behind is None or behind < 0:
-            add(None)
-        elif behind == 0:
-            add(0.0)
-        else:
-            at = get((topic, partition, offset + 1))
-            add(None if at is None else max(0.0, now - at))
-    return out
+    return [
+        None
+        if behind is None or behind < 0
+        else 0.0
+        if behind == 0
+        else None
+        if (at := get((topic, partition, offset + 1))) is None
+        else max(0.0, now - at)
+        for (_, topic, partition), offset, behind in lags
+    ]
 
 
 def _epochs(view: ClusterView) -> dict[tuple[str, int], int]:

@@ -88,12 +88,11 @@ def lag_rows(committed: CommittedLike | None, offsets: OffsetsObservation | None
 
 
 def _lag_rows(committed: CommittedLike | None, ends: Mapping[tuple[str, int], int]) -> list[LagRow]:
-    unique = _unique(committed)
-    rows = []
-    for key, offset in unique.items():
-        end = ends.get(key[1:])
-        rows.append((key, offset, None if end is None else end - offset))
-    return rows
+    get = ends.get
+    return [
+        (key, offset, None if (end := get(key[1:])) is None else end - offset)
+        for key, offset in _unique(committed).items()
+    ]
 
 
 def wanted_offsets(rows: Iterable[LagRow]) -> set[Wanted]:
@@ -183,8 +182,6 @@ class _Held:
     committed: CommittedLike | None
     offsets: OffsetsObservation | None
     lags: list[LagRow]
-    wanted: set[Wanted]
-    ends: Mapping[tuple[str, int], int]
     reached: Mapping[Wanted, float]
     unanswered_until: float  # monotonic; inf when every wanted crossing is known
 
@@ -219,16 +216,13 @@ class ViewMemo:
         if held is not None and held.committed is c.committed and held.offsets is c.offsets:
             if self._monotonic() < held.unanswered_until:
                 return held.lags, held.reached
-            lags, wanted, ends = held.lags, held.wanted, held.ends
+            lags, known = held.lags, held.reached
         else:
-            if held is not None and held.offsets is c.offsets:
-                ends = held.ends
-            else:
-                ends = c.offsets.log_ends() if c.offsets is not None else {}
+            ends = c.offsets.log_ends() if c.offsets is not None else {}
             lags = _lag_rows(c.committed, ends)
             lags.sort()  # by key: keys are unique
-            wanted = wanted_offsets(lags)
-        known = _standing(held, ends) if held is not None else {}
+            known = _standing(held, c.offsets, ends) if held is not None else {}
+        wanted = wanted_offsets(lags)
         found = {k: at for k in wanted if (at := known.get(k)) is not None}
         missing = wanted.difference(found)
         complete = True
@@ -237,12 +231,12 @@ class ViewMemo:
             failed: list[bool] = []
             answers = _reached_at(store, c.cluster, missing, failed)
             if failed:  # as a fresh render: no lag seconds this time; what was known stays for the next
-                self._held[c.cluster] = _Held(c.committed, c.offsets, lags, wanted, ends, found, 0.0)
+                self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, 0.0)
                 return lags, {}
             found.update(answers)
             complete = len(found) >= len(wanted)
         until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
-        self._held[c.cluster] = _Held(c.committed, c.offsets, lags, wanted, ends, found, until)
+        self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, until)
         return lags, found
 
     def keep(self, clusters: set[str]) -> None:
@@ -251,11 +245,14 @@ class ViewMemo:
             del self._held[name]
 
 
-def _standing(held: _Held, ends: Mapping[tuple[str, int], int]) -> Mapping[Wanted, float]:
-    """The held crossing times whose partition's log end has not fallen since they were given."""
-    if not held.reached or ends is held.ends:
+def _standing(
+    held: _Held, offsets: OffsetsObservation | None, ends: Mapping[tuple[str, int], int]
+) -> Mapping[Wanted, float]:
+    """The held crossing times whose partition's log end has not fallen since they were given (``ends``:
+    ``offsets``' log ends)."""
+    if not held.reached or offsets is held.offsets or held.offsets is None:
         return held.reached
-    before = held.ends
+    before = held.offsets.log_ends()
     fallen = {tp for tp, end in ends.items() if end < before.get(tp, end)}
     if not fallen:
         return held.reached
