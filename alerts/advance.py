@@ -46,7 +46,12 @@ def advance(
         )
         get = ranges.get
         for key, sample in zip(ranged.keys(), fresh, strict=True):
-            ranges[key] = _ranged(get(key, ()), sample, keep)
+            hist = get(key)
+            # RangeHistory.ranged called directly on the state's histories: two Python calls fewer for
+            # each of 20,000 partitions, most of them idle
+            ranges[key] = (
+                hist.ranged(sample, keep) if type(hist) is RangeHistory else _ranged(hist or (), sample, keep)
+            )
     for key, cur in view.unranged.items():
         old = partitions.get(key)
         if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):

@@ -73,6 +73,27 @@ def unranged_partitions(
     }
 
 
+def shifted_partitions(
+    previous: DetectionState, partitions: Mapping[PartitionKey, PartitionPoint]
+) -> frozenset[PartitionKey]:
+    """The partitions of ``partitions`` known before whose leader changed or whose log end went back:
+    all that ``log_truncation``, ``unclean_leader_election`` and the unconfirmed resets
+    (:mod:`alerts.topic_change`) look at, found in one walk for the three (a few of 20,000, if any)."""
+    get = previous.partitions.get
+    out = []
+    for key, cur in partitions.items():
+        old = get(key)
+        if old is None:
+            continue
+        if old.leader != cur.leader:
+            out.append(key)
+            continue
+        end, was = cur.log_end, old.log_end
+        if end is not None and was is not None and end < was:
+            out.append(key)
+    return frozenset(out)
+
+
 @per_object(slot=lambda metadata: metadata.cluster)
 def metadata_index(
     metadata: ClusterMetadata,

@@ -14,7 +14,7 @@ the state keeps the partition's last point from before it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -140,16 +140,19 @@ def unconfirmed_resets(
     inputs: CycleInputs,
     thresholds: Thresholds,
     ranged: Mapping[PartitionKey, PartitionPoint] | None = None,
+    shifted: Iterable[PartitionKey] | None = None,
 ) -> frozenset[PartitionKey]:
     """Partitions whose log end went back under a topic id no metadata confirmed since (a topic
     re-created, or truncated: not told yet). Judged later; at most ``topic_confirm_seconds`` after the
     first range that showed it, they are judged with what is known then. ``ranged``: this cycle's
-    :func:`~alerts.current.ranged_partitions`, if already built."""
+    :func:`~alerts.current.ranged_partitions`, if already built; ``shifted``: the partitions whose log end
+    went back (among others) since ``previous``, if known (:func:`~alerts.current.shifted_partitions`)."""
     out = set()
     meta = inputs.metadata
     if ranged is None:
         ranged = ranged_partitions(inputs)
-    for key, cur in ranged.items():
+    pairs = ranged.items() if shifted is None else [(k, ranged[k]) for k in shifted if k in ranged]
+    for key, cur in pairs:
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue

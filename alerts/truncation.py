@@ -29,7 +29,9 @@ def detect_log_truncations(
     commits = v.replayed.commits
     waiting = v.unconfirmed
     findings = []
-    for key, cur in v.partitions.items():  # findings sorted at the end: they are few
+    partitions = v.partitions
+    for key in v.shifted:  # the log ends gone back are among them; findings sorted at the end
+        cur = partitions[key]
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue

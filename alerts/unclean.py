@@ -37,7 +37,9 @@ def detect_unclean_elections(
     commits = v.replayed.commits
     suspects: list[tuple[PartitionKey, PartitionPoint, PartitionPoint, bool]] = []
     waiting = v.unconfirmed
-    for key, cur in v.partitions.items():
+    partitions = v.partitions
+    for key in v.shifted:  # the leader changes are among them
+        cur = partitions[key]
         old = previous.partitions.get(key)
         if old is None or old.isr is None or old.leader is None or cur.leader is None:
             continue

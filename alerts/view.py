@@ -17,7 +17,13 @@ from dataclasses import dataclass
 
 from alerts.blind import Seen, seen
 from alerts.commits import Replay, replay
-from alerts.current import joined, offsets_retention_seconds, ranged_partitions, unranged_partitions
+from alerts.current import (
+    joined,
+    offsets_retention_seconds,
+    ranged_partitions,
+    shifted_partitions,
+    unranged_partitions,
+)
 from alerts.recreation import recreations
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint, Recreation
 from alerts.thresholds import Thresholds
@@ -34,6 +40,7 @@ class View:
     ranged: Mapping[PartitionKey, PartitionPoint]  # the offsets observation's partitions (log ranges)
     unranged: Mapping[PartitionKey, PartitionPoint]  # those only metadata lists
     partitions: Mapping[PartitionKey, PartitionPoint]  # both: the current partitions
+    shifted: frozenset[PartitionKey]  # those whose leader changed or log end went back since previous
     seen: Seen  # the offsets sighting and blind spells after this cycle
     retention_seconds: float  # offsets.retention.minutes as last reported (or the fallback), in seconds
     changes: tuple[TopicChange, ...]  # topics deleted or re-created since the previous state
@@ -51,6 +58,7 @@ def derive(
     unranged = unranged_partitions(inputs, ranged)
     partitions = joined(ranged, unranged)
     changes = topic_changes(previous, inputs, partitions)
+    shifted = shifted_partitions(previous, partitions)
     return View(
         previous=previous,
         inputs=inputs,
@@ -58,10 +66,11 @@ def derive(
         ranged=ranged,
         unranged=unranged,
         partitions=partitions,
+        shifted=shifted,
         seen=seen(previous, inputs, thresholds),
         retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
         changes=changes,
-        unconfirmed=unconfirmed_resets(previous, inputs, thresholds, ranged),
+        unconfirmed=unconfirmed_resets(previous, inputs, thresholds, ranged, shifted),
         recreated=recreations(previous, inputs, changes, partitions),
     )
 

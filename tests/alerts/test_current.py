@@ -1,7 +1,7 @@
 """current_partitions: this cycle's log ranges joined with the metadata's leaders, epochs, ISR, topic ids."""
 
-from alerts.current import current_partitions
-from alerts.state import CycleInputs, PartitionKey, PartitionPoint
+from alerts.current import current_partitions, shifted_partitions
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -70,3 +70,30 @@ def test_one_metadata_over_several_cycles_and_a_new_one_replacing_it() -> None:
     moved = _meta(110.0, leader=3, epoch=5)  # a new observation: a leader change
     got = current_partitions(CycleInputs(C, metadata=moved, offsets=_offsets(115.0, row)))
     assert got[PartitionKey("orders", 0)] == PartitionPoint(115.0, 5, 50, 3, 5, (1, 2), "id-orders")
+
+
+def test_shifted_partitions_leader_moved_or_log_end_back_only() -> None:
+    def point(end: int | None, leader: int | None) -> PartitionPoint:
+        return PartitionPoint(100.0, 0, end, leader, 0, (1, 2), "id")
+
+    keys = [PartitionKey("t", p) for p in range(7)]
+    previous = DetectionState(
+        partitions={
+            keys[0]: point(50, 1),  # unchanged
+            keys[1]: point(50, 1),  # grew
+            keys[2]: point(50, 1),  # went back
+            keys[3]: point(50, 1),  # new leader
+            keys[4]: point(50, 1),  # went offline
+            keys[5]: point(None, 1),  # no range before
+        }
+    )
+    current = {
+        keys[0]: point(50, 1),
+        keys[1]: point(60, 1),
+        keys[2]: point(40, 1),
+        keys[3]: point(50, 2),
+        keys[4]: point(50, None),
+        keys[5]: point(10, 1),
+        keys[6]: point(0, 1),  # new partition
+    }
+    assert shifted_partitions(previous, current) == {keys[2], keys[3], keys[4]}
