@@ -71,7 +71,29 @@ class CommittedCollector(SeamCollector):
             return await self._poll()
         if await reconciler.trusted():
             return reconciler.observation()
-        return await reconciler.polled(await self._poll())
+        poll = await self._poll()
+        return await reconciler.polled(poll, await self._unlisted(reconciler, poll))
+
+    async def _unlisted(self, reconciler: Reconciler, poll: CommittedObservation) -> CommittedObservation:
+        """What the reconciliation compares: ``poll``, plus the groups the tail's view holds offsets of that
+        no coordinator listed and none failed on, each asked for by name (a group deleted without the tail
+        seeing its tombstones answers no offsets; one whose coordinator is moving fails and is skipped).
+        Not after a broker failure: its groups were not listed, and asking each would be a storm."""
+        if not reconciler.seeded or any(f.scope == "broker" for f in poll.failures):
+            return poll
+        failed = {f.key for f in poll.failures if f.scope == "group"}
+        missing = sorted(g for g in reconciler.view.groups_with_offsets() - set(poll.groups) - failed)
+        if not missing:
+            return poll
+        gone = KafkaError("no coordinator listed the group", cluster=self.cluster)
+        found, lost = await self._fallback(dict.fromkeys(missing, gone))
+        return CommittedObservation(
+            poll.cluster,
+            poll.observed_at,
+            poll.offsets + tuple(o for g in sorted(found) for o in found[g]),
+            tuple(sorted({*poll.groups, *found})),
+            poll.failures + tuple(lost),
+        )
 
     async def _poll(self) -> CommittedObservation:
         """Every group's committed offsets, asked of their coordinators."""

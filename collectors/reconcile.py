@@ -133,14 +133,22 @@ class Reconciler:
         hidden = frozenset(f.key for f in self._hidden)
         return self.view.observation(self._clock(), hidden, self._hidden)
 
-    async def polled(self, poll: CommittedObservation) -> CommittedObservation:
-        """Reconcile with ``poll`` (made by this collect); what the collect hands on: the view's
-        observation when the view can stand in for it, else the poll itself."""
+    @property
+    def seeded(self) -> bool:
+        """Whether a complete poll under the current tail has seeded the view."""
+        return self._seeded
+
+    async def polled(
+        self, poll: CommittedObservation, compared: CommittedObservation | None = None
+    ) -> CommittedObservation:
+        """Reconcile with ``poll`` (made by this collect), or with ``compared``: the poll plus groups asked
+        for by name for the comparison only; what the collect hands on: the view's observation when the
+        view can stand in for it, else the poll itself."""
         tail = self._tail
         if tail is None:
             return poll
         since = self._since
-        corrections = self.view.apply_poll(poll, since)
+        corrections = self.view.apply_poll(compared if compared is not None else poll, since)
         complete = all(f.scope == "topic" and f.error == KafkaAuthError.__name__ for f in poll.failures)
         if not self._seeded:
             self._seeded = complete  # a seed: nothing to count (the tail never had what came before it)

@@ -316,3 +316,38 @@ async def test_reconcile_tombstone_from_tail_removes_offset_served() -> None:
     clock.now = 5.0
 
     assert (await collector.collect()).offsets == (co("a", 0, 5),)
+
+
+async def test_reconcile_group_deleted_unseen_by_tail_asked_by_name_and_counted() -> None:
+    collector, reconciler, _, seam, clock = rig({"a": [co("a", 0, 5)], "b": [co("b", 0, 1)]})
+    await collector.collect()
+    # b was deleted and the tail never told: no coordinator lists it, asked by name it has no offsets
+    seam.listed = {1: [ListedGroup("a", "classic", "Stable", "consumer")]}
+    seam.committed = {"a": [co("a", 0, 5)]}
+    seam.coordinators = {"b": 1}
+    clock.now = 60.0
+    polled = await collector.collect()
+    clock.now = 65.0
+    served = await collector.collect()
+
+    assert ("fetch_offsets", 1, ("b",)) in seam.calls
+    assert polled.offsets == served.offsets == (co("a", 0, 5),)
+    assert (reconciler.runs, reconciler.differences) == (1, 1)
+    assert reconciler.last is not None and dict(reconciler.last.kinds) == {"missed_tombstone": 1}
+
+
+async def test_reconcile_unlisted_group_failing_by_name_skipped() -> None:
+    collector, reconciler, _, seam, clock = rig({"a": [co("a", 0, 5)], "b": [co("b", 0, 1)]})
+    await collector.collect()
+    seam.listed = {1: [ListedGroup("a", "classic", "Stable", "consumer")]}  # its coordinator is loading
+    seam.coordinators = {"b": 1}
+    seam.group_errors = {
+        "b": KafkaResponseError("x", error_code=14, error_name="COORDINATOR_LOAD_IN_PROGRESS")
+    }
+    clock.now = 60.0
+    await collector.collect()
+    clock.now = 65.0
+    served = await collector.collect()
+
+    assert served.offsets == (co("a", 0, 5), co("b", 0, 1))
+    assert (reconciler.runs, reconciler.differences) == (1, 0)
