@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from alerts.current import current_groups
 from alerts.membership import DEAD as DEAD
@@ -17,6 +18,7 @@ from alerts.membership import EMPTY as EMPTY
 from alerts.membership import polled_point
 from alerts.model import CommitEvent, GroupEvent
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
+from collectors.model import CommittedObservation, CommittedOffset
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
 
     _apply_poll(previous, inputs, commits, moves, removals, groups, tombstoned, changed)
+    _still_known(inputs.cluster, previous, commits, changed)
     _apply_polled_groups(inputs, groups)
     for name in deleted:
         if name in groups and groups[name].state == DEAD:
@@ -170,6 +173,8 @@ def _apply_poll(
     obs = inputs.committed
     if obs is None:
         return
+    if inputs.tail_live and _all_known(obs, previous, commits, changed):
+        return  # a live tail's poll only seeds, and every offset it lists is known already
     at = obs.observed_at
     polled = current_groups(inputs)
     seen: set[tuple[str, str, int]] = set()
@@ -212,6 +217,55 @@ def _apply_poll(
         group = polled_point(info, since) if info else None
         removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll", group))
         changed.add(key)
+
+
+_KEY = attrgetter("group", "topic", "partition")
+Keys = frozenset[tuple[str, str, int]]
+# per cluster: the offsets of its last committed observation, their keys once seen twice, and the
+# committed offsets they were last found all in
+_polled: dict[
+    str, tuple[tuple[CommittedOffset, ...], Keys | None, Mapping[CommitKey, CommitPoint] | None]
+] = {}
+
+
+def _all_known(
+    obs: CommittedObservation,
+    previous: DetectionState,
+    commits: dict[CommitKey, CommitPoint],
+    changed: set[CommitKey],
+) -> bool:
+    """Every offset of ``obs`` has a point in ``commits`` (``previous``'s with ``changed`` changed); False
+    when not known cheaply. A committed view fed by the tail hands the same offsets (one tuple) again
+    while nothing moved: from their second evaluation on their keys are a set kept beside them, and once
+    found all in the previous state's offsets only those this replay changed are looked at again. Read
+    only, shared by threads (a race computes twice; either answer is right)."""
+    offsets = obs.offsets
+    last = _polled.get(obs.cluster)
+    if last is None or last[0] is not offsets:
+        _polled[obs.cluster] = (offsets, None, None)  # seen once: the caller walks them (they may change)
+        return False
+    keys = last[1]
+    if keys is None:
+        keys = frozenset(map(_KEY, offsets))
+    if last[2] is previous.commits:  # all in them: only a key this replay removed can be missing
+        known = not any(k in keys and k not in commits for k in changed)
+    else:
+        known = not keys.difference(commits)
+    _polled[obs.cluster] = (offsets, keys, commits if known else None)
+    return known
+
+
+def _still_known(
+    cluster: str, previous: DetectionState, commits: dict[CommitKey, CommitPoint], changed: set[CommitKey]
+) -> None:
+    """The last polled offsets, found all in ``previous``'s, are all in ``commits`` too unless this replay
+    removed one of them: carried over so that the next evaluation of the same offsets need not look."""
+    last = _polled.get(cluster)
+    if last is None or last[1] is None or last[2] is not previous.commits:
+        return
+    keys = last[1]
+    known = not any(k in keys and k not in commits for k in changed)
+    _polled[cluster] = (last[0], keys, commits if known else None)
 
 
 def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> None:

@@ -9,10 +9,11 @@ per part.
 As the service (default settings), each cycle is two evaluations 2.5 s apart (its minimum interval): the
 offsets observation (an unchanged partition's ``PartitionOffsets`` the same object as last cycle, as the
 offsets collector hands it; the metadata, one object for 30 s, handed along) with the tail's commits of
-the cycle, then the committed-offsets poll (every ``--committed-every`` cycles; fresh objects, as the
-collector builds them) with the groups every third cycle (15 s). ``--no-tail``: no live tail, commits
-known from the poll only. ``--one-evaluation``: everything in one evaluation per cycle, metadata only
-every 6th (the figures before the service-like split).
+the cycle, then the committed offsets (every ``--committed-every`` cycles; as the tail-fed view hands
+them: the same tuple while nothing moved, unchanged offsets the same objects) with the groups every
+third cycle (15 s). ``--no-tail``: no live tail, commits known from the poll only.
+``--one-evaluation``: everything in one evaluation per cycle, metadata only every 6th (the figures
+before the service-like split).
 
     .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
         [--churn 0.01] [--history-spacing SECONDS] [--no-tail] [--committed-every N] [--one-evaluation]
@@ -75,6 +76,9 @@ class World:
             self.by_partition.setdefault(i, []).append(g)
         self.cursor = 0
         self.known: dict[int, PartitionOffsets] = {}  # as the offsets collector keeps them
+        self.committed_made: dict[tuple[int, int], CommittedOffset] = {}
+        self.offsets_tuple: tuple[CommittedOffset, ...] | None = None
+        self.committed_moved = False
         self.source_offset = 0
 
     def move(self, share: float, now: float) -> list[CommitEvent]:
@@ -87,6 +91,7 @@ class World:
             self.ends[i] += 1
             for g in self.by_partition.get(i, ()):
                 self.committed[(g, i)] = self.ends[i]
+                self.committed_moved = True
                 self.source_offset += 1
                 topic, partition = self.tps[i]
                 events.append(
@@ -123,10 +128,17 @@ class World:
         return OffsetsObservation(CLUSTER, now, tuple(parts))
 
     def committed_obs(self, now: float) -> CommittedObservation:
-        offsets = tuple(
-            CommittedOffset(f"group-{g:05d}", *self.tps[i], o, None) for (g, i), o in self.committed.items()
-        )
-        return CommittedObservation(CLUSTER, now, offsets, tuple(self.group_names()))
+        """As the tail-fed committed view (collectors.tail_committed) hands it: the same offsets tuple
+        while nothing moved, unchanged offsets the same objects when it is rebuilt."""
+        if self.offsets_tuple is None or self.committed_moved:
+            made = self.committed_made
+            for (g, i), o in self.committed.items():
+                c = made.get((g, i))
+                if c is None or c.offset != o:
+                    made[(g, i)] = CommittedOffset(f"group-{g:05d}", *self.tps[i], o, None)
+            self.offsets_tuple = tuple(made[k] for k in self.committed)
+            self.committed_moved = False
+        return CommittedObservation(CLUSTER, now, self.offsets_tuple, tuple(self.group_names()))
 
     def group_names(self) -> list[str]:
         return [f"group-{g:05d}" for g in range(len(self.members))]

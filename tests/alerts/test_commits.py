@@ -96,3 +96,37 @@ def test_replay_tail_live_a_group_missing_from_a_listing_is_kept_until_its_tombs
     assert (kept.groups["g"].state, kept.groups["g"].since) == ("Stable", 12)
     gone = replay(s, inputs(group_events=(group_event("Dead", 14, 2),), tail_live=True))
     assert "g" not in gone.groups and gone.deleted_groups == {"g"}
+
+
+def test_replay_tail_live_the_same_polled_offsets_again_seed_what_a_tombstone_removed_since() -> None:
+    """A committed view fed by the tail hands the same offsets (one tuple) while nothing moved; from the
+    second time they are checked as a set: a key removed since must still be seeded again."""
+    other = ("g2", T, 1)
+    offs = (CommittedOffset("g", T, 0, 50, None), CommittedOffset(*other, 7, None))
+
+    def poll(at: float) -> CommittedObservation:
+        return CommittedObservation("c", at, offs, ("g", "g2"))
+
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    assert {k: p.offset for k, p in s.commits.items()} == {K: 50, CommitKey(*other): 7}
+    s = run(s, inputs(commit_events=(commit(None, 3, 1),), tail_live=True), 3)
+    assert K not in s.commits
+    for at in (4, 5):  # the same tuple again, taken after the tombstone
+        rp = replay(s, inputs(committed=poll(at), tail_live=True))
+        assert rp.commits[K].offset == 50 and K in rp.changed
+        s = run(s, inputs(committed=poll(at), tail_live=True), at)
+        s = run(s, inputs(commit_events=(commit(None, at + 0.5, int(at * 10)),), tail_live=True), at + 0.5)
+
+
+def test_replay_tail_live_the_same_polled_offsets_with_a_tombstone_in_the_same_cycle_seed_it_again() -> None:
+    offs = (CommittedOffset("g", T, 0, 50, None), CommittedOffset("g2", T, 1, 7, None))
+
+    def poll(at: float) -> CommittedObservation:
+        return CommittedObservation("c", at, offs, ("g", "g2"))
+
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)  # found all known: carried from here on
+    s = run(s, inputs(committed=poll(3), tail_live=True), 3)
+    rp = replay(s, inputs(commit_events=(commit(None, 4, 1),), committed=poll(5), tail_live=True))
+    assert rp.commits[K].offset == 50 and rp.removals and rp.removals[0].key == K
