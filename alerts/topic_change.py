@@ -117,6 +117,8 @@ def _may_change(
     """False when no topic of ``previous`` can be deleted (every one ``listed``, or nothing listed) or
     re-created (no topic has one id in ``previous`` and another in ``current``): the (topic, topic id)
     pairs of both, a few hundred, built in C instead of a Python step per partition."""
+    if listed is None and not current:
+        return False  # nothing listed, nothing observed (an evaluation of commits only)
     was = _topic_ids(previous)
     if listed is not None and not {topic for topic, _ in was} <= listed:
         return True

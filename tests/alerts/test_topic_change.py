@@ -62,3 +62,8 @@ def test_topic_changes_ids_unknown_on_either_side_none() -> None:
     assert topic_changes(previous, CycleInputs(C), _points(105.0, IDS)) == ()
     previous = DetectionState(partitions=_points(100.0, IDS))
     assert topic_changes(previous, CycleInputs(C), _points(105.0, dict.fromkeys(IDS, None))) == ()
+
+
+def test_topic_changes_nothing_observed_none() -> None:
+    previous = DetectionState(partitions=_points(100.0, IDS))
+    assert topic_changes(previous, CycleInputs(C), {}) == ()
