@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import cast
 
 from collectors.codec.consumer_group_records import ConsumerGroupMetadata
 from collectors.codec.record_types import CONSUMER_GROUP_METADATA, GROUP_METADATA
@@ -85,54 +86,60 @@ class TailCommitted:
         """Apply records in log order (each partition's in offset order, as the tail hands them)."""
         self.seq += 1
         seq = self.seq
+        stamp, offsets = self._stamp, self._offsets
         for event in events:
             record = event.record
-            if isinstance(record, OffsetCommit):
-                self._commit(record, seq)
-            elif isinstance(record, OffsetCommitTombstone):
-                key = (record.group, record.topic, record.partition)
-                self._stamp[key] = seq
-                self._group_stamp[record.group] = seq
+            kind = type(record)  # the codec's own classes: no subclass to look for
+            if kind is OffsetCommit:
+                r = cast(OffsetCommit, record)
+                group, tp = r.group, (r.topic, r.partition)
+                stamp[(group, *tp)] = seq
+                parts = offsets.get(group)
+                old = parts.get(tp) if parts is not None else None
+                epoch = r.leader_epoch
+                if epoch is not None and epoch < 0:
+                    epoch = None
+                if (
+                    old is not None
+                    and old.offset == r.offset
+                    and old.leader_epoch == epoch
+                    and old.metadata == r.metadata
+                ):
+                    continue  # re-committed unchanged (most commits): the same object, nothing to rebuild
+                self._commit(r, tp, epoch)
+            elif kind is OffsetCommitTombstone:
+                t = cast(OffsetCommitTombstone, record)
+                key = (t.group, t.topic, t.partition)
+                stamp[key] = seq
                 self._remove(key)
-            elif isinstance(record, GroupMetadata | ConsumerGroupMetadata):
-                self._group_stamp[record.group] = seq
-                if record.group not in self._alive:
-                    self._alive.add(record.group)
+            elif kind is GroupMetadata or kind is ConsumerGroupMetadata:
+                group = cast(GroupMetadata | ConsumerGroupMetadata, record).group
+                self._group_stamp[group] = seq
+                if group not in self._alive:
+                    self._alive.add(group)
                     self._stale = True
-            elif (
-                isinstance(record, GroupTombstone)
-                and record.record_type in _GROUP_TYPES
-                and record.member_id is None
-            ):
-                # the group itself deleted (not one member's record); its offsets have tombstones of
-                # their own (a group converted between classic and consumer keeps them)
-                self._group_stamp[record.group] = seq
-                if record.group in self._alive:
-                    self._alive.discard(record.group)
+            elif kind is GroupTombstone:
+                g = cast(GroupTombstone, record)
+                if g.record_type not in _GROUP_TYPES or g.member_id is not None:
+                    continue  # one member's record, or another group record type: the group stays
+                # the group itself deleted; its offsets have tombstones of their own (a group converted
+                # between classic and consumer keeps them)
+                self._group_stamp[g.group] = seq
+                if g.group in self._alive:
+                    self._alive.discard(g.group)
                     self._stale = True
 
-    def _commit(self, r: OffsetCommit, seq: int) -> None:
+    def _commit(self, r: OffsetCommit, tp: tuple[str, int], epoch: int | None) -> None:
+        """A new or moved offset (or -1: none, as a poll reports it)."""
         group = r.group
-        key = (group, r.topic, r.partition)
-        self._stamp[key] = seq
-        self._group_stamp[group] = seq
-        if r.offset < 0:  # a poll reports no offset for it (OffsetFetch answers -1)
-            self._remove(key)
+        if r.offset < 0:  # OffsetFetch answers -1: the poll reports no offset
+            self._remove((group, *tp))
             return
-        epoch = r.leader_epoch if r.leader_epoch is not None and r.leader_epoch >= 0 else None
         parts = self._offsets.get(group)
         if parts is None:
             parts = self._offsets[group] = {}
             self._stale = True
-        old = parts.get(key[1:])
-        if (
-            old is not None
-            and old.offset == r.offset
-            and old.leader_epoch == epoch
-            and old.metadata == r.metadata
-        ):
-            return  # re-committed unchanged: same object, nothing to rebuild
-        parts[key[1:]] = CommittedOffset(group, r.topic, r.partition, r.offset, epoch, r.metadata)
+        parts[tp] = CommittedOffset(group, r.topic, r.partition, r.offset, epoch, r.metadata)
         self._dirty.add(group)
 
     def _remove(self, key: Key) -> CommittedOffset | None:
@@ -208,9 +215,15 @@ class TailCommitted:
                 if tp[0] in hidden or stamp.get(key, 0) > since:
                     continue
                 current = mine.get(tp)
-                if current != o:
-                    out.append(Difference(key, current, o))
-                    self._put(o)
+                if current is o or (
+                    current is not None
+                    and current.offset == o.offset
+                    and current.leader_epoch == o.leader_epoch
+                    and current.metadata == o.metadata
+                ):
+                    continue
+                out.append(Difference(key, current, o))
+                self._put(o)
             for tp, current in mine.items():
                 key = (group, *tp)
                 if tp in theirs or tp[0] in hidden or stamp.get(key, 0) > since:
