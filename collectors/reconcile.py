@@ -134,6 +134,11 @@ class Reconciler:
         return self.view.observation(self._clock(), hidden, self._hidden)
 
     @property
+    def tail(self) -> LiveTail | None:
+        """The tail feeding the view now (None: none was attached, as on an ha standby)."""
+        return self._tail
+
+    @property
     def seeded(self) -> bool:
         """Whether a complete poll under the current tail has seeded the view."""
         return self._seeded
