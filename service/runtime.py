@@ -295,10 +295,11 @@ def build_runtime(settings: Settings) -> Runtime:
             detections.append(detection)
         if reconciler is not None:
             reconcilers.append(reconciler)
-            parts: list[TailSink] = [RecentEvents(), reconciler.view]
+            # the view last: what it serves, detection has been handed already
+            parts: list[TailSink] = [RecentEvents()]
             if tail_sink is not None:
                 parts.append(tail_sink)
-            sink: TailSink = FanOutSink(*parts)
+            sink: TailSink = FanOutSink(*parts, reconciler.view)
             if settings.archive.enabled:
                 from pipeline.archive import ArchiveSink  # pyarrow: only needed when archiving
 
