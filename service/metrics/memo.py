@@ -86,8 +86,8 @@ class LineGauge(BulkGauge):
 class Table:
     """One cluster's rows of one kind as the previous render wrote them (see the module docstring).
 
-    A render calls :meth:`rows` once, then :meth:`column` for each family over those rows; a family not
-    written in a render is forgotten."""
+    A render calls :meth:`rows` once, then :meth:`column` for each family over those rows, then
+    :meth:`done`; a family not written in a render is forgotten."""
 
     __slots__ = ("_at", "_block", "_blocks", "_columns", "_keys", "_old", "_origin")
 
@@ -137,6 +137,11 @@ class Table:
         self._columns[head] = column
         return column
 
+    def done(self) -> None:
+        """The render's families are written: let go of what only it needed (label blocks, the previous
+        lines of families it did not write)."""
+        self._old, self._blocks, self._block = {}, {}, str
+
     def _written(self, head: str, source: tuple[object, ...], new: Values) -> Column:
         """Every line written anew."""
         out: list[bytes] = []
@@ -154,20 +159,23 @@ class Table:
         return Column(source, new, b"".join(out), lengths)
 
     def _patched(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
-        """The same rows: the lines of changed values rewritten, the text between them kept."""
+        """The same rows: the lines of changed values rewritten, the text between them copied as it is
+        (into one buffer: no object per kept run)."""
         text, lengths = old.text, array("I", old.lengths)
+        view = memoryview(text)
         ends = list(accumulate(old.lengths))
-        out: list[bytes] = []
-        pos = 0  # the old text is written up to here
+        out = bytearray()
+        pos = 0  # the old text is copied up to here
         for i in _changed(new, old.values):
             start, end = ends[i - 1] if i else 0, ends[i]
-            out.append(text[pos:start])
+            out += view[pos:start]
             line = self._relined(head, i, new[i], text[start:end])
-            out.append(line)
+            out += line
             lengths[i] = len(line)
             pos = end
-        out.append(text[pos:])
-        return Column(source, new, b"".join(out), lengths)
+        out += view[pos:]
+        view.release()
+        return Column(source, new, bytes(out), lengths)
 
     def _realigned(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
         """Rows added, removed or moved: each row's previous line if its value is the same."""

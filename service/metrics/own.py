@@ -119,12 +119,14 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: t
     _add(committed, rows, (lags,), lambda: [r[1] for r in lags])
     _add(lag, rows, (lags,), lambda: [r[2] for r in lags])
     _add(seconds, rows, (lags, reached, now), partial(_lag_seconds, lags, reached, now))
+    rows.done()
     offsets = view.offsets
     parts = offsets.partitions if offsets is not None else ()
     rows = memo.table(view.cluster, "partition")
     keys = rows.rows((offsets,), lambda: [(o.topic, o.partition) for o in parts], partial(_tp_block, c, esc))
     _add(start, rows, (offsets,), lambda: [o.log_start for o in parts])
     _add(end, rows, (offsets,), lambda: [o.log_end for o in parts])
+    rows.done()
     epochs = cache(partial(_epochs, view))
 
     def epoch_keys() -> list[tuple[str, int]]:
@@ -134,6 +136,7 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: t
     rows = memo.table(view.cluster, "epoch")
     rows.rows((offsets, view.metadata), epoch_keys, partial(_tp_block, c, esc))
     _add(epoch, rows, (offsets, view.metadata), lambda: list(epochs().values()))
+    rows.done()
 
 
 class _Escaped(dict[str, str]):
