@@ -3,11 +3,11 @@
 Most of a ``/metrics`` body is the same from scrape to scrape: idle partitions keep their log range,
 caught-up groups their commit. A :class:`Table` keeps, for one cluster's rows of one kind (its committed
 group-partitions, its partitions), the row keys and, per family, the values its lines were written from
-and the lines as the body has them: one ``bytes`` per family, with each row's line end (an absent series
-is an empty line). The next render hands in its rows' values: the text of the rows whose key and value
-are the previous render's is reused as it is, and only the other rows are written (a changed value
-after the very label block written before; a new row's label block once for all its families). A
-family whose values are all the same is reused whole, and so is one whose inputs are the very objects
+and the lines as the body has them: one ``bytes`` per family, with each row's line length (an absent
+series is an empty line). The next render hands in its rows' values: the text of the rows whose key and
+value are the previous render's is reused as it is, and only the other rows are written (a changed
+value after the very label block written before; a new row's label block once for all its families).
+A family whose values are all the same is reused whole, and so is one whose inputs are the very objects
 of the previous render, without looking at a value. The kept text is the body's own bytes, so the body
 is not held twice.
 
