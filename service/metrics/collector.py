@@ -108,7 +108,7 @@ class OffsetguardCollector:
         yield from store_families(inputs.store)
         yield from leader_families(inputs.leader)
         if options.exposes("kafka_exporter"):
-            yield from kafka_exporter_families(views, options.granularity)
+            yield from kafka_exporter_families(views, options.granularity, lines)
         if options.exposes("kafka_lag_exporter"):
             yield from lag_exporter_families(views, options.granularity)
 

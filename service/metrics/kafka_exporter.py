@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import platform
 import sys
-from collections.abc import Iterator
-from functools import cache
+from collections.abc import Callable, Iterator
+from functools import cache, partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.fast import FastGauge
+from service.metrics.memo import Escaped, LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView
 
@@ -54,32 +55,34 @@ class _Families(NamedTuple):
     members: GaugeMetricFamily
 
 
-def _families() -> _Families:
+def _families(per_partition: bool) -> _Families:
     g = FastGauge
+    # per-partition families (PER_PARTITION) take their lines from the collector's tables
+    p = LineGauge if per_partition else FastGauge
     return _Families(
         g("kafka_brokers", "Number of Brokers in the Kafka Cluster.", labels=["cluster"]),
         g("kafka_broker_info", "Information about the Kafka Broker.", labels=["cluster", "id", "address"]),
         g("kafka_topic_partitions", "Number of partitions for this Topic", labels=["cluster", "topic"]),
-        g("kafka_topic_partition_current_offset", "Current Offset of a Broker at Topic/Partition", labels=TP),
-        g("kafka_topic_partition_oldest_offset", "Oldest Offset of a Broker at Topic/Partition", labels=TP),
-        g("kafka_topic_partition_leader", "Leader Broker ID of this Topic/Partition", labels=TP),
-        g(
+        p("kafka_topic_partition_current_offset", "Current Offset of a Broker at Topic/Partition", labels=TP),
+        p("kafka_topic_partition_oldest_offset", "Oldest Offset of a Broker at Topic/Partition", labels=TP),
+        p("kafka_topic_partition_leader", "Leader Broker ID of this Topic/Partition", labels=TP),
+        p(
             "kafka_topic_partition_leader_is_preferred",
             "1 if Topic/Partition is using the Preferred Broker",
             labels=TP,
         ),
-        g("kafka_topic_partition_replicas", "Number of Replicas for this Topic/Partition", labels=TP),
-        g(
+        p("kafka_topic_partition_replicas", "Number of Replicas for this Topic/Partition", labels=TP),
+        p(
             "kafka_topic_partition_in_sync_replica",
             "Number of In-Sync Replicas for this Topic/Partition",
             labels=TP,
         ),
-        g(
+        p(
             "kafka_topic_partition_under_replicated_partition",
             "1 if Topic/Partition is under Replicated",
             labels=TP,
         ),
-        g(
+        p(
             "kafka_consumergroup_current_offset",
             "Current Offset of a ConsumerGroup at Topic/Partition",
             labels=GTP,
@@ -89,7 +92,7 @@ def _families() -> _Families:
             "Current Offset of a ConsumerGroup at Topic for all partitions",
             labels=GT,
         ),
-        g(
+        p(
             "kafka_consumergroup_lag",
             "Current Approximate Lag of a ConsumerGroup at Topic/Partition",
             labels=GTP,
@@ -147,15 +150,19 @@ def build_info() -> GaugeMetricFamily:
 
 
 def kafka_exporter_families(
-    views: list[ClusterView], granularity: Granularity = "partition"
+    views: list[ClusterView], granularity: Granularity = "partition", memo: LineMemo | None = None
 ) -> Iterator[Metric]:
     """Every kafka_exporter-compatible family over ``views`` (families with no sample included); at a
-    coarser granularity, all but the :data:`PER_PARTITION` ones."""
-    f = _families()
+    coarser granularity, all but the :data:`PER_PARTITION` ones. The per-partition ones are written by
+    change (``memo``: the collector's lines of the previous render, :mod:`service.metrics.memo`)."""
     per_partition = granularity == "partition"
+    f = _families(per_partition)
+    memo = memo if memo is not None else LineMemo()
     for view in views:
-        _topics(f, view, per_partition)
-        _groups(f, view, per_partition)
+        _topics(f, view)
+        _groups(f, view)
+        if per_partition:
+            _per_partition(f, view, memo)
     yield build_info()
     if per_partition:
         yield from f
@@ -163,7 +170,7 @@ def kafka_exporter_families(
         yield from (family for name, family in zip(f._fields, f, strict=True) if name not in PER_PARTITION)
 
 
-def _topics(f: _Families, view: ClusterView, per_partition: bool) -> None:
+def _topics(f: _Families, view: ClusterView) -> None:
     c = view.cluster
     if view.metadata is not None:
         f.brokers.add_metric([c], len(view.metadata.brokers))
@@ -171,39 +178,68 @@ def _topics(f: _Families, view: ClusterView, per_partition: bool) -> None:
             f.broker_info.add_metric([c, str(b.node_id), f"{b.host}:{b.port}"], 1)
         for topic in view.metadata.topics:
             f.partitions.add_metric([c, topic.name], len(topic.partitions))
-            if not per_partition:
-                continue
-            for p in topic.partitions:
-                labels = [c, topic.name, str(p.partition)]
-                if p.leader is not None:
-                    f.leader.add_metric(labels, p.leader)
-                # 0 while offline, as kafka_exporter: no leader is not the preferred one
-                preferred = p.leader is not None and p.replicas[:1] == (p.leader,)
-                f.preferred.add_metric(labels, 1 if preferred else 0)
-                f.replicas.add_metric(labels, len(p.replicas))
-                f.isr.add_metric(labels, len(p.isr))
-                f.under.add_metric(labels, 1 if len(p.isr) < len(p.replicas) else 0)
-    if view.offsets is not None and per_partition:
-        for o in view.offsets.partitions:
-            labels = [c, o.topic, str(o.partition)]
-            f.current.add_metric(labels, o.log_end)
-            f.oldest.add_metric(labels, o.log_start)
 
 
-def _groups(f: _Families, view: ClusterView, per_partition: bool) -> None:
+def _per_partition(f: _Families, view: ClusterView, memo: LineMemo) -> None:
+    """The :data:`PER_PARTITION` families' lines of one cluster, by change."""
+    esc = Escaped()
+    c = esc(view.cluster)
+    tp = partial(_tp_block, c, esc)
+    meta = view.metadata
+    named = [(t.name, p) for t in meta.topics for p in t.partitions] if meta is not None else []
+    parts = [p for _, p in named]
+    rows = memo.table(view.cluster, "kafka_exporter.metadata")
+    rows.rows((meta,), lambda: [(name, p.partition) for name, p in named], tp)
+    add = partial(_add, rows, (meta,))
+    add(f.leader, lambda: [p.leader for p in parts])
+    # 0 while offline, as kafka_exporter: no leader is not the preferred one
+    add(f.preferred, lambda: [int(p.leader is not None and p.replicas[:1] == (p.leader,)) for p in parts])
+    add(f.replicas, lambda: [len(p.replicas) for p in parts])
+    add(f.isr, lambda: [len(p.isr) for p in parts])
+    add(f.under, lambda: [int(len(p.isr) < len(p.replicas)) for p in parts])
+    rows.done()
+    offsets = view.offsets.partitions if view.offsets is not None else ()
+    rows = memo.table(view.cluster, "kafka_exporter.offsets")
+    rows.rows((view.offsets,), lambda: [(o.topic, o.partition) for o in offsets], tp)
+    add = partial(_add, rows, (view.offsets,))
+    add(f.current, lambda: [o.log_end for o in offsets])
+    add(f.oldest, lambda: [o.log_start for o in offsets])
+    rows.done()
+    lags = view.lags
+    rows = memo.table(view.cluster, "kafka_exporter.group_partition")
+    rows.rows((lags,), lambda: [r[0] for r in lags], partial(_gtp_block, c, esc))
+    add = partial(_add, rows, (lags,))
+    add(f.group_offset, lambda: [r[1] for r in lags])
+    add(f.group_lag, lambda: [r[2] for r in lags])
+    rows.done()
+
+
+def _add(
+    rows: Table, source: tuple[object, ...], family: GaugeMetricFamily, values: Callable[[], Values]
+) -> None:
+    assert isinstance(family, LineGauge)  # per partition, _families made it one
+    family.add_column(rows.column(family.name, source, values))
+
+
+def _tp_block(c: str, esc: Escaped, key: tuple[str, int]) -> str:
+    """A partition's label block as the TP families write it (label names sorted); ``c`` escaped."""
+    return f'{{cluster="{c}",partition="{key[1]}",topic="{esc(key[0])}"}}'
+
+
+def _gtp_block(c: str, esc: Escaped, key: tuple[str, str, int]) -> str:
+    group, topic, partition = key
+    return f'{{cluster="{c}",consumergroup="{esc(group)}",partition="{partition}",topic="{esc(topic)}"}}'
+
+
+def _groups(f: _Families, view: ClusterView) -> None:
     c = view.cluster
     offset_sums: dict[tuple[str, str], int] = {}
     lag_sums: dict[tuple[str, str], int] = {}
-    for row in view.rows:
-        key = (row.group, row.topic)
-        offset_sums[key] = offset_sums.get(key, 0) + row.committed
-        if row.lag is not None:
-            lag_sums[key] = lag_sums.get(key, 0) + row.lag
-        if per_partition:
-            labels = [c, row.group, row.topic, str(row.partition)]
-            f.group_offset.add_metric(labels, row.committed)
-            if row.lag is not None:
-                f.group_lag.add_metric(labels, row.lag)
+    for (group, topic, _), committed, lag in view.lags:
+        key = (group, topic)
+        offset_sums[key] = offset_sums.get(key, 0) + committed
+        if lag is not None:
+            lag_sums[key] = lag_sums.get(key, 0) + lag
     for (group, topic), total in offset_sums.items():
         f.group_offset_sum.add_metric([c, group, topic], total)
     for (group, topic), total in lag_sums.items():

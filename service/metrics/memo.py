@@ -25,13 +25,23 @@ from typing import Any
 
 from prometheus_client.samples import Sample
 
-from service.metrics.fast import BulkGauge, LineCache, go_string, unblock
+from service.metrics.fast import BulkGauge, LineCache, escape_label, go_string, unblock
 
 Value = float | None  # None: this row has no series in this family
 Values = Sequence[Value]  # a list, or an array("q") when every value is an int
 Key = Any  # a row's key: hashable, equal for the same series from render to render
 _CHUNK = 10_000  # lines written at a time by a render from scratch
 _BLOCK = 32  # values compared at a time
+
+
+class Escaped(dict[str, str]):
+    """Each label value escaped once per render (call it with the value)."""
+
+    def __call__(self, value: str) -> str:
+        e = self.get(value)
+        if e is None:
+            e = self[value] = escape_label(value)
+        return e
 
 
 class Column:

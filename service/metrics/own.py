@@ -15,8 +15,8 @@ from functools import cache, partial
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from service.metrics.aggregate import group_totals, topic_log_totals
-from service.metrics.fast import FastGauge, escape_label
-from service.metrics.memo import LineGauge, LineMemo, Table, Values
+from service.metrics.fast import FastGauge
+from service.metrics.memo import Escaped, LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
 from service.metrics.view import ClusterView, LagRow, Wanted
 
@@ -103,13 +103,13 @@ def _per_partition(views: list[ClusterView], memo: LineMemo | None = None) -> It
     start = g("offsetguard_partition_log_start_offset", "Log start offset of the partition.", labels=TP)
     end = g("offsetguard_partition_log_end_offset", "Log end offset (high watermark).", labels=TP)
     epoch = g("offsetguard_partition_leader_epoch", "Leader epoch of the partition.", labels=TP)
-    esc = _Escaped()
+    esc = Escaped()
     for view in views:
         _write_cluster(memo, view, esc, (lag, seconds, committed, start, end, epoch))
     yield from (lag, seconds, committed, start, end, epoch)
 
 
-def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: tuple[LineGauge, ...]) -> None:
+def _write_cluster(memo: LineMemo, view: ClusterView, esc: Escaped, families: tuple[LineGauge, ...]) -> None:
     """One cluster's lines of the six per-partition families (in :func:`_per_partition`'s order)."""
     lag, seconds, committed, start, end, epoch = families
     c = esc(view.cluster)
@@ -139,23 +139,13 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: _Escaped, families: t
     rows.done()
 
 
-class _Escaped(dict[str, str]):
-    """Each label value escaped once per render."""
-
-    def __call__(self, value: str) -> str:
-        e = self.get(value)
-        if e is None:
-            e = self[value] = escape_label(value)
-        return e
-
-
-def _gtp_block(c: str, esc: _Escaped, key: tuple[str, str, int]) -> str:
+def _gtp_block(c: str, esc: Escaped, key: tuple[str, str, int]) -> str:
     """A group-partition's label block as a GTP family writes it (label names sorted); ``c`` escaped."""
     group, topic, partition = key
     return f'{{cluster="{c}",group="{esc(group)}",partition="{partition}",topic="{esc(topic)}"}}'
 
 
-def _tp_block(c: str, esc: _Escaped, key: tuple[str, int]) -> str:
+def _tp_block(c: str, esc: Escaped, key: tuple[str, int]) -> str:
     topic, partition = key
     return f'{{cluster="{c}",partition="{partition}",topic="{esc(topic)}"}}'
 
