@@ -110,7 +110,7 @@ class OffsetguardCollector:
         if options.exposes("kafka_exporter"):
             yield from kafka_exporter_families(views, options.granularity, lines)
         if options.exposes("kafka_lag_exporter"):
-            yield from lag_exporter_families(views, options.granularity)
+            yield from lag_exporter_families(views, options.granularity, lines)
 
 
 def build_registry(

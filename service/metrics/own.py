@@ -9,7 +9,7 @@ aggregate and is dropped there.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from functools import cache, partial
 
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -18,7 +18,7 @@ from service.metrics.aggregate import group_totals, topic_log_totals
 from service.metrics.fast import FastGauge
 from service.metrics.memo import Escaped, LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
-from service.metrics.view import ClusterView, LagRow, Wanted
+from service.metrics.view import ClusterView, seconds_of
 
 GTP = ["cluster", "group", "topic", "partition"]
 TP = ["cluster", "topic", "partition"]
@@ -118,7 +118,7 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: Escaped, families: tu
     rows.rows((lags,), lambda: [r[0] for r in lags], partial(_gtp_block, c, esc))
     _add(committed, rows, (lags,), lambda: [r[1] for r in lags])
     _add(lag, rows, (lags,), lambda: [r[2] for r in lags])
-    _add(seconds, rows, (lags, reached, now), partial(_lag_seconds, lags, reached, now))
+    _add(seconds, rows, (lags, reached, now), partial(seconds_of, lags, reached, now))
     rows.done()
     offsets = view.offsets
     parts = offsets.partitions if offsets is not None else ()
@@ -152,21 +152,6 @@ def _tp_block(c: str, esc: Escaped, key: tuple[str, int]) -> str:
 
 def _add(family: LineGauge, rows: Table, source: tuple[object, ...], values: Callable[[], Values]) -> None:
     family.add_column(rows.column(family.name, source, values))
-
-
-def _lag_seconds(lags: Sequence[LagRow], reached: Mapping[Wanted, float], now: float) -> list[float | None]:
-    """Each row's lag in seconds, as :func:`service.metrics.view.lag_seconds` (None: absent)."""
-    get = reached.get
-    return [
-        None
-        if behind is None or behind < 0
-        else 0.0
-        if behind == 0
-        else None
-        if (at := get((topic, partition, offset + 1))) is None
-        else max(0.0, now - at)
-        for (_, topic, partition), offset, behind in lags
-    ]
 
 
 def _epochs(view: ClusterView) -> dict[tuple[str, int], int]:

@@ -127,6 +127,21 @@ def lag_seconds(row: LagRow, reached_at: Mapping[Wanted, float], now: float) -> 
     return None if at is None else max(0.0, now - at)
 
 
+def seconds_of(lags: Sequence[LagRow], reached: Mapping[Wanted, float], now: float) -> list[float | None]:
+    """Each row's lag in seconds, as :func:`lag_seconds` (None: absent), without a call per row."""
+    get = reached.get
+    return [
+        None
+        if behind is None or behind < 0
+        else 0.0
+        if behind == 0
+        else None
+        if (at := get((topic, partition, offset + 1))) is None
+        else max(0.0, now - at)
+        for (_, topic, partition), offset, behind in lags
+    ]
+
+
 def assignments(groups: GroupsObservation | None) -> dict[tuple[str, str, int], GroupMember]:
     """(group, topic, partition) -> assigned member; the first member wins if two claim one partition."""
     found: dict[tuple[str, str, int], GroupMember] = {}

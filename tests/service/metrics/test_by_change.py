@@ -7,7 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from collectors.model import CommittedOffset, OffsetsObservation, PartitionOffsets
+from collectors.model import (
+    CommittedOffset,
+    GroupMember,
+    OffsetsObservation,
+    PartitionOffsets,
+    TopicPartition,
+)
 from service.metrics import ClusterInputs, Granularity, MetricsOptions, ScrapeInputs, build_registry, render
 from service.metrics.view import ViewMemo
 from tests.service.metrics import builders as b
@@ -80,6 +86,11 @@ def _sequence() -> list[Step]:
     commits = (CommittedOffset("late", "new", 0, 10, None), CommittedOffset("late", "orders", 1, 7, None))
     one = _with(one, partitions=added, commits=commits)  # series added
     steps.append(([one, two], b.NOW + 75, {}))
+    member = GroupMember("m2", "c-2", "/10.0.0.2", assignment=(TopicPartition("orders", 0),))
+    billing = replace(one.groups.groups[0], members=(member,))  # type: ignore[union-attr]
+    groups = replace(one.groups, groups=(billing, *one.groups.groups[1:]))  # type: ignore[union-attr]
+    one = replace(one, groups=groups)  # a partition handed to another member (kafka-lag-exporter's labels)
+    steps.append(([one, two], b.NOW + 80, {}))
     one = _with(one, drop="billing")  # series removed
     steps.append(([one, two], b.NOW + 90, {}))
     steps.append(([two], b.NOW + 105, {}))  # a cluster gone
