@@ -12,7 +12,8 @@ the log end first passed ``c`` (log end >= ``c + 1``) in the partition's current
 The store only sees the log end at each offsets-collector run, so the moment is the first *observation*
 at or after the crossing: the figure is a lower bound, short of the truth by at most one offsets
 interval (or one thinning bucket for thinned history), or by more when the history starts after the
-crossing. All store lookups of a scrape are one batched query per cluster.
+crossing. All store lookups of a scrape are one batched query per cluster, and with a :class:`ViewMemo`
+only for the crossings the previous renders did not learn.
 """
 
 from __future__ import annotations
@@ -73,9 +74,10 @@ class ClusterView:
     @property
     def rows(self) -> tuple[GroupPartition, ...]:
         if self._rows is None:
-            reached, now = self.reached, self.now
+            seconds = seconds_of(self.lags, self.reached, self.now)
             self._rows = tuple(
-                GroupPartition(*row[0], row[1], row[2], lag_seconds(row, reached, now)) for row in self.lags
+                GroupPartition(g, t, p, committed, lag, age)
+                for ((g, t, p), committed, lag), age in zip(self.lags, seconds, strict=True)
             )
         return self._rows
 
