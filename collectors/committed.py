@@ -63,16 +63,33 @@ class CommittedCollector(SeamCollector):
         self._topics: set[str] = {t for t in known_topics if scope.topic_in(t)}
         self._hidden: frozenset[str] = frozenset()  # logged once per change
         self._pairs: set[tuple[str, str]] = set()  # (group, topic) with offsets at each group's last fetch
+        self._names: tuple[ClusterMetadata, frozenset[str]] | None = None  # topic names of a metadata
 
     async def collect(self) -> CommittedObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
         reconciler = self.reconciler
         if reconciler is None:
             return await self._poll()
-        if await reconciler.trusted():
-            return reconciler.observation()
+        if await reconciler.trusted() and reconciler.same_sight(await self._topic_names()):
+            return reconciler.serve()
+        if reconciler.seeded:  # what the service reported: a pair gone from the poll is asked about
+            self._pairs.update(reconciler.view.pairs())
+            self._topics.update(reconciler.view.topics())
         poll = await self._poll()
-        return await reconciler.polled(poll, await self._unlisted(reconciler, poll))
+        observed = await reconciler.polled(poll, await self._unlisted(reconciler, poll))
+        reconciler.note_sight(await self._topic_names())
+        return observed
+
+    async def _topic_names(self) -> frozenset[str]:
+        """The topics of the latest metadata (cached by the metadata source; empty if none can be had)."""
+        try:
+            meta = await self._metadata()
+        except KafkaError:
+            return frozenset()
+        names = self._names
+        if names is None or names[0] is not meta:
+            names = self._names = (meta, frozenset(t.name for t in meta.topics))
+        return names[1]
 
     async def _unlisted(self, reconciler: Reconciler, poll: CommittedObservation) -> CommittedObservation:
         """What the reconciliation compares: ``poll``, plus the groups the tail's view holds offsets of that

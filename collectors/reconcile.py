@@ -22,7 +22,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -80,8 +80,12 @@ class Reconciler:
         *,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        failing_groups: Callable[[], Collection[str]] = tuple,
     ) -> None:
         self.view = view
+        # the groups the groups collector could not see lately: a poll would not see them either
+        self._failing_groups = failing_groups
+        self._missing: frozenset[str] = frozenset()  # view topics not in the metadata at the last poll
         self.cluster = view.cluster
         self.every = every
         self._clock = clock
@@ -123,15 +127,35 @@ class Reconciler:
         self._since, self._before = self._before, self.view.seq
         await self._settle(tail)
         fresh = self._complete_at is not None and self._monotonic() - self._complete_at < self.every
-        if self._seeded and live and not self._gap and fresh:
-            self.served += 1
-            return True
-        return False
+        return self._seeded and live and not self._gap and fresh
+
+    def same_sight(self, topics: Collection[str]) -> bool:
+        """Whether a poll would see what the last one saw, as far as the other observations tell (``topics``:
+        the latest metadata's): no topic the view holds offsets on newly missing from the metadata (an ACL
+        taken away hides a topic there, as from OffsetFetch), no topic hidden at the last poll back in it,
+        no group the groups collector could not see. Otherwise the collect polls now, as it did every time
+        before the tail stood in for it."""
+        if any(t in topics for t in self._hidden_names) or self._failing_groups():
+            return False
+        missing = self._missing
+        return all(t in topics or t in missing for t in self.view.topics())
+
+    def note_sight(self, topics: Collection[str]) -> None:
+        """After a poll: the view's topics not in the metadata (``topics``) are what that poll saw too."""
+        self._missing = frozenset(t for t in self.view.topics() if t not in topics)
+
+    def serve(self) -> CommittedObservation:
+        """The view's observation for a collect that asks Kafka nothing."""
+        self.served += 1
+        return self.observation()
+
+    @property
+    def _hidden_names(self) -> frozenset[str]:
+        return frozenset(f.key for f in self._hidden)
 
     def observation(self) -> CommittedObservation:
         """The view's observation, now (offsets on the topics the last poll could not see left out)."""
-        hidden = frozenset(f.key for f in self._hidden)
-        return self.view.observation(self._clock(), hidden, self._hidden)
+        return self.view.observation(self._clock(), self._hidden_names, self._hidden)
 
     @property
     def tail(self) -> LiveTail | None:

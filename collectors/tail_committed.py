@@ -14,7 +14,7 @@ change counter, :attr:`TailCommitted.seq`): those are newer than the poll, or be
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, KeysView, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import cast
@@ -69,6 +69,8 @@ class TailCommitted:
         self._alive: set[str] = set()  # groups a record or a poll says exist (offsets or not)
         self._stamp: dict[Key, int] = {}  # seq of each key's last record
         self._group_stamp: dict[str, int] = {}  # seq of each group's last record
+        self._pairs: dict[tuple[str, str], int] = {}  # offsets held per (group, topic)
+        self._topics: dict[str, int] = {}  # offsets held per topic
         self._dirty: set[str] = set()  # groups whose offsets changed since the last observation
         self._runs: dict[str, tuple[CommittedOffset, ...]] = {}  # each group's offsets, sorted
         self._groups: tuple[str, ...] = ()
@@ -139,8 +141,24 @@ class TailCommitted:
         if parts is None:
             parts = self._offsets[group] = {}
             self._stale = True
+        if tp not in parts:
+            self._count(group, r.topic, 1)
         parts[tp] = CommittedOffset(group, r.topic, r.partition, r.offset, epoch, r.metadata)
         self._dirty.add(group)
+
+    def _count(self, group: str, topic: str, n: int) -> None:
+        """Keep the (group, topic) pairs and the topics holding offsets counted (``n``: +1 or -1)."""
+        pair = (group, topic)
+        left = self._pairs.get(pair, 0) + n
+        if left:
+            self._pairs[pair] = left
+        else:
+            del self._pairs[pair]
+        left = self._topics.get(topic, 0) + n
+        if left:
+            self._topics[topic] = left
+        else:
+            del self._topics[topic]
 
     def _remove(self, key: Key) -> CommittedOffset | None:
         parts = self._offsets.get(key[0])
@@ -148,6 +166,7 @@ class TailCommitted:
             return None
         old = parts.pop(key[1:], None)
         if old is not None:
+            self._count(key[0], key[1], -1)
             self._dirty.add(key[0])
             if not parts:
                 del self._offsets[key[0]]
@@ -159,7 +178,10 @@ class TailCommitted:
         if parts is None:
             parts = self._offsets[offset.group] = {}
             self._stale = True
-        parts[(offset.topic, offset.partition)] = offset
+        tp = (offset.topic, offset.partition)
+        if tp not in parts:
+            self._count(offset.group, offset.topic, 1)
+        parts[tp] = offset
         self._dirty.add(offset.group)
 
     # ------------------------------------------------------------------ reading
@@ -178,6 +200,14 @@ class TailCommitted:
 
     def groups_with_offsets(self) -> frozenset[str]:
         return frozenset(self._offsets)
+
+    def pairs(self) -> KeysView[tuple[str, str]]:
+        """The (group, topic) pairs it holds offsets of."""
+        return self._pairs.keys()
+
+    def topics(self) -> KeysView[str]:
+        """The topics it holds offsets on."""
+        return self._topics.keys()
 
     def observation(
         self, observed_at: float, hidden: frozenset[str] = frozenset(), failures: tuple[Failure, ...] = ()

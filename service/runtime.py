@@ -268,7 +268,11 @@ def build_runtime(settings: Settings) -> Runtime:
         # the tail's view of the committed offsets, which the committed collector serves while the tail is
         # live (told of each new tail below; without one, as on an ha standby, it polls)
         reconciler = (
-            Reconciler(TailCommitted(cluster.name), settings.intervals.reconcile)
+            Reconciler(
+                TailCommitted(cluster.name),
+                settings.intervals.reconcile,
+                failing_groups=_groups_unseen(latest, cluster.name),
+            )
             if settings.tail.enabled
             else None
         )
@@ -370,6 +374,17 @@ def _evaluated(detection: DetectionLoop) -> Callable[[], Mapping[int, int]]:
     """The last ``__consumer_offsets`` offset per partition ``detection``'s state has evaluated (read when
     a promoted replica's tail seeks, once the saved state is loaded)."""
     return lambda: dict(detection.state.tail_positions)
+
+
+def _groups_unseen(latest: LatestObservations, cluster: str) -> Callable[[], tuple[str, ...]]:
+    """What the latest groups observation of ``cluster`` could not see (a group ACL taken away shows there
+    first): while it lists anything, the committed collector polls instead of serving the tail's view."""
+
+    def unseen() -> tuple[str, ...]:
+        groups = latest.get(cluster, GroupsObservation)
+        return tuple(f.key for f in groups.failures) if groups is not None else ()
+
+    return unseen
 
 
 def _live(tail: OffsetsTail) -> Callable[[], bool]:

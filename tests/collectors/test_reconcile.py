@@ -13,7 +13,7 @@ import pytest
 
 from collectors.committed import CommittedCollector
 from collectors.errors import KafkaAuthError, KafkaResponseError, KafkaUnavailableError
-from collectors.model import CommittedOffset
+from collectors.model import ClusterMetadata, CommittedOffset
 from collectors.reconcile import Reconciler
 from collectors.seam import ListedGroup
 from collectors.tail_committed import TailCommitted
@@ -67,6 +67,21 @@ class Clock:
         return self.now
 
 
+class Sight:
+    """What the other collectors last saw: the metadata the committed collector reads, the groups the groups
+    collector failed on."""
+
+    def __init__(self) -> None:
+        self.meta = META
+        self.failing: tuple[str, ...] = ()
+
+    async def metadata(self) -> ClusterMetadata:
+        return self.meta
+
+
+SIGHT: dict[int, Sight] = {}
+
+
 def rig(
     committed: dict[str, list[CommittedOffset]], every: float = 60.0, seam: FakeSeam | None = None
 ) -> tuple[CommittedCollector, Reconciler, FakeTail, FakeSeam, Clock]:
@@ -76,10 +91,17 @@ def rig(
     seam.listed = {1: [ListedGroup(g, "classic", "Stable", "consumer") for g in sorted(committed)]}
     seam.committed = committed
     clock = Clock()
-    reconciler = Reconciler(TailCommitted(CLUSTER), every, clock=lambda: 100.0 + clock.now, monotonic=clock)
+    sight = SIGHT[id(seam)] = Sight()
+    reconciler = Reconciler(
+        TailCommitted(CLUSTER),
+        every,
+        clock=lambda: 100.0 + clock.now,
+        monotonic=clock,
+        failing_groups=lambda: sight.failing,
+    )
     tail = FakeTail()
     reconciler.attach(tail)
-    collector = CommittedCollector(seam, CLUSTER, source(META), reconciler=reconciler)
+    collector = CommittedCollector(seam, CLUSTER, sight.metadata, reconciler=reconciler)
     return collector, reconciler, tail, seam, clock
 
 
@@ -351,3 +373,55 @@ async def test_reconcile_unlisted_group_failing_by_name_skipped() -> None:
 
     assert served.offsets == (co("a", 0, 5), co("b", 0, 1))
     assert (reconciler.runs, reconciler.differences) == (1, 0)
+
+
+async def test_reconcile_topic_hidden_by_acl_polled_at_once_and_not_taken_for_deleted() -> None:
+    seam = FakeSeam(meta=snapshot([1], {"t": [partition("t", 0, 1)], "new": [partition("new", 0, 1)]}))
+    collector, reconciler, _, seam, clock = rig({"a": [co("a", 0, 5)]}, seam=seam)
+    sight = SIGHT[id(seam)]
+    sight.meta = metadata([1], {"t": [partition("t", 0, 1)], "new": [partition("new", 0, 1)]})
+    await collector.collect()
+    # told by the tail only: no poll ever saw an offset on "new"
+    reconciler.view.apply([commit("a", "new", 0, 3)])
+    clock.now = 5.0
+    assert len((await collector.collect()).offsets) == 2 and reconciler.served == 1
+
+    # DESCRIBE on "new" taken away: Metadata and OffsetFetch leave it out, asked by name it is refused
+    seam.named_topic_errors = {"new": KafkaAuthError("denied", cluster=CLUSTER, topic="new")}
+    sight.meta = META
+    clock.now = 10.0
+    hidden = await collector.collect()
+    clock.now = 15.0
+    served = await collector.collect()
+
+    assert fetches(seam) == 4  # the seed and this poll, at once
+    assert hidden.unseen_topics() == served.unseen_topics() == {"new"}
+    assert served.offsets == (co("a", 0, 5),) and reconciler.served == 2  # left out, never deleted
+    assert reconciler.view.get(("a", "new", 0)) is not None
+    assert (reconciler.runs, reconciler.differences) == (1, 0)
+
+    # granted again: back in the metadata, polled at once, seen again
+    seam.named_topic_errors = {}
+    seam.committed = {"a": [co("a", 0, 5), CommittedOffset("a", "new", 0, 3, 3, "")]}
+    sight.meta = metadata([1], {"t": [partition("t", 0, 1)], "new": [partition("new", 0, 1)]})
+    clock.now = 20.0
+    seen = await collector.collect()
+    assert fetches(seam) == 6 and seen.failures == () and len(seen.offsets) == 2
+    clock.now = 25.0
+    await collector.collect()
+    assert (reconciler.runs, reconciler.differences) == (2, 0)
+
+
+async def test_reconcile_groups_collector_failing_polls_every_collect() -> None:
+    collector, reconciler, _, seam, clock = rig({"a": [co("a", 0, 5)]})
+    await collector.collect()
+    SIGHT[id(seam)].failing = ("group:a",)
+    for t in (5.0, 10.0):
+        clock.now = t
+        await collector.collect()
+    assert fetches(seam) == 6 and reconciler.served == 0
+
+    SIGHT[id(seam)].failing = ()
+    clock.now = 15.0
+    await collector.collect()
+    assert fetches(seam) == 6 and reconciler.served == 1
