@@ -28,6 +28,7 @@ from typing import NamedTuple
 from collectors.errors import OffsetguardError
 from collectors.model import (
     ClusterMetadata,
+    CommittedObservation,
     GroupMember,
     GroupsObservation,
     OffsetsObservation,
@@ -208,12 +209,14 @@ class ViewMemo:
     (renders are not concurrent: the collector hands a render its memo only while no other holds it).
 
     Observations are frozen and replaced whole by each collector cycle, so while the committed and
-    offsets observations are the same objects the sorted lag rows are too. A crossing time, once the
+    offsets observations are the same objects, or new ones that hand the same offsets (:func:`_same_rows`),
+    the sorted lag rows are the same too. A crossing time, once the
     store knows it, stands while the partition's log end does not fall (a truncation, a re-created
     topic: then the crossing that counts is a later one), so known ones are kept from render to render
     for the rows that still want them, and the store is asked only for the others. An unknown one (the
     store may still be writing the cycle's sample) is asked again with the next offsets or committed
-    observation, or after :data:`INCOMPLETE_REUSE_S` (as :class:`service.metrics.snapshot.Compactor`).
+    observation that moved something, or after :data:`INCOMPLETE_REUSE_S` (as
+    :class:`service.metrics.snapshot.Compactor`).
     """
 
     def __init__(self, monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -230,7 +233,8 @@ class ViewMemo:
             lags.sort()
             return lags, {}
         held = self._held.get(c.cluster)
-        if held is not None and held.committed is c.committed and held.offsets is c.offsets:
+        if held is not None and _same_rows(held, c):
+            held.committed, held.offsets = c.committed, c.offsets  # the old ones may go
             if self._monotonic() < held.unanswered_until:
                 return held.lags, held.reached
             lags, known = held.lags, held.reached
@@ -260,6 +264,21 @@ class ViewMemo:
         """Forget the clusters no longer scraped."""
         for name in [n for n in self._held if n not in clusters]:
             del self._held[name]
+
+
+def _same_rows(held: _Held, c: ClusterInputs) -> bool:
+    """Whether ``c`` gives the lag rows ``held`` was derived from: the same observations, or new ones
+    with the same contents where that is cheap to tell. The tail-fed committed offsets
+    (:mod:`collectors.tail_committed`) hand the same offsets tuple while nothing moved, and the offsets
+    collector the same :class:`~collectors.model.PartitionOffsets` for an unchanged partition (the
+    tuples then compare by identity, in C)."""
+    a, b = held.committed, c.committed
+    if a is not b and not (
+        isinstance(a, CommittedObservation) and isinstance(b, CommittedObservation) and a.offsets is b.offsets
+    ):
+        return False
+    x, y = held.offsets, c.offsets
+    return x is y or (x is not None and y is not None and x.partitions == y.partitions)
 
 
 def _standing(

@@ -15,7 +15,7 @@ from collectors.model import (
     TopicPartition,
 )
 from service.metrics import ClusterInputs, Granularity, MetricsOptions, ScrapeInputs, build_registry, render
-from service.metrics.view import ViewMemo
+from service.metrics.view import ViewMemo, lag_rows
 from tests.service.metrics import builders as b
 
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
@@ -203,3 +203,25 @@ def test_by_change_concurrent_render_from_scratch_same_bytes() -> None:
         == render(build_registry(lambda: ScrapeInputs(clusters=[c]), clock=lambda: b.NOW)).body
     )
     assert first.name == "offsetguard_group_lag_messages"
+
+
+def test_view_memo_new_observations_same_offsets_reuse_rows_a_moved_one_derives_again() -> None:
+    store = b.FakeLogEndTimes(b.STORE_TIMES)
+    kept = ViewMemo(monotonic=lambda: 0.0)
+    c = b.cluster_inputs()
+    assert c.offsets is not None and c.committed is not None
+    lags = kept.lags_and_reached(c, store)[0]
+    # the next cycle as the tail-fed committed offsets and the offsets collector hand it when nothing
+    # moved: new observations, the same offsets tuple and the same partition objects
+    same = replace(
+        c,
+        offsets=OffsetsObservation(c.cluster, c.offsets.observed_at + 5, tuple(c.offsets.partitions)),
+        committed=replace(c.committed, observed_at=c.committed.observed_at + 5),
+    )
+    assert kept.lags_and_reached(same, store)[0] is lags
+    moved = _moved(same, 5, {}, {("billing", "orders", 0): 95})
+    again = kept.lags_and_reached(moved, store)[0]
+    assert again is not lags
+    assert again == sorted(lag_rows(moved.committed, moved.offsets)) and again != lags
+    log_end = _moved(moved, 5, {("orders", 0): 130}, {})  # equal commits, a new offsets tuple
+    assert kept.lags_and_reached(log_end, store)[0] == sorted(lag_rows(log_end.committed, log_end.offsets))
