@@ -29,6 +29,9 @@ GroupKey = tuple[str, str]  # (cluster, group)
 PartKey = tuple[str, int]  # (topic, partition)
 # A poll: when, the groups it fetched, the topics it could not see (their offsets were not confirmed)
 Fetched = tuple[float, frozenset[str], tuple[str, ...]]
+# What an observation written last held: its offsets tuple, its groups, the topics it could not see, and
+# the groups it fetched (see CommittedWriter.plan)
+_Written = tuple[tuple[CommittedOffset, ...], tuple[str, ...], frozenset[str], frozenset[str]]
 
 _GROUP = attrgetter("group")
 
@@ -67,6 +70,7 @@ class CommittedPlan:
     fetched: tuple[str, Fetched] | None = None  # the cluster's latest poll, once written
     # (cluster, unseen topics, each fetched group's offsets): what the cache holds once this is written
     slices: tuple[str, frozenset[str], dict[str, tuple[CommittedOffset, ...]]] | None = None
+    written: tuple[str, _Written] | None = None  # the observation's contents, once written
 
 
 class CommittedWriter:
@@ -86,6 +90,7 @@ class CommittedWriter:
         self._fetched: dict[str, Fetched] = {}  # cluster -> its latest poll
         # cluster -> (unseen topics, each fetched group's offsets) of the last poll written
         self._slices: dict[str, tuple[frozenset[str], dict[str, tuple[CommittedOffset, ...]]]] = {}
+        self._written: dict[str, _Written] = {}  # cluster -> the last observation written
         self._load()
 
     def _load(self) -> None:
@@ -109,6 +114,12 @@ class CommittedWriter:
         at = obs.observed_at
         cluster = obs.cluster
         hidden = obs.unseen_topics()
+        last = self._written.get(cluster)
+        if last is not None and last[0] is obs.offsets and last[1] == obs.groups and last[2] == hidden:
+            # The very offsets written last (the tail-fed committed offsets hand the same tuple while
+            # nothing moved): no value changed and nothing was deleted; only the poll's time is news.
+            self._plan_seen(plan, cluster, (at, last[3], tuple(sorted(hidden))))
+            return plan
         runs = [(g, tuple(run)) for g, run in groupby(obs.offsets, _GROUP)]
         slices = dict(runs)
         fetched = frozenset(obs.groups).union(slices)
@@ -159,6 +170,7 @@ class CommittedWriter:
         # neither does a topic the poll could not see (an ACL hides it: a ``topic`` failure).
         unseen = tuple(sorted(hidden))
         self._plan_seen(plan, cluster, (at, fetched, unseen))
+        plan.written = (cluster, (obs.offsets, obs.groups, hidden, fetched))
         for gkey, seen in observed.items():
             for pkey, (key_id, offset, _epoch) in self._latest.get(gkey, {}).items():
                 if offset is not None and pkey not in seen and pkey[0] not in hidden:
@@ -234,6 +246,8 @@ class CommittedWriter:
         if plan.fetched is not None:
             cluster, fetched = plan.fetched
             self._fetched = {**self._fetched, cluster: fetched}  # readers look it up unlocked
+        if plan.written is not None:
+            self._written[plan.written[0]] = plan.written[1]
 
 
 def _touch_sql(unseen: tuple[str, ...]) -> str:

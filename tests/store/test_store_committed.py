@@ -214,3 +214,38 @@ def test_reopened_cache_keeps_one_copy_of_each_name(settings: StoreSettings) -> 
         (t0, _), (t1, _) = sorted(latest[c1, g])
         [(t2, _)] = latest[c2, h]
         assert (c1, g, h) == ("c1", "g", "h") and c1 is c2 and t0 is t1 is t2
+
+
+def test_record_committed_the_same_offsets_tuple_again_writes_no_row_but_advances_last_seen(
+    store: Store,
+) -> None:
+    # the tail-fed committed offsets hand the very same tuple while nothing moved
+    first = obs(T0, off(10), off(20, 1))
+    store.record_committed(first)
+    counts = store.record_committed(replace(first, observed_at=T0 + 5))
+    assert (counts.history_rows, counts.new_keys, counts.deletions) == (0, 0, 0)
+    assert [(p.partition, p.last_seen_at) for p in store.latest_committed("c1", "g")] == [
+        (0, T0 + 5),
+        (1, T0 + 5),
+    ]
+    # the same tuple, now fetched for a group more that has none in it: planned whole (deleted)
+    store.record_committed(obs(T0 + 10, off(5, group="h"), off(10), off(20, 1), groups=("g", "h")))
+    without = obs(T0 + 15, off(10), off(20, 1), groups=("g",))  # h not fetched: kept
+    assert store.record_committed(without).deletions == 0
+    assert store.record_committed(replace(without, observed_at=T0 + 20, groups=("g", "h"))).deletions == 1
+    assert store.latest_committed("c1", "h") == ()
+
+
+def test_record_committed_same_tuple_after_a_failed_write_is_written(
+    settings: StoreSettings,
+    monkeypatch: pytest.MonkeyPatch,
+    hold_write_lock: Callable[[], AbstractContextManager[None]],
+) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 50)
+    with Store.open(settings) as store:
+        store.record_committed(obs(T0, off(10)))
+        moved = obs(T0 + 5, off(11))
+        with hold_write_lock(), pytest.raises(StoreError):
+            store.record_committed(moved)
+        assert store.record_committed(replace(moved, observed_at=T0 + 10)).history_rows == 1
+        assert offsets_of(store.committed_history("c1", "g")) == [(0, T0, 10), (0, T0 + 10, 11)]
