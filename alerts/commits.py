@@ -176,6 +176,7 @@ def _apply_poll(
     if inputs.tail_live and _all_known(obs, previous, commits, changed):
         return  # a live tail's poll only seeds, and every offset it lists is known already
     at = obs.observed_at
+    tail_fed = obs.from_tail
     polled = current_groups(inputs)
     seen: set[tuple[str, str, int]] = set()
     # A CommitKey hashes and compares as its plain tuple: most polled offsets have not moved, and are
@@ -190,8 +191,12 @@ def _apply_poll(
         if old is not None and (inputs.tail_live or old.offset == c.offset):
             continue
         key = CommitKey(*plain)
-        if inputs.tail_live and at <= tombstoned.get(key, float("-inf")):
-            continue  # taken before the tail's tombstone (a slow poll): history, not a commit to seed
+        if inputs.tail_live and (
+            at <= tombstoned.get(key, float("-inf")) or (tail_fed and key in tombstoned)
+        ):
+            # taken before the tail's tombstone (a slow poll): history, not a commit to seed; and the tail's
+            # own view may be taken after the tombstone was written yet before the tail read it
+            continue
         info = polled.get(c.group)
         state = info.state if info else (groups[c.group].state if c.group in groups else None)
         was = previous.groups.get(c.group)

@@ -184,6 +184,10 @@ class CommittedObservation:
     offsets: tuple[CommittedOffset, ...]
     groups: tuple[str, ...]  # every group whose offsets were fetched (a group may have none)
     failures: tuple[Failure, ...] = ()
+    # True: not asked of Kafka but what the live tail had delivered when it was taken
+    # (collectors.tail_committed): a record appended before ``observed_at`` may not be in it yet, so it
+    # cannot tell that a key a tombstone removed was committed again (the tail will tell that itself)
+    from_tail: bool = False
 
     def unseen_topics(self) -> frozenset[str]:
         """Topics whose offsets this poll could not see (an ACL hides them): not seen, never deleted."""

@@ -221,7 +221,7 @@ class TailCommitted:
             if held is None or held[0] != hidden or held[1] is not flat:
                 held = self._hidden = (hidden, flat, tuple(o for o in flat if o.topic not in hidden))
             flat = held[2]
-        return CommittedObservation(self.cluster, observed_at, flat, self._groups, failures)
+        return CommittedObservation(self.cluster, observed_at, flat, self._groups, failures, from_tail=True)
 
     # ------------------------------------------------------------------ a poll's side
     def apply_poll(self, poll: CommittedObservation, since: int) -> list[Difference]:

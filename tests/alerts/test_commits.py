@@ -130,3 +130,24 @@ def test_replay_tail_live_the_same_polled_offsets_with_a_tombstone_in_the_same_c
     s = run(s, inputs(committed=poll(3), tail_live=True), 3)
     rp = replay(s, inputs(commit_events=(commit(None, 4, 1),), committed=poll(5), tail_live=True))
     assert rp.commits[K].offset == 50 and rp.removals and rp.removals[0].key == K
+
+
+def test_replay_tail_live_the_tails_own_view_taken_before_it_read_a_tombstone_does_not_bring_it_back() -> (
+    None
+):
+    """The tail-fed committed offsets (``from_tail``) were taken at 5, after the tombstone was written at 4
+    but before the tail read it: they still list the key. A poll taken then would not have."""
+    offs = (CommittedOffset("g", T, 0, 50, None), CommittedOffset("g2", T, 1, 7, None))
+
+    def view(at: float) -> CommittedObservation:
+        return CommittedObservation("c", at, offs, ("g", "g2"), from_tail=True)
+
+    s = run(DetectionState(), inputs(committed=view(1), tail_live=True), 1)
+    s = run(s, inputs(committed=view(2), tail_live=True), 2)
+    rp = replay(s, inputs(commit_events=(commit(None, 4, 1),), committed=view(5), tail_live=True))
+    assert K not in rp.commits and rp.removals and rp.removals[0].key == K
+    s = run(s, inputs(commit_events=(commit(None, 4, 1),), committed=view(5), tail_live=True), 5)
+    assert K not in s.commits
+    # committed again (the tail tells it): back, from its record
+    s = run(s, inputs(commit_events=(commit(60, 6, 2),), tail_live=True), 6)
+    assert s.commits[K].offset == 60 and s.commits[K].source == "tail"
