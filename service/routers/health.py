@@ -29,6 +29,9 @@ class Readiness(BaseModel):
     # ha on (issue 46): this replica's role ("active" or "standby": a standby is ready, it serves the API
     # and /metrics from the shared store), its id, the lease's holder and epoch as last read; None: ha off
     leader: dict[str, Any] | None = None
+    # per cluster with a tail: whether the committed offsets come from the tail or a poll, and the
+    # reconciling polls' runs and differences (collectors.reconcile)
+    reconcile: list[dict[str, Any]] = []
 
 
 @router.get("/healthz", response_model=Health)

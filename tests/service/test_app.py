@@ -70,3 +70,25 @@ def test_readyz_failing_collector_names_it_stale() -> None:
         body = _wait_ready(client, 503)
     assert body["ready"] is False
     assert body["stale"] == ["c1:offsets"]
+
+
+def test_readyz_shows_each_reconciler_source_and_differences() -> None:
+    from collectors.reconcile import Reconciler
+    from collectors.tail_committed import TailCommitted
+
+    latest = LatestObservations()
+    reconciler = Reconciler(TailCommitted("c1"), 60.0)
+
+    def factory(settings: Settings) -> Runtime:
+        jobs = [CollectorJob(FakeCollector("metadata"), interval=0.05, sinks=[latest.put])]
+        return Runtime(settings, store=None, latest=latest, jobs=jobs, reconcilers=[reconciler])
+
+    with TestClient(create_app(load_settings(), runtime_factory=factory)) as client:
+        body = _wait_ready(client, 200)
+    entries = body["reconcile"]
+    assert isinstance(entries, list) and len(entries) == 1
+    assert {k: entries[0][k] for k in ("cluster", "source", "differences")} == {
+        "cluster": "c1",
+        "source": "poll",
+        "differences": 0,
+    }
