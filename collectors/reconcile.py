@@ -3,10 +3,11 @@ find the tail missed.
 
 A :class:`Reconciler` holds one cluster's :class:`~collectors.tail_committed.TailCommitted` view and the
 tail that feeds it (:meth:`Reconciler.attach`, told again for every new tail). The view is **trusted**
-while it has been seeded by a poll made under this tail, the tail has been caught up and reading at every
-collect since the last one without an interruption (:attr:`LiveTail.interruptions`), and the last poll
-was complete and at most ``every`` seconds ago. Then :class:`~collectors.committed.CommittedCollector`
-hands out the view's observation and asks Kafka nothing. Otherwise it polls, and the poll reconciles:
+while it has been seeded by a poll made under this tail, the tail has been live (:meth:`LiveTail.live`:
+caught up and reading) at every collect since the last one without an interruption
+(:attr:`LiveTail.interruptions`), and the last poll was complete and at most ``every`` seconds ago. Then
+:class:`~collectors.committed.CommittedCollector` hands out the view's observation and asks Kafka nothing.
+Otherwise it polls, and the poll reconciles:
 
 * the first complete poll under a tail **seeds** the view (the tail resumed from a saved position and
   read only what came after it): corrected, nothing counted;
@@ -38,11 +39,7 @@ LOGGED_KEYS = 5  # differences named in the log line of one reconciliation
 class LiveTail(Protocol):
     """What the reconciler reads of the tail (:class:`collectors.tail.OffsetsTail` fits)."""
 
-    @property
-    def caught_up(self) -> bool: ...
-
-    @property
-    def state(self) -> str: ...
+    def live(self) -> bool: ...
 
     @property
     def interruptions(self) -> int: ...
@@ -119,7 +116,7 @@ class Reconciler:
         tail = self._tail
         if tail is None:
             return False
-        live = _live(tail)
+        live = tail.live()
         watch = (live, tail.interruptions)
         if watch != self._watch or not live:
             self._gap = True  # an error, a restart, a catch-up: poll at once
@@ -183,13 +180,13 @@ class Reconciler:
             self._seeded = complete  # a seed: nothing to count (the tail never had what came before it)
         else:
             self._queue(corrections, since)
-            if _live(tail):
+            if tail.live():
                 self._pending_ends(await _ends(tail, self.cluster))
         if complete:
             self._complete_at = self._monotonic()
             self._hidden = poll.failures
             self._gap = False
-        if self._seeded and complete and _live(tail):
+        if self._seeded and complete and tail.live():
             return self.observation()
         return poll
 
@@ -212,7 +209,7 @@ class Reconciler:
 
     async def _settle(self, tail: LiveTail) -> None:
         pending = self._pending
-        if pending is None or not _live(tail):
+        if pending is None or not tail.live():
             return
         if pending.ends is None:
             pending.ends = await _ends(tail, self.cluster)
@@ -259,10 +256,6 @@ class Reconciler:
             if last is None
             else {"at": last.at, "differences": last.differences, "kinds": dict(last.kinds)},
         }
-
-
-def _live(tail: LiveTail) -> bool:
-    return tail.caught_up and tail.state == "running"
 
 
 async def _ends(tail: LiveTail, cluster: str) -> Mapping[int, int] | None:

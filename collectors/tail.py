@@ -86,6 +86,11 @@ class OffsetsTail:
     def caught_up(self) -> bool:
         return self.progress.caught_up
 
+    def live(self) -> bool:
+        """Caught up and reading: every commit reaches the sink as it is made. Detection trusts the tail
+        for every commit, and the committed collector may answer from its view, only while this holds."""
+        return self.progress.caught_up and self.state == "running"
+
     def figures(self) -> TailFigures:
         return self.progress.figures(self.cluster, self.state, time.monotonic())
 

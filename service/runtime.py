@@ -321,7 +321,7 @@ def build_runtime(settings: Settings) -> Runtime:
             tails.append(tail)
             reconciler.attach(tail)
             if detection is not None:
-                detection.tail_live = _live(tail)
+                detection.tail_live = tail.live
     runtime = Runtime(
         settings,
         store=store,
@@ -364,7 +364,7 @@ def _tail_maker(
         tail = build_cluster_tail(cluster, settings, positions, sink=sink, scope=scope)
         reconciler.attach(tail)  # a promotion's tail resumes from the stored positions: seeded anew
         if detection is not None:
-            detection.tail_live = _live(tail)
+            detection.tail_live = tail.live
         return tail
 
     return make
@@ -385,8 +385,3 @@ def _groups_unseen(latest: LatestObservations, cluster: str) -> Callable[[], tup
         return tuple(f.key for f in groups.failures) if groups is not None else ()
 
     return unseen
-
-
-def _live(tail: OffsetsTail) -> Callable[[], bool]:
-    """Detection trusts the tail for every commit only while it is caught up and reading."""
-    return lambda: tail.caught_up and tail.state == "running"

@@ -38,6 +38,9 @@ class FakeTail:
     ends: dict[int, int] | Exception = field(default_factory=lambda: {0: 10})
     asked: int = 0
 
+    def live(self) -> bool:
+        return self.caught_up and self.state == "running"
+
     async def end_offsets(self) -> Mapping[int, int]:
         self.asked += 1
         if isinstance(self.ends, Exception):

@@ -191,6 +191,31 @@ async def test_tail_caught_up_false_until_start_end_offsets_reached() -> None:
         await tail.stop()
 
 
+async def test_tail_live_only_while_caught_up_and_reading() -> None:
+    log = FakeLog({0: [commit(o, "g", "t", 0, o) for o in range(4)]}, chunk=1)
+    release = asyncio.Event()
+
+    async def check(events: Sequence[TailEvent]) -> None:
+        if events[0].offset == 2:
+            await release.wait()
+
+    # a long backoff, so that the state after a fetch error is seen
+    tail = OffsetsTail(C, log, RecordingSink(check=check), fetch_timeout_ms=1, backoff=Backoff(60.0, 60.0))
+    assert tail.live() is False  # not started
+    tail.start()
+    try:
+        await until(lambda: tail.progress.delivered.get(0) == 2)
+        assert (tail.state, tail.caught_up, tail.live()) == ("running", False, False)  # catching up
+        release.set()
+        await until(tail.live)
+        log.fetch_errors.append(KafkaUnavailableError("broker 2 down", cluster=C))
+        await until(lambda: tail.state == "backing_off")
+        assert (tail.caught_up, tail.live()) == (True, False)  # caught up once, not reading now
+    finally:
+        await tail.stop()
+    assert (tail.state, tail.live()) == ("stopped", False)
+
+
 async def test_tail_trailing_control_records_still_reach_caught_up() -> None:
     # Offsets 2 and 3 are a commit marker / aborted batch: no record, but the end offset is 4.
     log = FakeLog({0: [commit(0, "g", "t", 0, 0), commit(1, "g", "t", 0, 1)]}, ends={0: 4})
