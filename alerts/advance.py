@@ -118,6 +118,7 @@ def advance(
         offsets_seen_at=sighting.offsets_seen_at,
         blind_spans=sighting.blind_spans,
         recreated=recreated,
+        polled=rp.polled,
     )
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from operator import attrgetter
 
 from alerts.current import current_groups
 from alerts.membership import DEAD as DEAD
 from alerts.membership import EMPTY as EMPTY
 from alerts.membership import polled_point
 from alerts.model import CommitEvent, GroupEvent
-from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
-from collectors.model import CommittedObservation, CommittedOffset
+from alerts.polled import all_known, still_known
+from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint, Polled
+from collectors.model import CommittedObservation
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,7 @@ class Replay:
     # every group-partition whose point this replay set or removed (``commits`` differs from the previous
     # state's exactly there)
     changed: frozenset[CommitKey] = frozenset()
+    polled: Polled | None = None  # for the next state (DetectionState.polled)
 
 
 def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
@@ -123,8 +124,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         if old is not None and moved:
             moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
 
-    _apply_poll(previous, inputs, commits, moves, removals, groups, tombstoned, changed)
-    _still_known(inputs.cluster, previous, commits, changed)
+    polled = _poll(previous, inputs, commits, moves, removals, groups, tombstoned, changed)
     _apply_polled_groups(inputs, groups)
     for name in deleted:
         if name in groups and groups[name].state == DEAD:
@@ -138,6 +138,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         positions,
         tombstoned,
         frozenset(changed),
+        polled,
     )
 
 
@@ -160,7 +161,32 @@ def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: Grou
     groups[e.group] = GroupPoint(state, since, group_type, protocol_type, generation, topics)
 
 
+def _poll(
+    previous: DetectionState,
+    inputs: CycleInputs,
+    commits: dict[CommitKey, CommitPoint],
+    moves: list[CommitMove],
+    removals: list[Removal],
+    groups: Mapping[str, GroupPoint],
+    tombstoned: Mapping[CommitKey, float],
+    changed: set[CommitKey],
+) -> Polled | None:
+    """The polled offsets applied (:func:`_apply_poll`) unless a live tail's poll lists only offsets known
+    already; what the next state keeps of them (:class:`~alerts.state.Polled`)."""
+    obs = inputs.committed
+    if obs is not None and inputs.tail_live:
+        polled = all_known(obs, previous, commits, changed)
+        if polled.found_in is None:
+            _apply_poll(obs, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
+        # else: a live tail's poll only seeds, and every offset it lists is known already
+        return polled
+    if obs is not None:
+        _apply_poll(obs, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
+    return still_known(previous, commits, changed)
+
+
 def _apply_poll(
+    obs: CommittedObservation,
     previous: DetectionState,
     inputs: CycleInputs,
     commits: dict[CommitKey, CommitPoint],
@@ -170,11 +196,6 @@ def _apply_poll(
     tombstoned: Mapping[CommitKey, float],
     changed: set[CommitKey],
 ) -> None:
-    obs = inputs.committed
-    if obs is None:
-        return
-    if inputs.tail_live and _all_known(obs, previous, commits, changed):
-        return  # a live tail's poll only seeds, and every offset it lists is known already
     at = obs.observed_at
     tail_fed = obs.from_tail
     polled = current_groups(inputs)
@@ -222,55 +243,6 @@ def _apply_poll(
         group = polled_point(info, since) if info else None
         removals.append(Removal(key, commits.pop(key), at, info.state if info else None, "poll", group))
         changed.add(key)
-
-
-_KEY = attrgetter("group", "topic", "partition")
-Keys = frozenset[tuple[str, str, int]]
-# per cluster: the offsets of its last committed observation, their keys once seen twice, and the
-# committed offsets they were last found all in
-_polled: dict[
-    str, tuple[tuple[CommittedOffset, ...], Keys | None, Mapping[CommitKey, CommitPoint] | None]
-] = {}
-
-
-def _all_known(
-    obs: CommittedObservation,
-    previous: DetectionState,
-    commits: dict[CommitKey, CommitPoint],
-    changed: set[CommitKey],
-) -> bool:
-    """Every offset of ``obs`` has a point in ``commits`` (``previous``'s with ``changed`` changed); False
-    when not known cheaply. A committed view fed by the tail hands the same offsets (one tuple) again
-    while nothing moved: from their second evaluation on their keys are a set kept beside them, and once
-    found all in the previous state's offsets only those this replay changed are looked at again. Read
-    only, shared by threads (a race computes twice; either answer is right)."""
-    offsets = obs.offsets
-    last = _polled.get(obs.cluster)
-    if last is None or last[0] is not offsets:
-        _polled[obs.cluster] = (offsets, None, None)  # seen once: the caller walks them (they may change)
-        return False
-    keys = last[1]
-    if keys is None:
-        keys = frozenset(map(_KEY, offsets))
-    if last[2] is previous.commits:  # all in them: only a key this replay removed can be missing
-        known = not any(k in keys and k not in commits for k in changed)
-    else:
-        known = not keys.difference(commits)
-    _polled[obs.cluster] = (offsets, keys, commits if known else None)
-    return known
-
-
-def _still_known(
-    cluster: str, previous: DetectionState, commits: dict[CommitKey, CommitPoint], changed: set[CommitKey]
-) -> None:
-    """The last polled offsets, found all in ``previous``'s, are all in ``commits`` too unless this replay
-    removed one of them: carried over so that the next evaluation of the same offsets need not look."""
-    last = _polled.get(cluster)
-    if last is None or last[1] is None or last[2] is not previous.commits:
-        return
-    keys = last[1]
-    known = not any(k in keys and k not in commits for k in changed)
-    _polled[cluster] = (last[0], keys, commits if known else None)
 
 
 def _apply_polled_groups(inputs: CycleInputs, groups: dict[str, GroupPoint]) -> None:

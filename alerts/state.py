@@ -16,6 +16,7 @@ from alerts.model import CollectorStatus, CommitEvent, EpochEnd, Finding, GroupE
 from collectors.model import (
     ClusterMetadata,
     CommittedObservation,
+    CommittedOffset,
     ConfigsObservation,
     GroupsObservation,
     MetricsObservation,
@@ -176,6 +177,17 @@ class Swept:
     lag_quiet: Mapping[CommitKey, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Polled:
+    """The offsets of the last committed observation (the tail-fed view hands the same tuple again while
+    nothing moved), their keys once handed twice, and the committed offsets they were last found all in
+    (the state's own, or None): what spares a replay looking each of them up again (alerts.commits)."""
+
+    offsets: tuple[CommittedOffset, ...]
+    keys: frozenset[tuple[str, str, int]] | None = None
+    found_in: Mapping[CommitKey, CommitPoint] | None = None
+
+
 @dataclass(frozen=True)
 class DetectionState:
     """Everything the detectors compare against. Empty on the first cycle."""
@@ -204,6 +216,9 @@ class DetectionState:
     # the slow rules' last judgements (alerts.sweep; None when ``Thresholds.sweep_seconds`` is 0). Never
     # saved: a restored state sweeps.
     swept: Swept | None = None
+    # what the last replay learnt of the polled offsets (alerts.commits): never saved, not compared (it only
+    # spares work: a state without it gives the same findings)
+    polled: Polled | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,64 @@
+from dataclasses import replace
+
+from alerts.commits import replay
+from alerts.polled import all_known, still_known
+from alerts.state import CommitKey, DetectionState, Polled
+from collectors.model import CommittedObservation, CommittedOffset
+from tests.alerts.builders import T, commit, inputs, run
+
+K = CommitKey("g", T, 0)
+OFFS = (CommittedOffset("g", T, 0, 50, None), CommittedOffset("g2", T, 1, 7, None))
+
+
+def poll(at: float, offsets: tuple[CommittedOffset, ...] = OFFS) -> CommittedObservation:
+    return CommittedObservation("c", at, offsets, ("g", "g2"))
+
+
+def test_all_known_offsets_seen_first_time_not_known_and_no_keys_built() -> None:
+    s = DetectionState()
+    assert all_known(poll(1), s, {}, set()) == Polled(OFFS)
+
+
+def test_replay_same_offsets_tuple_twice_found_all_in_the_states_own_commits() -> None:
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    assert s.polled == Polled(OFFS) and s.polled.found_in is None
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    assert s.polled is not None and s.polled.offsets is OFFS
+    assert s.polled.keys == {("g", T, 0), ("g2", T, 1)} and s.polled.found_in is s.commits
+    s = run(s, inputs(commit_events=(commit(60, 3, 1),), tail_live=True), 3)  # a move keeps them all
+    assert s.polled is not None and s.polled.found_in is s.commits
+
+
+def test_replay_an_equal_but_other_offsets_tuple_starts_over() -> None:
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    s = run(s, inputs(committed=poll(3, (*OFFS,)), tail_live=True), 3)
+    assert s.polled is not None and s.polled.offsets is not OFFS and s.polled.keys is None
+
+
+def test_still_known_tombstone_of_a_polled_key_clears_found_in() -> None:
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    s = run(s, inputs(commit_events=(commit(None, 3, 1),), tail_live=True), 3)
+    assert K not in s.commits and s.polled is not None and s.polled.found_in is None
+    assert s.polled.keys == {("g", T, 0), ("g2", T, 1)}
+
+
+def test_still_known_found_in_other_commits_than_the_states_is_dropped() -> None:
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    other = replace(s, commits=dict(s.commits))  # another mapping: what the memo says no longer holds
+    out = still_known(other, dict(other.commits), set())
+    assert out is not None and out.found_in is None and out.keys == s.polled.keys  # type: ignore[union-attr]
+
+
+def test_replay_state_without_polled_memo_same_replay_as_with_it() -> None:
+    """The memo only spares lookups: a state restored without it (never saved) replays the same."""
+    s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)
+    s = run(s, inputs(commit_events=(commit(None, 3, 1),), tail_live=True), 3)
+    step = inputs(committed=poll(4), tail_live=True)
+    with_memo, without = replay(s, step), replay(replace(s, polled=None), step)
+    assert with_memo.commits == without.commits and with_memo.changed == without.changed == {K}
+    assert with_memo.commits[K].offset == 50
+    assert s == replace(s, polled=None)  # not compared: it is no part of what detection knows
