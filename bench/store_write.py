@@ -1,21 +1,33 @@
-"""Time how long the store takes to record one big observation cycle.
+"""Time how long the store takes to record one big observation cycle, and a steady churn of them.
 
     .venv/bin/python -m bench.store_write [--groups 500] [--partitions-per-group 100] [--partitions 20000]
+        [--churn 0.01] [--cycles 24] [--out store_write.json]
 
 Prints wall-clock seconds for: the first cycle (every key new), a cycle where every value changed, and a
-cycle where nothing changed. Uses a throw-away database in a temporary directory.
+cycle where nothing changed. Then the steady state of the service: ``--cycles`` offsets observations 5 s
+apart with ``--churn`` of the partitions' log ends moved each time, an unchanged partition's
+``PartitionOffsets`` the same object as last cycle (as the offsets collector hands it), each recorded
+with ``Store.record_offsets``: CPU seconds per record (median, mean) and the rows written, into
+bench/results/``--out``. Uses a throw-away database in a temporary directory.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import platform
+import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 from store import Store
 from store.settings import StoreSettings
+
+RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def committed(cycle: int, groups: int, per_group: int, at: float) -> CommittedObservation:
@@ -34,11 +46,53 @@ def offsets(cycle: int, partitions: int, at: float) -> OffsetsObservation:
     return OffsetsObservation("bench", at, parts)
 
 
+class Moving:
+    """The log ends of ``partitions`` partitions, ``churn`` of them moved per cycle (a cursor over them,
+    as bench/service's traffic); an unchanged partition's offsets the same object as last cycle."""
+
+    def __init__(self, partitions: int, churn: float) -> None:
+        self.parts = [
+            PartitionOffsets(f"topic-{i // 100:04d}", i % 100, 0, 1, 1, 7) for i in range(partitions)
+        ]
+        self.per_cycle = round(churn * partitions)
+        self.cursor = 0
+
+    def observe(self, at: float) -> OffsetsObservation:
+        n = len(self.parts)
+        for k in range(self.per_cycle):
+            i = (self.cursor + k) % n
+            p = self.parts[i]
+            self.parts[i] = PartitionOffsets(p.topic, p.partition, p.log_start, p.log_end + 1, p.leader, 7)
+        self.cursor = (self.cursor + self.per_cycle) % n
+        return OffsetsObservation("bench", at, tuple(self.parts))
+
+
+def steady(store: Store, args: argparse.Namespace, start: float) -> dict[str, Any]:
+    moving = Moving(args.partitions, args.churn)
+    store.record_offsets(moving.observe(start))  # every partition new: not measured
+    spent: list[float] = []
+    rows: list[int] = []
+    for cycle in range(1, args.cycles + 1):
+        obs = moving.observe(start + 5.0 * cycle)
+        t0 = time.process_time()
+        counts = store.record_offsets(obs)
+        spent.append(time.process_time() - t0)
+        rows.append(counts.history_rows)
+    return {
+        "median_cpu_s": round(statistics.median(spent), 5),
+        "mean_cpu_s": round(statistics.fmean(spent), 5),
+        "history_rows_per_record": round(statistics.fmean(rows), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=500)
     parser.add_argument("--partitions-per-group", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=20_000)
+    parser.add_argument("--churn", type=float, default=0.01)
+    parser.add_argument("--cycles", type=int, default=24)
+    parser.add_argument("--out", default="store_write.json", help="file name under bench/results/")
     args = parser.parse_args()
     with (
         tempfile.TemporaryDirectory() as tmp,
@@ -60,6 +114,21 @@ def main() -> None:
                 f" | offsets {len(o_obs.partitions)} ({o_counts.history_rows} rows) {t2 - t1:6.3f}s"
                 f" | total {t2 - t0:6.3f}s"
             )
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Store.open(StoreSettings(path=Path(tmp) / "bench.db")) as store,
+    ):
+        figures = steady(store, args, time.time())
+    result = {
+        "benchmark": "store_write",
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "setup": vars(args),
+        "record_offsets": figures,  # CPU s per Store.record_offsets of the steady churn
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"RESULT record_offsets at {args.partitions} partitions, churn {args.churn}: {figures}")
 
 
 if __name__ == "__main__":

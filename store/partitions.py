@@ -10,6 +10,12 @@ when (:meth:`PartitionWriter.seen_at`, which readers apply over the stored value
 written to the database when it changes, when an observation of that source no longer lists it (the
 time of the last one that did), and for all of them at :meth:`PartitionWriter.flush_seen` (the store's
 close).
+
+An offsets observation hands an unchanged partition's ``PartitionOffsets`` as the very object of the one
+before (:mod:`collectors.offsets`), so its plan (every 5 s, 20,000 partitions at fleet size) looks only at
+the objects that are new since the last offsets plan written for that cluster (found by identity, in C),
+as long as nothing else changed those partitions' cached values meanwhile (a metadata write: then the
+whole observation is walked, as the first one is).
 """
 
 from __future__ import annotations
@@ -17,8 +23,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import is_not
 
-from collectors.model import ClusterMetadata, OffsetsObservation
+from collectors.model import ClusterMetadata, OffsetsObservation, PartitionOffsets
 from store.db import Connection
 from store.records import WriteCounts
 
@@ -52,6 +60,11 @@ class PartitionPlan:
     touches: list[tuple[float, int]] = field(default_factory=list)  # (last seen at, id) no longer listed
     cache: list[tuple[Key, int, State]] = field(default_factory=list)
     seen: tuple[str, str, float, set[Key]] | None = None  # (cluster, source, at, keys listed)
+    offsets: tuple[str, tuple[PartitionOffsets, ...]] | None = None  # an offsets plan's observation
+
+
+# An offsets plan written: (its observation's partitions, when they were observed, the keys they listed)
+Written = tuple[tuple[PartitionOffsets, ...], float, set[Key]]
 
 
 class PartitionWriter:
@@ -76,13 +89,36 @@ class PartitionWriter:
         }
         [(top,)] = conn.execute("SELECT max(id) FROM latest_partition_offsets").fetchall()
         self._next_id = (top or 0) + 1
+        # cluster -> the last offsets plan written, while no other write changed the cache of its cluster
+        self._written: dict[str, Written] = {}
 
     def plan_offsets(self, obs: OffsetsObservation) -> PartitionPlan:
         """Plan ``obs``; its leader/epoch replace the stored ones only when set."""
-        updates = (
-            (p.topic, p.partition, p.log_start, p.log_end, p.leader, p.leader_epoch) for p in obs.partitions
-        )
-        return self._plan(obs.cluster, obs.observed_at, updates, leader_known=False, source="offsets")
+        moved = self._moved(obs)
+        if moved is not None:
+            plan = self._plan(obs.cluster, obs.observed_at, _updates(moved), leader_known=False, source=None)
+            plan.seen = (obs.cluster, "offsets", obs.observed_at, self._written[obs.cluster][2])
+        else:
+            updates = _updates(obs.partitions)
+            plan = self._plan(obs.cluster, obs.observed_at, updates, leader_known=False, source="offsets")
+        plan.offsets = (obs.cluster, obs.partitions)
+        return plan
+
+    def _moved(self, obs: OffsetsObservation) -> list[PartitionOffsets] | None:
+        """The partitions of ``obs`` that are not the objects of the last offsets plan written, if ``obs``
+        lists the same partitions in the same order, no earlier than it; None: walk all of them. The
+        plan of the moved ones alone is then the whole plan: every other partition has the values it was
+        planned (and cached) with, and is listed as before (no time to write for one no longer listed)."""
+        written = self._written.get(obs.cluster)
+        if written is None or len(written[0]) != len(obs.partitions) or obs.observed_at < written[1]:
+            return None
+        before = written[0]
+        changed = list(map(is_not, obs.partitions, before))
+        moved = list(compress(obs.partitions, changed))
+        for new, old in zip(moved, compress(before, changed), strict=True):
+            if new.partition != old.partition or new.topic != old.topic:
+                return None  # not the same partitions in the same order
+        return moved
 
     def plan_metadata(self, meta: ClusterMetadata) -> PartitionPlan:
         """Plan the leader and leader epoch of every partition in ``meta`` (None leader = offline)."""
@@ -90,8 +126,10 @@ class PartitionWriter:
         return self._plan(meta.cluster, meta.observed_at, updates, leader_known=True, source="metadata")
 
     def _plan(
-        self, cluster: str, at: float, updates: Iterable[Update], *, leader_known: bool, source: str
+        self, cluster: str, at: float, updates: Iterable[Update], *, leader_known: bool, source: str | None
     ) -> PartitionPlan:
+        """The rows ``updates`` write; with a ``source``, also the times of its partitions no longer
+        listed, and what it lists (:meth:`seen_at`)."""
         plan = PartitionPlan()
         next_id = self._next_id
         planned: set[Key] = set()
@@ -119,6 +157,8 @@ class PartitionWriter:
                 continue  # unchanged: seen_at answers for it
             plan.history.append((key_id, at, *new))
             plan.cache.append((key, key_id, new))
+        if source is None:
+            return plan
         last = self._seen.get((cluster, source))
         if last is not None and at >= last[0]:
             for key in last[1] - planned:  # listed last time, not now: write when it was last seen
@@ -149,6 +189,15 @@ class PartitionWriter:
         if plan.seen is not None:
             cluster, source, at, keys = plan.seen
             self._seen = {**self._seen, (cluster, source): (at, keys)}  # readers iterate it unlocked
+        if plan.offsets is not None:
+            cluster, partitions = plan.offsets
+            if plan.seen is not None and len(plan.seen[3]) == len(partitions):  # none listed twice
+                self._written[cluster] = (partitions, plan.seen[2], plan.seen[3])
+            else:
+                self._written.pop(cluster, None)
+        elif plan.cache:  # another source changed cached values: the next offsets plan walks them all
+            for cluster in {key[0] for key, _, _ in plan.cache}:
+                self._written.pop(cluster, None)
 
     def seen_at(self, cluster: str, topic: str, partition: int) -> float | None:
         """When the latest observation listing the partition was taken, if one of each source's latest
@@ -167,3 +216,7 @@ class PartitionWriter:
         ]
         if touches:
             self._conn.executemany(self._touch, touches)
+
+
+def _updates(partitions: Iterable[PartitionOffsets]) -> Iterable[Update]:
+    return ((p.topic, p.partition, p.log_start, p.log_end, p.leader, p.leader_epoch) for p in partitions)

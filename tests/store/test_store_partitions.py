@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import Path
+
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionInfo, PartitionOffsets, TopicInfo
 from store import Store
 from store.settings import StoreSettings
@@ -143,3 +146,53 @@ def test_reopened_cache_keeps_one_copy_of_each_name(settings: StoreSettings) -> 
     with Store.open(settings) as store:
         (c1, t1, _), (c2, t2, _) = sorted(store._partitions._latest)
         assert (c1, t1) == ("c1", "t") and c1 is c2 and t1 is t2
+
+
+def _history_and_latest(store: Store) -> tuple[list[object], list[object]]:
+    history = [
+        (p.partition, p.observed_at, p.log_start, p.log_end, p.leader, p.leader_epoch)
+        for p in store.partition_history("c1", "t")
+    ]
+    latest = [
+        (p.partition, p.log_start, p.log_end, p.leader, p.leader_epoch, p.changed_at, p.last_seen_at)
+        for p in store.latest_partitions("c1")
+    ]
+    return history, latest
+
+
+def test_record_offsets_same_objects_write_what_fresh_copies_write(tmp_path: Path) -> None:
+    """The offsets collector hands an unchanged partition as the same object: planning only the new objects
+    writes the very rows (and last-seen times) that planning every partition of copies does, through a
+    metadata write in between, a partition no longer listed, an older observation and a new order."""
+    a, b, c = po(100, 0, leader=1, epoch=3), po(200, 1, leader=1, epoch=3), po(300, 2, leader=1, epoch=3)
+    b2, c2 = po(250, 1, leader=1, epoch=3), po(301, 2, leader=1, epoch=3)
+    steps: list[OffsetsObservation | ClusterMetadata] = [
+        offsets(T0, a, b, c),
+        offsets(T0 + 5, a, b, c),
+        offsets(T0 + 10, a, b2, c),
+        metadata(T0 + 12, (0, 2, 4), (1, 1, 3), (2, 1, 3)),  # a's leader moved: the next plan walks all
+        offsets(T0 + 15, a, b2, c),  # a as before: its leader (set) overrides the metadata's again
+        offsets(T0 + 20, a, b2, c2),
+        offsets(T0 + 25, a, b2),  # c no longer listed: its last-seen time written
+        offsets(T0 + 30, a, b2),
+        offsets(T0 + 22, a, b2),  # an older observation
+        offsets(T0 + 35, b2, a),  # another order
+        offsets(T0 + 40, b2, a),
+        offsets(T0 + 45, a, b, c),  # b and c back to older values
+    ]
+    counts: dict[str, list[int]] = {}
+    seen: dict[str, tuple[list[object], list[object]]] = {}
+    for name, copied in (("same", False), ("copies", True)):
+        with Store.open(StoreSettings(path=tmp_path / f"{name}.db")) as store:
+            counts[name] = []
+            for step in steps:
+                if isinstance(step, ClusterMetadata):
+                    counts[name].append(store.record_metadata(step).history_rows)
+                    continue
+                if copied:
+                    step = replace(step, partitions=tuple(replace(p) for p in step.partitions))
+                counts[name].append(store.record_offsets(step).history_rows)
+            seen[name] = _history_and_latest(store)  # (last-seen times as the store's readers see them)
+    assert counts["same"] == counts["copies"] == [3, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 2]
+    assert seen["same"] == seen["copies"]
+    assert [p[0] for p in seen["same"][1]] == [0, 1, 2]
