@@ -13,6 +13,7 @@ from alerts.state import (
     DetectionState,
     PartitionKey,
     PartitionPoint,
+    PartitionPointDraft,
     RangeSample,
 )
 from alerts.thresholds import Thresholds
@@ -41,17 +42,21 @@ def ranged_partitions(inputs: CycleInputs) -> Mapping[PartitionKey, PartitionPoi
     out: dict[PartitionKey, PartitionPoint] = {}
     if inputs.offsets is not None:
         at = inputs.offsets.observed_at
+        get = index.get
         for o in inputs.offsets.partitions:
-            found = index.get((o.topic, o.partition))
+            found = get((o.topic, o.partition))
             if found is None:
                 key = PartitionKey(o.topic, o.partition)
-                point = PartitionPoint(
+                draft = PartitionPointDraft(
                     at, o.log_start, o.log_end, o.leader, o.leader_epoch, None, topic_ids.get(o.topic)
                 )
             else:
                 key, m, topic_id = found
-                point = PartitionPoint(at, o.log_start, o.log_end, m.leader, m.leader_epoch, m.isr, topic_id)
-            out[key] = point
+                draft = PartitionPointDraft(
+                    at, o.log_start, o.log_end, m.leader, m.leader_epoch, m.isr, topic_id
+                )
+            draft.__class__ = PartitionPoint  # type: ignore[assignment]  # frozen from here on
+            out[key] = draft  # type: ignore[assignment]
     return out
 
 

@@ -65,6 +65,23 @@ class PartitionPoint:
     topic_id: str | None = None
 
 
+@dataclass(slots=True)
+class PartitionPointDraft:
+    """:class:`PartitionPoint`'s fields, not frozen: set by plain slot stores where a frozen dataclass
+    sets each through ``object.__setattr__`` (3x the cost), then made the :class:`PartitionPoint` it
+    stands for by assigning it that class (the same slots, so the same layout): ``p.__class__ =
+    PartitionPoint``, frozen from then on. For where a point is built for each of 20,000 partitions every
+    evaluation (:func:`alerts.current.ranged_partitions`); never kept as a draft."""
+
+    observed_at: float
+    log_start: int | None
+    log_end: int | None
+    leader: int | None = None
+    leader_epoch: int | None = None
+    isr: tuple[int, ...] | None = None
+    topic_id: str | None = None
+
+
 class RangeSample(NamedTuple):
     at: float
     log_start: int

@@ -1,7 +1,11 @@
 """current_partitions: this cycle's log ranges joined with the metadata's leaders, epochs, ISR, topic ids."""
 
-from alerts.current import current_partitions, shifted_partitions
-from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint
+from dataclasses import FrozenInstanceError, fields, replace
+
+import pytest
+
+from alerts.current import current_partitions, ranged_partitions, shifted_partitions
+from alerts.state import CycleInputs, DetectionState, PartitionKey, PartitionPoint, PartitionPointDraft
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -70,6 +74,30 @@ def test_one_metadata_over_several_cycles_and_a_new_one_replacing_it() -> None:
     moved = _meta(110.0, leader=3, epoch=5)  # a new observation: a leader change
     got = current_partitions(CycleInputs(C, metadata=moved, offsets=_offsets(115.0, row)))
     assert got[PartitionKey("orders", 0)] == PartitionPoint(115.0, 5, 50, 3, 5, (1, 2), "id-orders")
+
+
+def test_ranged_partitions_points_are_frozen_partition_points_like_any_other() -> None:
+    """Built as drafts (PartitionPointDraft) then given their class: nothing tells them apart."""
+    offs = _offsets(100.0, PartitionOffsets("orders", 0, 5, 50), PartitionOffsets("payments", 0, 0, 7, 2, 1))
+    for point, built in zip(
+        ranged_partitions(CycleInputs(C, metadata=_meta(90.0), offsets=offs)).values(),
+        (PartitionPoint(100.0, 5, 50, 1, 4, (1, 2), "id-orders"), PartitionPoint(100.0, 0, 7, 2, 1)),
+        strict=True,
+    ):
+        assert type(point) is PartitionPoint and point == built and hash(point) == hash(built)
+        assert repr(point) == repr(built) and replace(point, observed_at=1.0) == replace(
+            built, observed_at=1.0
+        )
+        with pytest.raises(FrozenInstanceError):
+            point.log_end = 0  # type: ignore[misc]
+
+
+def test_partition_point_draft_has_the_points_fields() -> None:
+    def described(cls: type) -> list[tuple[str, object, object]]:
+        return [(f.name, f.type, f.default) for f in fields(cls)]
+
+    assert described(PartitionPointDraft) == described(PartitionPoint)
+    assert PartitionPointDraft.__slots__ == PartitionPoint.__slots__
 
 
 def test_shifted_partitions_leader_moved_or_log_end_back_only() -> None:
