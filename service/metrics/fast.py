@@ -73,7 +73,7 @@ class BulkGauge(GaugeMetricFamily):
         """The family's sample lines, with ``cache`` shared by the encode's families."""
         raise NotImplementedError
 
-    def chunks(self, cache: LineCache) -> Iterator[bytes]:
+    def chunks(self, cache: LineCache) -> Iterator[bytes | bytearray]:
         """The family's sample lines, encoded a few thousand at a time (what :func:`encode` writes)."""
         lines = self.lines(cache)
         while chunk := "".join(islice(lines, _CHUNK)):
@@ -216,13 +216,17 @@ class _One:
 
 
 def encode(
-    registry: Any, encoder: Encoder, *, openmetrics: bool, sink: Callable[[bytes], None] | None = None
+    registry: Any,
+    encoder: Encoder,
+    *,
+    openmetrics: bool,
+    sink: Callable[[bytes | bytearray], None] | None = None,
 ) -> bytes:
     """What ``encoder`` (a prometheus_client ``generate_latest``, ``openmetrics`` or not) writes for
     ``registry``, with every :class:`BulkGauge` written in bulk. Runs of ordinary families are encoded
     together by ``encoder``. With a ``sink``, the body goes to it piece by piece as it is written (a
     compressor: the whole text is never held) and ``b""`` is returned."""
-    out: list[bytes] = []
+    out: list[bytes | bytearray] = []
     emit = out.append if sink is None else sink
     cache = LineCache()
     pending: list[Metric] = []

@@ -9,7 +9,10 @@ value are the previous render's is reused as it is, and only the other rows are 
 value after the very label block written before; a new row's label block once for all its families).
 A family whose values are all the same is reused whole, and so is one whose inputs are the very objects
 of the previous render, without looking at a value. The kept text is the body's own bytes, so the body
-is not held twice.
+is not held twice; a changed line of the same length is rewritten in place (the text is copied only
+when a line changes length), so a render that moved a few values allocates no second copy either. The
+encode writes the kept text out before the next render can rewrite it (the collector serves its memo
+to one render at a time).
 
 Values are compared with ``==``: equal values are written alike (the exposition writes
 ``float(value)``); callers hand in ints and floats that are never ``-0.0`` (equal to ``0.0``, written
@@ -49,14 +52,16 @@ class Column:
 
     __slots__ = ("lengths", "source", "text", "values")
 
-    def __init__(self, source: tuple[object, ...], values: Values, text: bytes, lengths: array[int]) -> None:
+    def __init__(
+        self, source: tuple[object, ...], values: Values, text: bytearray, lengths: array[int]
+    ) -> None:
         self.source = source
         self.values = values
         self.text = text
         self.lengths = lengths
 
-    def lines(self) -> Iterator[bytes]:
-        """Each row's line (``b""``: no series)."""
+    def lines(self) -> Iterator[bytearray]:
+        """Each row's line (empty: no series)."""
         text, start = self.text, 0
         for end in accumulate(self.lengths):
             yield text[start:end]
@@ -89,7 +94,8 @@ class LineGauge(BulkGauge):
         for c in self._columns:
             yield from (line.decode() for line in c.lines() if line)
 
-    def chunks(self, cache: LineCache) -> Iterator[bytes]:
+    def chunks(self, cache: LineCache) -> Iterator[bytes | bytearray]:
+        # the kept text itself, no copy: written out before the next render may rewrite it in place
         return (c.text for c in self._columns if c.text)
 
 
@@ -154,48 +160,63 @@ class Table:
 
     def _written(self, head: str, source: tuple[object, ...], new: Values) -> Column:
         """Every line written anew."""
-        out: list[bytes] = []
+        out = bytearray()  # grown in place: never a second copy of the text
         lengths = array("I")
         for at in range(0, len(new), _CHUNK):  # a chunk's str lines at a time beside the text
             lines = [self._line(head, i, new[i]) for i in range(at, min(at + _CHUNK, len(new)))]
             chunk = "".join(lines)
             if chunk.isascii():
                 lengths.extend(map(len, lines))
-                out.append(chunk.encode())
+                out += chunk.encode()
             else:
                 encoded = [line.encode() for line in lines]
                 lengths.extend(map(len, encoded))
-                out.append(b"".join(encoded))
-        return Column(source, new, b"".join(out), lengths)
+                out += b"".join(encoded)
+        return Column(source, new, out, lengths)
 
     def _patched(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
-        """The same rows: the lines of changed values rewritten, the text between them copied as it is
-        (into one buffer: no object per kept run)."""
-        text, lengths = old.text, array("I", old.lengths)
-        view = memoryview(text)
-        ends = list(accumulate(old.lengths))
-        out = bytearray()
-        pos = 0  # the old text is copied up to here
+        """The same rows: the lines of changed values rewritten, in place where a line keeps its length
+        (no copy of the family's text while only values of the same width changed: an offset moving on
+        by a few). Only if some line changes length is the text copied, once, into a buffer of the right
+        size, with those lines put in (no object per kept run)."""
+        text, lengths = old.text, old.lengths
+        resized: list[tuple[int, int, bytes]] = []  # (row, its offset in the text, its new line)
+        pos = at = 0  # the offset of row ``at`` in the text
         for i in _changed(new, old.values):
-            start, end = ends[i - 1] if i else 0, ends[i]
-            out += view[pos:start]
+            gap = i - at  # rows kept since the previous change (often none or one: lag seconds)
+            start = pos if not gap else pos + lengths[at] if gap == 1 else pos + sum(lengths[at:i])
+            end = start + lengths[i]
             line = self._relined(head, i, new[i], text[start:end])
-            out += line
-            lengths[i] = len(line)
-            pos = end
-        out += view[pos:]
-        view.release()
-        return Column(source, new, bytes(out), lengths)
+            if len(line) == end - start:
+                text[start:end] = line  # copied as it is below if some line changes length
+            else:
+                resized.append((i, start, line))
+            pos, at = end, i + 1
+        if not resized:
+            return Column(source, new, text, lengths)
+        lengths = array("I", lengths)
+        out = bytearray(len(text) + sum(len(line) - lengths[i] for i, _, line in resized))
+        pos = put = 0  # copied from the old text up to ``pos``, into the new one up to ``put``
+        with memoryview(text) as was, memoryview(out) as into:
+            for i, start, line in resized:
+                into[put : put + start - pos] = was[pos:start]
+                put += start - pos
+                into[put : put + len(line)] = line
+                put += len(line)
+                pos = start + lengths[i]
+                lengths[i] = len(line)
+            into[put:] = was[pos:]
+        return Column(source, new, out, lengths)
 
     def _realigned(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
         """Rows added, removed or moved: each row's previous line if its value is the same."""
         was, lines = old.values, list(old.lines())
-        out: list[bytes] = []
+        out: list[bytes | bytearray] = []
         for i, (v, at) in enumerate(zip(new, self._at or (), strict=True)):
             out.append(lines[at] if at >= 0 and was[at] == v else self._line(head, i, v).encode())
-        return Column(source, new, b"".join(out), array("I", map(len, out)))
+        return Column(source, new, bytearray().join(out), array("I", map(len, out)))
 
-    def _relined(self, head: str, i: int, value: Value, line: bytes) -> bytes:
+    def _relined(self, head: str, i: int, value: Value, line: bytearray) -> bytes:
         if value is None or not line:
             return self._line(head, i, value).encode()
         # the same series, another value: its line up to the value stays
@@ -211,7 +232,7 @@ class Table:
 
 
 class LineMemo:
-    """The :class:`Table` of each (cluster, row kind), owned by one collector; clusters no longer
+    """The :class:`Table` of each (cluster, row kind), owned by one collector; clusters no resized
     scraped are dropped by :meth:`keep`."""
 
     def __init__(self) -> None:

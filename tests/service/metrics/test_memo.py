@@ -49,6 +49,21 @@ def test_table_changed_values_rewritten_others_kept_same_text_as_fresh() -> None
     assert counted.written == [("t", 7)]  # only the new series needed its labels written
 
 
+def test_table_values_of_the_same_width_rewritten_in_place_same_text_as_fresh() -> None:
+    keys = [("t", p) for p in range(50)]
+    values: list[float | None] = [1000 + p for p in range(50)]
+    table = Table()
+    first = _text(table, keys, values)
+    moved = list(values)
+    moved[0], moved[17], moved[49] = 2000, 1999, 1234  # the same width: nothing moves
+    text = _text(table, list(keys), moved)
+    assert text is first
+    assert text == _text(Table(), keys, moved)
+    moved[17], moved[18] = 5, 123456  # shorter and longer: copied once, the in-place lines kept
+    moved[30] = 3000
+    assert _text(table, list(keys), moved) == _text(Table(), keys, moved)
+
+
 def test_table_same_values_same_text_object() -> None:
     keys = [("t", p) for p in range(10)]
     table = Table()
