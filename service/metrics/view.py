@@ -23,6 +23,8 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import attrgetter, eq, is_not, itemgetter
 from typing import NamedTuple
 
 from collectors.errors import OffsetguardError
@@ -202,6 +204,7 @@ class _Held:
     lags: list[LagRow]
     reached: Mapping[Wanted, float]
     unanswered_until: float  # monotonic; inf when every wanted crossing is known
+    aligned: bool = False  # lags[i] is the row of committed.offsets[i] (sorted, no duplicates)
 
 
 class ViewMemo:
@@ -233,15 +236,21 @@ class ViewMemo:
             lags.sort()
             return lags, {}
         held = self._held.get(c.cluster)
+        aligned = True  # rows from the held ones stay aligned with their offsets
         if held is not None and _same_rows(held, c):
             held.committed, held.offsets = c.committed, c.offsets  # the old ones may go
             if self._monotonic() < held.unanswered_until:
                 return held.lags, held.reached
-            lags, known = held.lags, held.reached
+            lags, known, aligned = held.lags, held.reached, held.aligned
         else:
             ends = c.offsets.log_ends() if c.offsets is not None else {}
-            lags = _lag_rows(c.committed, ends)
-            lags.sort()  # by key: keys are unique
+            kept = _moved_rows(held, c, ends) if held is not None else None
+            if kept is None:
+                lags = _lag_rows(c.committed, ends)
+                lags.sort()  # by key: keys are unique
+                aligned = _aligned(lags, c.committed)
+            else:
+                lags = kept
             known = _standing(held, c.offsets, ends) if held is not None else {}
         wanted = wanted_offsets(lags)
         found = {k: at for k in wanted if (at := known.get(k)) is not None}
@@ -252,12 +261,12 @@ class ViewMemo:
             failed: list[bool] = []
             answers = _reached_at(store, c.cluster, missing, failed)
             if failed:  # as a fresh render: no lag seconds this time; what was known stays for the next
-                self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, 0.0)
+                self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, 0.0, aligned)
                 return lags, {}
             found.update(answers)
             complete = len(found) >= len(wanted)
         until = math.inf if complete else self._monotonic() + INCOMPLETE_REUSE_S
-        self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, until)
+        self._held[c.cluster] = _Held(c.committed, c.offsets, lags, found, until, aligned)
         return lags, found
 
     def keep(self, clusters: set[str]) -> None:
@@ -279,6 +288,51 @@ def _same_rows(held: _Held, c: ClusterInputs) -> bool:
         return False
     x, y = held.offsets, c.offsets
     return x is y or (x is not None and y is not None and x.partitions == y.partitions)
+
+
+def _aligned(lags: list[LagRow], committed: CommittedLike | None) -> bool:
+    """Whether ``lags`` (sorted) are the rows of ``committed``'s offsets one for one, in their order (the
+    tail-fed committed offsets are listed sorted, with no duplicates)."""
+    if not isinstance(committed, CommittedObservation) or len(committed.offsets) != len(lags):
+        return False
+    return all(map(eq, map(_ROW_KEY, lags), map(_COMMIT_KEY, committed.offsets)))
+
+
+_ROW_KEY = itemgetter(0)
+_COMMIT_KEY = attrgetter("group", "topic", "partition")
+
+
+def _moved_rows(held: _Held, c: ClusterInputs, ends: Mapping[tuple[str, int], int]) -> list[LagRow] | None:
+    """``c``'s lag rows from the held ones, when they are aligned with their offsets and ``c``'s offsets
+    are as many with the same keys: only the rows whose commit (another object) or log end (``ends``:
+    ``c.offsets``' log ends) moved are derived again, the others are the held tuples. None: derive all
+    (other keys, or not aligned)."""
+    a, b = held.committed, c.committed
+    if not (held.aligned and isinstance(a, CommittedObservation) and isinstance(b, CommittedObservation)):
+        return None
+    old, new = a.offsets, b.offsets
+    if len(old) != len(new):
+        return None
+    lags = list(held.lags)
+    get = ends.get
+    for i in compress(count(), map(is_not, old, new)):
+        o, n = old[i], new[i]
+        if o.partition != n.partition or o.topic != n.topic or o.group != n.group:
+            return None
+        key = lags[i][0]
+        end = get((n.topic, n.partition))
+        lags[i] = (key, n.offset, None if end is None else end - n.offset)
+    if held.offsets is not c.offsets:
+        before = held.offsets.log_ends() if held.offsets is not None else {}
+        moved = {tp for tp, end in ends.items() if before.get(tp) != end}
+        moved.update(before.keys() - ends.keys())
+        if moved:
+            topics = {t for t, _ in moved}
+            for i, ((_, t, p), offset, _lag) in enumerate(lags):
+                if t in topics and (t, p) in moved:
+                    end = get((t, p))
+                    lags[i] = (lags[i][0], offset, None if end is None else end - offset)
+    return lags
 
 
 def _standing(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -225,3 +226,61 @@ def test_view_memo_new_observations_same_offsets_reuse_rows_a_moved_one_derives_
     assert again == sorted(lag_rows(moved.committed, moved.offsets)) and again != lags
     log_end = _moved(moved, 5, {("orders", 0): 130}, {})  # equal commits, a new offsets tuple
     assert kept.lags_and_reached(log_end, store)[0] == sorted(lag_rows(log_end.committed, log_end.offsets))
+
+
+def _sorted_inputs(rng: random.Random) -> ClusterInputs:
+    """Committed offsets listed sorted and unique, as the tail-fed view lists them; a log end for most."""
+    c = b.cluster_inputs()
+    assert c.committed is not None
+    tps = [(t, p) for t in ("a", "b", "c") for p in range(4)]
+    parts = tuple(PartitionOffsets(t, p, 0, 100, leader=1, leader_epoch=1) for t, p in tps[:-1])
+    commits = tuple(
+        CommittedOffset(g, t, p, rng.randrange(90, 101), None) for g in ("g1", "g2", "g3") for t, p in tps
+    )
+    offsets = OffsetsObservation(c.cluster, b.NOW, parts)
+    return replace(c, offsets=offsets, committed=replace(c.committed, offsets=commits))
+
+
+def _step(c: ClusterInputs, rng: random.Random) -> tuple[ClusterInputs, set[tuple[str, int]], set]:
+    """``c`` one cycle later as the collectors hand it: new observations holding the very objects of
+    what did not move; a few log ends moved (up, or down: a truncation), a partition's log range gone or
+    back now and then, a few commits moved. The partitions and the commits that moved."""
+    assert c.offsets is not None and c.committed is not None
+    parts = list(c.offsets.partitions)
+    moved = set()
+    for i in rng.sample(range(len(parts)), rng.randrange(3)):
+        parts[i] = replace(parts[i], log_end=rng.choice([parts[i].log_end + 3, 95, 80]))
+        moved.add((parts[i].topic, parts[i].partition))
+    if rng.random() < 0.15:
+        if len(parts) == 11:
+            parts.append(PartitionOffsets("c", 3, 0, 99))
+        else:
+            parts.pop()
+        moved.add(("c", 3))
+    commits = list(c.committed.offsets)
+    for i in rng.sample(range(len(commits)), 3):
+        commits[i] = replace(commits[i], offset=commits[i].offset + 1)
+    changed = {(o.group, o.topic, o.partition) for o in c.committed.offsets if o not in commits}
+    offsets = OffsetsObservation(c.cluster, c.offsets.observed_at + 5, tuple(parts))
+    committed = replace(c.committed, observed_at=c.committed.observed_at + 5, offsets=tuple(commits))
+    return replace(c, offsets=offsets, committed=committed), moved, changed
+
+
+def test_view_memo_sorted_offsets_only_moved_rows_derived_again_same_as_from_scratch() -> None:
+    rng = random.Random(47)
+    store = b.FakeLogEndTimes({(t, p, o): b.NOW - o for t in "abc" for p in range(4) for o in range(80, 110)})
+    kept = ViewMemo(monotonic=lambda: 0.0)
+    c = _sorted_inputs(rng)
+    lags = kept.lags_and_reached(c, store)[0]
+    for _ in range(40):
+        c, parts, commits = _step(c, rng)
+        again, reached = kept.lags_and_reached(c, store)
+        assert again == sorted(lag_rows(c.committed, c.offsets))
+        assert reached == ViewMemo().lags_and_reached(c, store)[1]
+        kept_rows = [
+            new is old
+            for new, old in zip(again, lags, strict=True)
+            if new[0] not in commits and new[0][1:] not in parts
+        ]
+        assert kept_rows and all(kept_rows)  # the rows that did not move are the held tuples
+        lags = again
