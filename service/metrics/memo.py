@@ -175,37 +175,41 @@ class Table:
         return Column(source, new, out, lengths)
 
     def _patched(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
-        """The same rows: the lines of changed values rewritten, in place where a line keeps its length
-        (no copy of the family's text while only values of the same width changed: an offset moving on
-        by a few). Only if some line changes length is the text copied, once, into a buffer of the right
-        size, with those lines put in (no object per kept run)."""
+        """The same rows: the lines of changed values rewritten, in place while each keeps its length (no
+        copy of the family's text while only values of the same width changed: an offset moving on by a
+        few). From the first line that changes length on, the text is copied once into a new buffer, the
+        changed lines put in (no object per kept run)."""
         text, lengths = old.text, old.lengths
-        resized: list[tuple[int, int, bytes]] = []  # (row, its offset in the text, its new line)
+        out: bytearray | None = None  # the new text, once a line changed length: written up to ``pos``
+        view = memoryview(text)
         pos = at = 0  # the offset of row ``at`` in the text
         for i in _changed(new, old.values):
             gap = i - at  # rows kept since the previous change (often none or one: lag seconds)
             start = pos if not gap else pos + lengths[at] if gap == 1 else pos + sum(lengths[at:i])
             end = start + lengths[i]
-            line = self._relined(head, i, new[i], text[start:end])
-            if len(line) == end - start:
-                text[start:end] = line  # copied as it is below if some line changes length
+            value = new[i]
+            if value is None or start == end:  # a series gone or new: the whole line
+                cut, written = start, self._line(head, i, value).encode()
+            else:  # the same series, another value: its line up to the value stays
+                cut = text.rindex(b" ", start, end) + 1
+                written = b"%s\n" % go_string(value).encode()
+            if out is None:
+                if len(written) == end - cut:
+                    text[cut:end] = written
+                    pos, at = end, i + 1
+                    continue
+                out, lengths = bytearray(view[:start]), array("I", lengths)  # with the lines rewritten
+                out += view[start:cut]
             else:
-                resized.append((i, start, line))
+                out += view[pos:cut]
+            out += written
+            lengths[i] = cut - start + len(written)
             pos, at = end, i + 1
-        if not resized:
+        if out is None:
+            view.release()
             return Column(source, new, text, lengths)
-        lengths = array("I", lengths)
-        out = bytearray(len(text) + sum(len(line) - lengths[i] for i, _, line in resized))
-        pos = put = 0  # copied from the old text up to ``pos``, into the new one up to ``put``
-        with memoryview(text) as was, memoryview(out) as into:
-            for i, start, line in resized:
-                into[put : put + start - pos] = was[pos:start]
-                put += start - pos
-                into[put : put + len(line)] = line
-                put += len(line)
-                pos = start + lengths[i]
-                lengths[i] = len(line)
-            into[put:] = was[pos:]
+        out += view[pos:]
+        view.release()
         return Column(source, new, out, lengths)
 
     def _realigned(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
@@ -215,12 +219,6 @@ class Table:
         for i, (v, at) in enumerate(zip(new, self._at or (), strict=True)):
             out.append(lines[at] if at >= 0 and was[at] == v else self._line(head, i, v).encode())
         return Column(source, new, bytearray().join(out), array("I", map(len, out)))
-
-    def _relined(self, head: str, i: int, value: Value, line: bytearray) -> bytes:
-        if value is None or not line:
-            return self._line(head, i, value).encode()
-        # the same series, another value: its line up to the value stays
-        return b"%s%s\n" % (line[: line.rindex(b" ") + 1], go_string(value).encode())
 
     def _line(self, head: str, i: int, value: Value) -> str:
         if value is None:
@@ -232,7 +230,7 @@ class Table:
 
 
 class LineMemo:
-    """The :class:`Table` of each (cluster, row kind), owned by one collector; clusters no resized
+    """The :class:`Table` of each (cluster, row kind), owned by one collector; clusters no longer
     scraped are dropped by :meth:`keep`."""
 
     def __init__(self) -> None:

@@ -244,14 +244,15 @@ class ViewMemo:
             lags, known, aligned = held.lags, held.reached, held.aligned
         else:
             ends = c.offsets.log_ends() if c.offsets is not None else {}
-            kept = _moved_rows(held, c, ends) if held is not None else None
+            moved = _moved_ends(held, c.offsets, ends) if held is not None else {}
+            kept = _moved_rows(held, c, ends, moved) if held is not None else None
             if kept is None:
                 lags = _lag_rows(c.committed, ends)
                 lags.sort()  # by key: keys are unique
                 aligned = _aligned(lags, c.committed)
             else:
                 lags = kept
-            known = _standing(held, c.offsets, ends) if held is not None else {}
+            known = _standing(held, ends, moved) if held is not None else {}
         wanted = wanted_offsets(lags)
         found = {k: at for k in wanted if (at := known.get(k)) is not None}
         missing = wanted.difference(found)
@@ -299,14 +300,34 @@ def _aligned(lags: list[LagRow], committed: CommittedLike | None) -> bool:
 
 
 _ROW_KEY = itemgetter(0)
+_PARTITION_OF = itemgetter(1, 2)  # of a row's key
 _COMMIT_KEY = attrgetter("group", "topic", "partition")
 
 
-def _moved_rows(held: _Held, c: ClusterInputs, ends: Mapping[tuple[str, int], int]) -> list[LagRow] | None:
+def _moved_ends(
+    held: _Held, offsets: OffsetsObservation | None, ends: Mapping[tuple[str, int], int]
+) -> dict[tuple[str, int], int | None]:
+    """The partitions whose log end differs between the held offsets and ``offsets`` (``ends``: its log
+    ends), one gone from either included, each with its held log end (None: it had none)."""
+    if offsets is held.offsets:
+        return {}
+    before = held.offsets.log_ends() if held.offsets is not None else {}
+    get = before.get
+    moved = {tp: get(tp) for tp, end in ends.items() if get(tp) != end}
+    moved.update((tp, before[tp]) for tp in before.keys() - ends.keys())
+    return moved
+
+
+def _moved_rows(
+    held: _Held,
+    c: ClusterInputs,
+    ends: Mapping[tuple[str, int], int],
+    moved: Mapping[tuple[str, int], object],
+) -> list[LagRow] | None:
     """``c``'s lag rows from the held ones, when they are aligned with their offsets and ``c``'s offsets
-    are as many with the same keys: only the rows whose commit (another object) or log end (``ends``:
-    ``c.offsets``' log ends) moved are derived again, the others are the held tuples. None: derive all
-    (other keys, or not aligned)."""
+    are as many with the same keys: only the rows whose commit (another object) or log end (``moved``;
+    ``ends``: ``c.offsets``' log ends) moved are derived again, the others are the held tuples. None:
+    derive all (other keys, or not aligned)."""
     a, b = held.committed, c.committed
     if not (held.aligned and isinstance(a, CommittedObservation) and isinstance(b, CommittedObservation)):
         return None
@@ -322,28 +343,24 @@ def _moved_rows(held: _Held, c: ClusterInputs, ends: Mapping[tuple[str, int], in
         key = lags[i][0]
         end = get((n.topic, n.partition))
         lags[i] = (key, n.offset, None if end is None else end - n.offset)
-    if held.offsets is not c.offsets:
-        before = held.offsets.log_ends() if held.offsets is not None else {}
-        moved = {tp for tp, end in ends.items() if before.get(tp) != end}
-        moved.update(before.keys() - ends.keys())
-        if moved:
-            topics = {t for t, _ in moved}
-            for i, ((_, t, p), offset, _lag) in enumerate(lags):
-                if t in topics and (t, p) in moved:
-                    end = get((t, p))
-                    lags[i] = (lags[i][0], offset, None if end is None else end - offset)
+    if moved:  # the rows on those partitions, found in C
+        for i in compress(count(), map(moved.__contains__, map(_PARTITION_OF, map(_ROW_KEY, lags)))):
+            key, offset, _ = lags[i]
+            end = get(key[1:])
+            lags[i] = (key, offset, None if end is None else end - offset)
     return lags
 
 
 def _standing(
-    held: _Held, offsets: OffsetsObservation | None, ends: Mapping[tuple[str, int], int]
+    held: _Held, ends: Mapping[tuple[str, int], int], moved: Mapping[tuple[str, int], int | None]
 ) -> Mapping[Wanted, float]:
     """The held crossing times whose partition's log end has not fallen since they were given (``ends``:
-    ``offsets``' log ends)."""
-    if not held.reached or offsets is held.offsets or held.offsets is None:
+    the new offsets' log ends; ``moved``: :func:`_moved_ends`)."""
+    if not held.reached or not moved:
         return held.reached
-    before = held.offsets.log_ends()
-    fallen = {tp for tp, end in ends.items() if end < before.get(tp, end)}
+    fallen = {
+        tp for tp, was in moved.items() if was is not None and (end := ends.get(tp)) is not None and end < was
+    }
     if not fallen:
         return held.reached
     return {k: v for k, v in held.reached.items() if (k[0], k[1]) not in fallen}
