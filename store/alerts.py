@@ -9,7 +9,7 @@ write in turn; ``BEGIN IMMEDIATE`` + ``busy_timeout`` serialise them) and shares
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -46,6 +46,7 @@ Planner = Callable[[Mapping[Fingerprint, Alert], frozenset[tuple[Fingerprint, st
 
 
 _STATE_COLUMNS = ("cluster", "saved_at", "format", "body")
+_PART_COLUMNS = ("cluster", "seq", "section", "body")
 Part = tuple[str, str]  # (a large section of the detection state, a JSON array of its rows)
 
 
@@ -319,21 +320,45 @@ class AlertStore(WriterConnection):
                     break
         return total
 
-    def save_state(self, cluster: str, body: str, format: int, at: float, parts: Iterable[Part] = ()) -> None:
+    def save_state(
+        self, cluster: str, body: str, format: int, at: float, parts: Iterable[tuple[str, str | None]] = ()
+    ) -> None:
         """Replace ``cluster``'s saved detection state: ``body`` and its ``parts`` (none for a format kept
-        whole), through a small page cache (:func:`store.db.small_cache`)."""
+        whole), through a small page cache (:func:`store.db.small_cache`). A part whose text is None is
+        the one stored at its place, unchanged since the last save (only its section is given): only the
+        others are written. Raises :class:`~collectors.errors.StoreError` (nothing written) if no part is
+        stored there."""
 
         def save(c: Connection) -> None:
+            count = 0
+
+            def written() -> Iterator[tuple[str, int, str, str]]:
+                nonlocal count
+                for seq, (section, rows) in enumerate(parts):
+                    count = seq + 1
+                    if rows is not None:
+                        yield (cluster, seq, section, rows)
+
             with small_cache(c):
                 c.execute(
                     c.dialect.replace_into("detection_state", _STATE_COLUMNS, ("cluster",)),
                     (cluster, at, format, body),
                 )
-                c.execute("DELETE FROM detection_state_parts WHERE cluster = ?", (cluster,))
                 c.executemany(
-                    "INSERT INTO detection_state_parts (cluster, seq, section, body) VALUES (?, ?, ?, ?)",
-                    ((cluster, seq, section, rows) for seq, (section, rows) in enumerate(parts)),
+                    c.dialect.replace_into("detection_state_parts", _PART_COLUMNS, ("cluster", "seq")),
+                    written(),
                 )
+                c.execute(
+                    "DELETE FROM detection_state_parts WHERE cluster = ? AND seq >= ?", (cluster, count)
+                )
+                [(held,)] = c.execute(
+                    "SELECT count(*) FROM detection_state_parts WHERE cluster = ?", (cluster,)
+                ).fetchall()
+                if held != count:  # a part said unchanged is not there: the caller's record is wrong
+                    raise StoreError(
+                        f"save detection state failed: {count - held} of its {count} parts not stored",
+                        cluster=cluster,
+                    )
 
         self._run("save detection state", save, write=True)
 

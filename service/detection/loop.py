@@ -146,6 +146,7 @@ class DetectionLoop:
         self._hold: tuple[Callable[[], bool], float] | None = None  # see hold()
         self._last_save = time.monotonic()
         self._saved: DetectionState | None = None  # the state as last saved or loaded (see _save_state)
+        self._stored: Sequence[state_codec.Chunk | None] = ()  # what the store holds of this loop's last save
         self.evaluations = 0
 
     def add_listener(self, listener: Listener) -> None:
@@ -319,6 +320,7 @@ class DetectionLoop:
                     await task
         self.state = DetectionState()
         self._saved = None
+        self._stored = ()
         self.backlog = AlertBacklog()
         self._streaks = {}
         self._grace = FailureGrace(self._settings.collector_failure_grace_seconds)
@@ -531,16 +533,18 @@ class DetectionLoop:
         state = self.state
         if state is self._saved:
             return  # nothing evaluated since it was saved (or loaded): the store holds it already
+        held, self._stored = self._stored, ()  # (until this save is known to be stored)
 
-        def save() -> None:
+        def save() -> list[state_codec.Chunk | None]:
             # In the thread too: a large state takes a while. The parts are encoded as the store writes
-            # them (~1 MB each, under its writer lock: ~0.3 s at 50,000 group-partitions), so a save
-            # never holds the state's 18 MB of text at once.
-            body, parts = state_codec.encode(state)
+            # them, so a save never holds the state's 18 MB of text at once; a part whose rows are the
+            # very objects of the part at its place in the last save is neither encoded nor written again.
+            body, parts, chunks = state_codec.encode_changes(state, held)
             self._alerts.save_state(self.cluster, body, state_codec.FORMAT, self._clock(), parts)
+            return chunks
 
         try:
-            await asyncio.to_thread(save)
+            self._stored = await asyncio.to_thread(save)
             self._saved = state
         except StoreWriteError:  # the disk refuses writes: the store's health logs it, once
             pass

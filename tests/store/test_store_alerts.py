@@ -155,6 +155,22 @@ def test_detection_state_parts_loaded_in_order_and_replaced_by_the_next_save(ale
     assert alerts.load_state("other") == (5.0, 4, "{}", (("ranges", "[9]"),))
 
 
+def test_detection_state_parts_unchanged_kept_the_others_written(alerts: AlertStore) -> None:
+    """A save by change hands None for a part unchanged since the last save: the stored one stays."""
+    alerts.save_state(C, "{}", 4, 5.0, [("commits", "[1]"), ("commits", "[2]"), ("ranges", "[3]")])
+    alerts.save_state(C, '{"b":1}', 4, 6.0, [("commits", None), ("commits", "[5]")])
+    assert alerts.load_state(C) == (6.0, 4, '{"b":1}', (("commits", "[1]"), ("commits", "[5]")))
+
+
+def test_detection_state_part_said_unchanged_but_not_stored_refused(alerts: AlertStore) -> None:
+    """The caller's record of the last save is wrong (a part said unchanged is not there): nothing is
+    written, the state saved before stays."""
+    alerts.save_state(C, "{}", 4, 5.0, [("ranges", "[1]")])
+    with pytest.raises(StoreError, match="1 of its 2 parts not stored"):
+        alerts.save_state(C, '{"b":1}', 4, 6.0, [("ranges", "[2]"), ("ranges", None)])
+    assert alerts.load_state(C) == (5.0, 4, "{}", (("ranges", "[1]"),))
+
+
 def test_a_failed_save_keeps_the_state_saved_before(alerts: AlertStore) -> None:
     """The body and its parts are one transaction: a part that cannot be written leaves the older pair."""
     alerts.save_state(C, "{}", 4, 5.0, [("ranges", "[1]")])

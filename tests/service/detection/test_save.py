@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from alerts.state import DetectionState
+from service.detection import state_codec
 from service.detection.loop import DetectionLoop
 from service.detection.tail_sink import DetectionTailSink
 from service.settings import DetectionSettings
@@ -72,3 +76,86 @@ async def test_save_state_loaded_and_unchanged_not_written_again(alerts: AlertSt
     await second.start()
     await second.stop()  # loaded, nothing evaluated: the store holds it already
     assert alerts.load_state(C) == saved
+
+
+def _part_rows(path: Path) -> dict[int, int]:
+    """seq -> rowid of the cluster's stored parts (a part written again gets a new rowid)."""
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT seq, rowid FROM detection_state_parts WHERE cluster = ?", (C,))
+        return dict(rows.fetchall())
+
+
+def _as_from_scratch(alerts: AlertStore, state: DetectionState) -> None:
+    saved = alerts.load_state(C)
+    assert saved is not None
+    body, parts = state_codec.encode(state)
+    assert (saved.body, saved.parts) == (body, tuple(parts))
+    assert state_codec.load(saved.body, saved.format, saved.parts) == replace(
+        state, swept=None
+    )  # (never saved)
+
+
+async def test_save_state_by_change_rewrites_only_changed_parts_and_stores_a_save_from_scratch(
+    alerts: AlertStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(state_codec, "CHUNK_ROWS", 1)  # a part per row
+    clock = [time.time()]
+    loop = _loop(alerts, clock)
+    await loop.start()
+    at = int(clock[0] * 1000)
+    sink = DetectionTailSink(loop)
+    await sink.on_events([commit_event(500, 1, at, "g", 0), commit_event(700, 2, at, "h", 1)])
+    await loop.evaluate_now()
+    await loop._save_state()
+    _as_from_scratch(alerts, loop.state)
+    first = _part_rows(tmp_path / "og.db")
+    [h_seq] = [
+        s for s, (name, text) in enumerate(alerts.load_state(C).parts) if '"h"' in text and name == "commits"
+    ]
+
+    clock[0] += 60
+    await sink.on_events([commit_event(600, 3, at + 60_000, "g", 0)])  # g moves, h does not
+    await loop.evaluate_now()
+    await loop._save_state()
+    _as_from_scratch(alerts, loop.state)
+    again = _part_rows(tmp_path / "og.db")
+    assert again[h_seq] == first[h_seq]  # h's commit: the same object, its part not written again
+    assert again != first
+
+    # the load of a restart: exactly the state
+    second = _loop(alerts, clock)
+    await second.start()
+    assert second.state == replace(loop.state, swept=None)
+    await second.stop()
+
+
+async def test_save_state_store_not_holding_the_last_save_refused_then_saved_whole(
+    alerts: AlertStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A save by change against parts the store no longer holds is refused whole (logged); the next
+    save writes every part."""
+    monkeypatch.setattr(state_codec, "CHUNK_ROWS", 1)
+    clock = [time.time()]
+    loop = _loop(alerts, clock)
+    await loop.start()
+    at = int(clock[0] * 1000)
+    sink = DetectionTailSink(loop)
+    await sink.on_events([commit_event(500, 1, at, "g", 0), commit_event(700, 2, at, "h", 1)])
+    await loop.evaluate_now()
+    await loop._save_state()
+    before = alerts.load_state(C)
+    assert before is not None
+    [h_seq] = [s for s, (name, text) in enumerate(before.parts) if '"h"' in text and name == "commits"]
+    with sqlite3.connect(tmp_path / "og.db") as conn:  # h's part, not to be written again, gone
+        conn.execute("DELETE FROM detection_state_parts WHERE cluster = ? AND seq = ?", (C, h_seq))
+
+    await sink.on_events([commit_event(600, 3, at + 60_000, "g", 0)])
+    await loop.evaluate_now()
+    await loop._save_state()
+    assert "state not saved" in caplog.text
+    parts = before.parts[:h_seq] + before.parts[h_seq + 1 :]
+    assert alerts.load_state(C) == before._replace(parts=parts)  # nothing of that save written
+
+    await loop._save_state()  # the state is not the one saved: saved again, whole
+    _as_from_scratch(alerts, loop.state)
+    await loop.stop()
