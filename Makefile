@@ -71,7 +71,7 @@ pytest: install $(MATRIX_JARS)
 
 # Every benchmark (each prints its figures and writes bench/results/<name>.json); one: make bench BENCH=poll
 # bench/service (the whole service at fleet sizes, ~1 h for three sizes) runs alone: make bench BENCH=service
-BENCH ?= codec store_write poll decode detect evaluate api api_metrics pipeline
+BENCH ?= codec store_write state_save poll decode detect evaluate api api_metrics pipeline
 bench: install
 	set -e; for b in $(BENCH); do echo "== bench/$$b"; $(PY) -m bench.$$b; done
 
