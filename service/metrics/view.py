@@ -118,6 +118,9 @@ def wanted_of(committed: CommittedLike | None, ends: Mapping[tuple[str, int], in
 
 def _unique(committed: CommittedLike | None) -> dict[tuple[str, str, int], int]:
     """Each group-partition's committed offset, the first of duplicates winning."""
+    if isinstance(committed, CommittedObservation):  # from the offsets backwards: no list of pairs
+        offsets = committed.offsets
+        return dict(zip(map(_COMMIT_KEY, reversed(offsets)), map(_OFFSET, reversed(offsets)), strict=True))
     return dict(reversed(list(committed.keyed_offsets()))) if committed else {}
 
 
@@ -194,6 +197,10 @@ def _reached_at(
         return {}
 
 
+_ROW_KEY = itemgetter(0)
+_PARTITION_OF = itemgetter(1, 2)  # of a row's key
+_COMMIT_KEY = attrgetter("group", "topic", "partition")
+_OFFSET = attrgetter("offset")
 INCOMPLETE_REUSE_S = 5.0  # crossings the store did not know are asked again after this (or sooner)
 
 
@@ -297,11 +304,6 @@ def _aligned(lags: list[LagRow], committed: CommittedLike | None) -> bool:
     if not isinstance(committed, CommittedObservation) or len(committed.offsets) != len(lags):
         return False
     return all(map(eq, map(_ROW_KEY, lags), map(_COMMIT_KEY, committed.offsets)))
-
-
-_ROW_KEY = itemgetter(0)
-_PARTITION_OF = itemgetter(1, 2)  # of a row's key
-_COMMIT_KEY = attrgetter("group", "topic", "partition")
 
 
 def _moved_ends(
