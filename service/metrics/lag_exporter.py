@@ -21,7 +21,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from service.metrics.fast import FastGauge
 from service.metrics.memo import Escaped, LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
-from service.metrics.view import ClusterView, assignments, seconds_of
+from service.metrics.view import ClusterView, assignments
 
 UNKNOWN = "unknown"
 GTP = ["cluster_name", "group", "topic", "partition", "member_host", "consumer_id", "client_id"]
@@ -77,7 +77,7 @@ def lag_exporter_families(
     f = _families(per_partition)
     memo = memo if memo is not None else LineMemo()
     for view in views:
-        seconds = seconds_of(view.lags, view.reached, view.now)
+        seconds = view.seconds
         _groups(f, view, seconds)
         if per_partition:
             _per_partition(f, view, seconds, memo)

@@ -18,7 +18,7 @@ from service.metrics.aggregate import group_totals, topic_log_totals
 from service.metrics.fast import FastGauge
 from service.metrics.memo import Escaped, LineGauge, LineMemo, Table, Values
 from service.metrics.options import Granularity
-from service.metrics.view import ClusterView, seconds_of
+from service.metrics.view import ClusterView
 
 GTP = ["cluster", "group", "topic", "partition"]
 TP = ["cluster", "topic", "partition"]
@@ -118,7 +118,7 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: Escaped, families: tu
     rows.rows((lags,), lambda: [r[0] for r in lags], partial(_gtp_block, c, esc))
     _add(committed, rows, (lags,), lambda: [r[1] for r in lags])
     _add(lag, rows, (lags,), lambda: [r[2] for r in lags])
-    _add(seconds, rows, (lags, reached, now), partial(seconds_of, lags, reached, now))
+    _add(seconds, rows, (lags, reached, now), lambda: view.seconds)
     rows.done()
     offsets = view.offsets
     parts = offsets.partitions if offsets is not None else ()

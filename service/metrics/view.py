@@ -73,14 +73,21 @@ class ClusterView:
     reached: Mapping[Wanted, float]
     now: float
     _rows: tuple[GroupPartition, ...] | None = field(default=None, init=False, repr=False)
+    _seconds: list[float | None] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def seconds(self) -> list[float | None]:
+        """Each lag row's lag in seconds (:func:`seconds_of`), worked out once for every family."""
+        if self._seconds is None:
+            self._seconds = seconds_of(self.lags, self.reached, self.now)
+        return self._seconds
 
     @property
     def rows(self) -> tuple[GroupPartition, ...]:
         if self._rows is None:
-            seconds = seconds_of(self.lags, self.reached, self.now)
             self._rows = tuple(
                 GroupPartition(g, t, p, committed, lag, age)
-                for ((g, t, p), committed, lag), age in zip(self.lags, seconds, strict=True)
+                for ((g, t, p), committed, lag), age in zip(self.lags, self.seconds, strict=True)
             )
         return self._rows
 
