@@ -159,19 +159,44 @@ class Table:
         self._old, self._blocks, self._block = {}, {}, str
 
     def _written(self, head: str, source: tuple[object, ...], new: Values) -> Column:
-        """Every line written anew."""
+        """Every line written anew: each row's label block taken from a family already written over this
+        render's rows (its text holds them, encoded), else written (and not kept: a render from scratch
+        holds no block per row beside the text)."""
+        donor = next(((h, c) for h, c in self._columns.items() if len(c.lengths) == len(new)), None)
         out = bytearray()  # grown in place: never a second copy of the text
         lengths = array("I")
-        for at in range(0, len(new), _CHUNK):  # a chunk's str lines at a time beside the text
-            lines = [self._line(head, i, new[i]) for i in range(at, min(at + _CHUNK, len(new)))]
-            chunk = "".join(lines)
-            if chunk.isascii():
-                lengths.extend(map(len, lines))
-                out += chunk.encode()
-            else:
-                encoded = [line.encode() for line in lines]
-                lengths.extend(map(len, encoded))
-                out += b"".join(encoded)
+        if donor is None:
+            keys, block = self._keys, self._block
+            for at in range(0, len(new), _CHUNK):  # a chunk's str lines at a time beside the text
+                lines = [
+                    "" if (v := new[i]) is None else f"{head}{block(keys[i])} {go_string(v)}\n"
+                    for i in range(at, min(at + _CHUNK, len(new)))
+                ]
+                chunk = "".join(lines)
+                if chunk.isascii():
+                    lengths.extend(map(len, lines))
+                    out += chunk.encode()
+                else:
+                    encoded = [line.encode() for line in lines]
+                    lengths.extend(map(len, encoded))
+                    out += b"".join(encoded)
+            return Column(source, new, out, lengths)
+        skip, text, sizes = len(donor[0]), donor[1].text, donor[1].lengths
+        name, pos = head.encode(), 0
+        for at in range(0, len(new), _CHUNK):
+            encoded = []
+            for i in range(at, min(at + _CHUNK, len(new))):
+                start, pos = pos, pos + sizes[i]
+                if (v := new[i]) is None:
+                    encoded.append(b"")
+                    continue
+                if start < pos:  # the donor's line: its name, the block, a space, its value
+                    labels: bytes | bytearray = text[start + skip : text.rindex(b" ", start, pos)]
+                else:
+                    labels = self._block(self._keys[i]).encode()
+                encoded.append(b"%s%s %s\n" % (name, labels, go_string(v).encode()))
+            lengths.extend(map(len, encoded))
+            out += b"".join(encoded)
         return Column(source, new, out, lengths)
 
     def _patched(self, head: str, source: tuple[object, ...], new: Values, old: Column) -> Column:
