@@ -11,7 +11,9 @@ state is never held a second time as JSON-ready lists beside its text. Format 4 
 :func:`load`) is format 3 cut into parts: the small members are the body, and each chunk of a large
 section's rows is a part of its own (a row of the store's ``detection_state_parts``), so no save or load
 ever holds the 18 MB of a 50,000 group-partition state as one text (nor does SQLite, a copy of it).
-Formats 1 to 3 are still read.
+Formats 1 to 3 are still read. A save by change (:func:`encode_changes`) encodes and writes only the
+parts whose rows are not the very objects of the last save's part at their place: the store then holds
+byte for byte what :func:`encode` gives.
 """
 
 from __future__ import annotations
