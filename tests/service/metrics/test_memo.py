@@ -142,3 +142,22 @@ def test_go_string_of_a_float_is_floattogostring_of_it() -> None:
     spread = [math.ldexp(rng.random(), rng.randint(-60, 60)) * rng.choice([1, -1]) for _ in range(20_000)]
     for value in edge + spread + [rng.expovariate(1e-3) for _ in range(20_000)]:
         assert go_string(value) == floatToGoString(value), value
+
+
+def test_table_second_family_takes_blocks_from_the_first_same_text_as_alone() -> None:
+    keys = [('tö"pic', p) for p in range(7)] + [("b\\ü\n", 0)]
+    first: list[float | None] = [None, 1, 2, None, 4, 5, 6, 7]  # a row without a line: blocks written
+    second: list[float | None] = [0.5, None, 2, 3, 4e6, -5, 6, 7]
+    counted = _Counted()
+    table = Table()
+    table.rows((object(),), lambda: keys, counted)
+    table.column("offsetguard_a", (object(),), lambda: first)
+    both = table.column(HEAD, (object(),), lambda: second).text
+    alone = Table()
+    alone.rows((object(),), lambda: keys, _block)
+    assert both == alone.column(HEAD, (object(),), lambda: second).text
+    # the first family wrote every row it has a line for; the second only the row the first lacked
+    assert counted.written == [k for k, v in zip(keys, first, strict=True) if v is not None] + [
+        keys[0],
+        keys[3],
+    ]
