@@ -227,8 +227,10 @@ class ViewMemo:
 
     Observations are frozen and replaced whole by each collector cycle, so while the committed and
     offsets observations are the same objects, or new ones that hand the same offsets (:func:`_same_rows`),
-    the sorted lag rows are the same too. A crossing time, once the
-    store knows it, stands while the partition's log end does not fall (a truncation, a re-created
+    the sorted lag rows are the same too; when some moved, and the committed offsets are listed sorted
+    with the same keys (as the tail-fed view lists them), only the rows whose commit is another object
+    or whose log end moved are derived again (:func:`_moved_rows`). A crossing time, once the store
+    knows it, stands while the partition's log end does not fall (a truncation, a re-created
     topic: then the crossing that counts is a later one), so known ones are kept from render to render
     for the rows that still want them, and the store is asked only for the others. An unknown one (the
     store may still be writing the cycle's sample) is asked again with the next offsets or committed
