@@ -21,6 +21,7 @@ Values are compared with ``==``: equal values are written alike (the exposition 
 
 from __future__ import annotations
 
+import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
@@ -35,6 +36,10 @@ Values = Sequence[Value]  # a list, or an array("q") when every value is an int
 Key = Any  # a row's key: hashable, equal for the same series from render to render
 _CHUNK = 10_000  # lines written at a time by a render from scratch
 _BLOCK = 32  # values compared at a time
+# references to a kept text and its column while only the table holds them, as Table._patched counts
+# them (the column's slot or the caller's local, the local, getrefcount's argument)
+_TEXT_REFS = 3
+_COLUMN_REFS = 3
 
 
 class Escaped(dict[str, str]):
@@ -205,7 +210,10 @@ class Table:
         few). From the first line that changes length on, the text is copied once into a new buffer, the
         changed lines put in (no object per kept run)."""
         text, lengths = old.text, old.lengths
-        out: bytearray | None = None  # the new text, once a line changed length: written up to ``pos``
+        # in place only while nothing but this table holds the text: not a body still being joined from
+        # it, nor a family of an earlier render someone kept (else copied, as for a line of another width)
+        alone = sys.getrefcount(text) <= _TEXT_REFS and sys.getrefcount(old) <= _COLUMN_REFS
+        out: bytearray | None = None if alone else bytearray()  # the new text: written up to ``pos``
         view = memoryview(text)
         pos = at = 0  # the offset of row ``at`` in the text
         for i in _changed(new, old.values):
@@ -226,6 +234,8 @@ class Table:
                 out, lengths = bytearray(view[:start]), array("I", lengths)  # with the lines rewritten
                 out += view[start:cut]
             else:
+                if lengths is old.lengths:
+                    lengths = array("I", lengths)
                 out += view[pos:cut]
             out += written
             lengths[i] = cut - start + len(written)

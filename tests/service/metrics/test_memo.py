@@ -53,15 +53,27 @@ def test_table_values_of_the_same_width_rewritten_in_place_same_text_as_fresh() 
     keys = [("t", p) for p in range(50)]
     values: list[float | None] = [1000 + p for p in range(50)]
     table = Table()
-    first = _text(table, keys, values)
+    first = id(_text(table, keys, values))  # not held: the table alone holds the text
     moved = list(values)
     moved[0], moved[17], moved[49] = 2000, 1999, 1234  # the same width: nothing moves
     text = _text(table, list(keys), moved)
-    assert text is first
+    assert id(text) == first  # the very text (a copy would be made while the old one is alive)
     assert text == _text(Table(), keys, moved)
     moved[17], moved[18] = 5, 123456  # shorter and longer: copied once, the in-place lines kept
     moved[30] = 3000
     assert _text(table, list(keys), moved) == _text(Table(), keys, moved)
+
+
+def test_table_text_held_elsewhere_never_rewritten_in_place() -> None:
+    keys = [("t", p) for p in range(20)]
+    values: list[float | None] = [1000 + p for p in range(20)]
+    table = Table()
+    held = _text(table, keys, values)  # as a body being joined from the kept text holds it
+    before = bytes(held)
+    moved = [v + 1 if p % 3 else v for p, v in enumerate(values)]  # type: ignore[operator]
+    text = _text(table, list(keys), moved)
+    assert held == before
+    assert text == _text(Table(), keys, moved) and text is not held
 
 
 def test_table_same_values_same_text_object() -> None:
