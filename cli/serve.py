@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import signal
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from collectors.errors import ConfigError
 from service import logs
 from service.memory import fix_mmap_threshold, limit_arenas, tune_gc
 from service.settings import Settings, load_settings
 from store.opening import ensure_openable
+
+if TYPE_CHECKING:
+    import uvicorn
+
+    from service.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +67,6 @@ def run(args: argparse.Namespace) -> int:
     logs.configure(settings.log_level, settings.log_format, access_log=settings.access_log)
     limit_arenas()  # before any thread starts (see service.memory)
     fix_mmap_threshold()  # large blocks returned when freed, not kept in the heap (see service.memory)
-    import uvicorn
-
-    from service.app import create_app
-
     sandbox = None
     if args.sandbox:
         from sandbox.cluster import start_sandbox
@@ -85,20 +88,60 @@ def run(args: argparse.Namespace) -> int:
     ensure_openable(settings.store)
     log.info("on-call console at http://%s:%s/ui/", settings.http_host, settings.http_port)
     try:
-        app = create_app(settings)
-        tune_gc()  # after the imports and the app: what exists by now lives as long as the process
-        app.state.metrics.warm_up()  # standing renders (and the render worker, if on) from the start
-        uvicorn.run(
-            app,
-            host=settings.http_host,
-            port=settings.http_port,
-            workers=1,
-            log_config=None,  # logs.configure's handler and levels, not uvicorn's own
-            log_level=None,
-            access_log=settings.access_log,
-            timeout_graceful_shutdown=30,
-        )
+        asyncio.run(serve(settings, built_runtime))
     finally:
         if sandbox is not None:
             sandbox.down()
     return 0
+
+
+async def serve(
+    settings: Settings,
+    runtime_factory: Callable[[Settings], Runtime],
+    server_factory: Callable[[Settings, Runtime], uvicorn.Server] | None = None,
+) -> None:
+    """Collect first, then serve: the runtime's collectors and tails start before the HTTP app is imported
+    (FastAPI, the API's models, uvicorn: a third of a second of CPU), which happens on a worker thread
+    (``server_factory``, :func:`http_server` by default) while the first collections wait for Kafka. The
+    app's lifespan then launches detection and, at the end, stops the runtime; stopped here too if the
+    server never started (its port taken, say)."""
+    runtime = runtime_factory(settings)
+    try:
+        await runtime.start_collecting()
+        server = await asyncio.to_thread(server_factory or http_server, settings, runtime)
+        await server.serve()
+    finally:
+        await runtime.stop()
+
+
+def built_runtime(settings: Settings) -> Runtime:
+    """:func:`service.runtime.build_runtime`, then the garbage collector tuned: what exists by now (the
+    runtime's modules and objects) lives as long as the process and is left out of every collection."""
+    from service.runtime import build_runtime
+
+    runtime = build_runtime(settings)
+    tune_gc()
+    return runtime
+
+
+def http_server(settings: Settings, runtime: Runtime) -> uvicorn.Server:
+    """The uvicorn server of the app over ``runtime`` (already collecting), its modules imported and its
+    render worker starting (called on a worker thread: nothing here needs the event loop)."""
+    import uvicorn
+
+    from service.app import create_app
+
+    app = create_app(settings, runtime_factory=lambda _settings: runtime)
+    app.state.metrics.warm_up()  # standing renders (and the render worker, if on) from the start
+    config = uvicorn.Config(
+        app,
+        host=settings.http_host,
+        port=settings.http_port,
+        workers=1,
+        log_config=None,  # logs.configure's handler and levels, not uvicorn's own
+        log_level=None,
+        access_log=settings.access_log,
+        timeout_graceful_shutdown=30,
+    )
+    config.load()  # uvicorn's protocol modules imported here too, not on the event loop
+    return uvicorn.Server(config)

@@ -91,14 +91,31 @@ class Runtime:
             if store is not None and writer is not None:
                 writer.health = store.health
         self._launching: asyncio.Task[None] | None = None
+        self._collecting = False
+        self._stopped = False
 
     async def start(self, *, before_detection: Callable[[], Awaitable[object]] | None = None) -> None:
-        """Start the collectors, the tails and the notifier now, detection once the first collections are
-        in and then ``before_detection`` has returned (the first complete ``/metrics`` render: reading a
-        fleet's detection state beside it would slow the first picture), at most
-        :data:`DETECTION_LAUNCH_WAIT_S` after now either way.
+        """Start the collectors, the tails and the notifier now (unless :meth:`start_collecting` has),
+        detection once the first collections are in and then ``before_detection`` has returned (the first
+        complete ``/metrics`` render: reading a fleet's detection state beside it would slow the first
+        picture), at most :data:`DETECTION_LAUNCH_WAIT_S` after now either way.
 
         With a leadership: the collectors now, the rest once (and while) this replica is active."""
+        await self.start_collecting()
+        if self.leadership is not None or self._launching is not None:
+            return
+        # Detection reads its saved state (about a second of CPU for a fleet's) once the first collections
+        # are in, so that neither they nor the server wait for it: readiness and /metrics need none of it.
+        # Observations and tail events arriving before then are kept and evaluated once it is read.
+        self._launching = asyncio.get_running_loop().create_task(self._launch_detection(before_detection))
+
+    async def start_collecting(self) -> None:
+        """Start the notifier, the collectors and the tails (once: :meth:`start` does it if not done yet).
+        ``offsetguard serve`` calls it before it imports the HTTP app, so that the first collections' round
+        trips to Kafka overlap those imports. With a leadership: the collectors and the lease."""
+        if self._collecting:
+            return
+        self._collecting, self._stopped = True, False
         if self.leadership is not None:
             self.scheduler.start()
             tune_gc()
@@ -111,10 +128,6 @@ class Runtime:
             tune_gc()
         for tail in self.tails:
             tail.start()
-        # Detection reads its saved state (about a second of CPU for a fleet's) once the first collections
-        # are in, so that neither they nor the server wait for it: readiness and /metrics need none of it.
-        # Observations and tail events arriving before then are kept and evaluated once it is read.
-        self._launching = asyncio.get_running_loop().create_task(self._launch_detection(before_detection))
 
     async def _launch_detection(self, before: Callable[[], Awaitable[object]] | None) -> None:
         deadline = time.monotonic() + DETECTION_LAUNCH_WAIT_S
@@ -131,15 +144,20 @@ class Runtime:
             detection.launch()
 
     async def stop(self) -> None:
-        # Finish the cycle in progress, stop the tails (they save positions), then release clients and
-        # flush/close the store.
+        """Finish the cycle in progress, stop the tails (they save positions), then release clients and
+        flush/close the store. A second call before the next start returns at once (``offsetguard serve``
+        stops the runtime after the app's lifespan did, in case the server never started)."""
+        if self._stopped:
+            return
+        self._stopped, self._collecting = True, False
         if self.leadership is not None:
             await self.scheduler.shutdown()
             await self.leadership.stop()  # the active one stops its writers as below, then releases the lease
             await self._close()
             return
-        if self._launching is not None and not self._launching.done():
-            self._launching.cancel()  # detection not started: stopping it keeps its saved state as it is
+        launching, self._launching = self._launching, None
+        if launching is not None and not launching.done():
+            launching.cancel()  # detection not started: stopping it keeps its saved state as it is
         await self.scheduler.shutdown()
         await asyncio.gather(*(tail.stop() for tail in self.tails))
         # After the tails: their last batch is evaluated and the detection state saved.

@@ -105,6 +105,40 @@ async def test_runtime_detection_launched_when_before_detection_fails(alerts: Al
         await runtime.stop()
 
 
+async def test_runtime_start_collecting_collects_without_detection_start_adds_it_once(
+    alerts: AlertStore,
+) -> None:
+    runtime, detection = _runtime(alerts, delay=0.0)
+    await runtime.start_collecting()
+    try:
+        job = runtime.scheduler.jobs[0]
+        deadline = asyncio.get_running_loop().time() + 5
+        while job.status.last_success_at is None:
+            assert asyncio.get_running_loop().time() < deadline, "the collector never ran"
+            await asyncio.sleep(0.02)
+        assert not await _launched(detection, 0.3)  # collecting only: no detection yet
+        await runtime.start()
+        assert await _launched(detection, 5.0)
+        assert job.status.runs == 1  # the collectors were not started a second time
+    finally:
+        await runtime.stop()
+
+
+async def test_runtime_stop_twice_closes_once_and_started_again_stops_again(alerts: AlertStore) -> None:
+    closed: list[int] = []
+    job = CollectorJob(FakeCollector("offsets"), interval=60)
+    runtime = Runtime(
+        Settings(), store=None, latest=LatestObservations(), jobs=[job], closers=[lambda: closed.append(1)]
+    )
+    await runtime.start()
+    await runtime.stop()
+    await runtime.stop()
+    assert closed == [1]
+    await runtime.start()
+    await runtime.stop()
+    assert closed == [1, 1]
+
+
 async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(alerts: AlertStore) -> None:
     old = _alert("old", started=time.time() - 100 * 86400.0)
     done = replace(old, status=RESOLVED, resolved_at=old.started_at + 60)
