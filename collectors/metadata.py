@@ -35,12 +35,26 @@ class MetadataCollector:
         self._seam = seam
         self._clock = clock
         self._last: ClusterMetadata | None = None
-        self._lock = asyncio.Lock()
+        self._pending: asyncio.Future[ClusterMetadata] | None = None  # the request under way
 
     async def collect(self) -> ClusterMetadata:
-        """A fresh observation; raises :class:`collectors.errors.KafkaError` if no broker answered."""
-        observed_at = self._clock()
-        snapshot = await asyncio.to_thread(self._seam.metadata)
+        """A fresh observation: a new Metadata request, or the one under way (the scheduler's run and the
+        other collectors' :meth:`latest` at a start, all at once, share one: at 20,000 partitions each is
+        a second of a broker's time and of decoding); raises :class:`collectors.errors.KafkaError` if no
+        broker answered."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = asyncio.ensure_future(self._request())
+            pending.add_done_callback(_retrieved)
+        # shielded: a caller cancelled (a stopping scheduler) does not cancel the others' request
+        return await asyncio.shield(pending)
+
+    async def _request(self) -> ClusterMetadata:
+        try:
+            observed_at = self._clock()
+            snapshot = await asyncio.to_thread(self._seam.metadata)
+        finally:
+            self._pending = None  # a collect from now on asks again
         topics, excluded = self._in_scope(snapshot.topics)
         failures = tuple(
             Failure(
@@ -71,9 +85,16 @@ class MetadataCollector:
         return kept, len(topics) - len(kept)
 
     async def latest(self, max_age_s: float = 5.0) -> ClusterMetadata:
-        """The last observation if younger than ``max_age_s`` seconds, else a fresh one."""
-        async with self._lock:  # concurrent callers share one request
-            last = self._last
-            if last is not None and self._clock() - last.observed_at <= max_age_s:
-                return last
-            return await self.collect()
+        """The last observation if younger than ``max_age_s`` seconds, else a fresh one (concurrent callers
+        share one request)."""
+        last = self._last
+        if last is not None and self._clock() - last.observed_at <= max_age_s:
+            return last
+        return await self.collect()
+
+
+def _retrieved(request: asyncio.Future[ClusterMetadata]) -> None:
+    """Its failure is each caller's to raise; marked retrieved so that a request every caller gave up on
+    (all cancelled) logs no 'exception never retrieved'."""
+    if not request.cancelled():
+        request.exception()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+
 import pytest
 
 from collectors.errors import KafkaUnavailableError
 from collectors.metadata import MetadataCollector
 from collectors.model import Failure
+from collectors.seam import MetadataSnapshot
 from tests.collectors.fakes import CLUSTER, FakeSeam, partition, snapshot
 
 
@@ -78,3 +82,48 @@ async def test_metadata_topics_out_of_scope_left_out_and_counted_offsets_topic_k
     assert [t.name for t in observed.topics] == ["__consumer_offsets"]  # the offsets' own home stays
     assert observed.excluded_topics == 1
     assert observed.failures == ()  # the leaderless partition of an excluded topic is nobody's concern
+
+
+class HeldSeam(FakeSeam):
+    """Its Metadata answers once ``release`` is set (or fails with ``meta`` None, as FakeSeam's does)."""
+
+    release = threading.Event()
+
+    def metadata(self) -> MetadataSnapshot:
+        self.release.wait(5.0)
+        return super().metadata()
+
+
+async def _at_once(seam: HeldSeam, collector: MetadataCollector) -> list[object]:
+    asked = [asyncio.ensure_future(c) for c in (collector.collect(), collector.latest(), collector.latest())]
+    await asyncio.sleep(0.05)  # all three waiting on the request under way
+    seam.release.set()
+    return list(await asyncio.gather(*asked, return_exceptions=True))
+
+
+async def test_metadata_collect_and_latest_at_once_share_one_request_a_later_collect_asks_again() -> None:
+    seam = HeldSeam(meta=_seam().meta)
+    seam.release = threading.Event()
+    collector = MetadataCollector(seam, CLUSTER)
+
+    first, second, third = await _at_once(seam, collector)
+
+    assert first is second is third
+    assert seam.calls.count(("metadata",)) == 1
+    again = await collector.collect()
+    assert again is not first
+    assert seam.calls.count(("metadata",)) == 2
+
+
+async def test_metadata_shared_request_failing_raises_for_every_caller_next_collect_asks_again() -> None:
+    seam = HeldSeam(meta=None)
+    seam.release = threading.Event()
+    collector = MetadataCollector(seam, CLUSTER)
+
+    answers = await _at_once(seam, collector)
+
+    assert [type(a) for a in answers] == [KafkaUnavailableError] * 3
+    assert seam.calls.count(("metadata",)) == 1
+    seam.meta = _seam().meta
+    assert (await collector.latest()).brokers == seam.meta.brokers
+    assert seam.calls.count(("metadata",)) == 2
