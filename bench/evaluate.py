@@ -17,11 +17,14 @@ before the service-like split).
 
     .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
         [--churn 0.01] [--history-spacing SECONDS] [--no-tail] [--committed-every N] [--one-evaluation]
+        [--out FILE] [--before RESULT.json --before-commit REV --before-note TEXT]
 
 A busy cluster, every partition moving and every history filling (``history_samples`` cycles):
 ``--churn 1 --cycles 250 --history-spacing 0``. Prints the figures (with the histories' samples and
-the resident memory the run grew by) and writes bench/results/evaluate.json. What bench/service
-measures end to end, this isolates: the cost of detection alone, to follow while changing it.
+the resident memory the run grew by) and writes bench/results/evaluate.json (``--out``: another name),
+with ``--before``'s figures beside when given (a result of this bench with the same setup, for the code
+before a change: run the two alternately on the same machine). What bench/service measures end to end,
+this isolates: the cost of detection alone, to follow while changing it.
 """
 
 from __future__ import annotations
@@ -167,7 +170,13 @@ def main() -> None:
     parser.add_argument("--committed-every", type=int, default=1, help="cycles between committed polls")
     parser.add_argument("--one-evaluation", action="store_true", help="one evaluation per cycle")
     parser.add_argument("--out", default="evaluate.json", help="file name under bench/results/")
+    parser.add_argument(
+        "--before", help="a result this bench wrote for other code (same setup): kept beside as 'before'"
+    )
+    parser.add_argument("--before-commit", default=None, help="the commit --before measured")
+    parser.add_argument("--before-note", default=None, help="how --before and this run were taken")
     args = parser.parse_args()
+    before = _before(args) if args.before else None
 
     world = World(args.partitions, args.groups)
     thresholds = DetectionSettings().thresholds()  # the service's defaults (history spacing included)
@@ -265,12 +274,26 @@ def main() -> None:
         "findings_last_cycle": findings,
         "memory": memory,
     }
+    if before is not None:
+        result["before"] = before
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(
         f"RESULT per evaluation CPU s (median): {figures}; mean {means}; CPU s per minute {per_minute}; "
         f"findings {findings}; memory {memory}"
     )
+
+
+def _before(args: argparse.Namespace) -> dict[str, Any]:
+    """The figures of ``--before`` (a result of this bench), refused unless taken with this run's setup."""
+    earlier = json.loads(Path(args.before).read_text())
+    own = ("out", "before", "before_commit", "before_note")
+    setup = {k: v for k, v in vars(args).items() if k not in own}
+    differ = sorted(k for k, v in setup.items() if earlier.get("setup", {}).get(k) != v)
+    if earlier.get("benchmark") != "evaluate" or differ:
+        raise SystemExit(f"--before {args.before}: not this bench's result with this setup ({differ})")
+    kept = {"commit": args.before_commit, "note": args.before_note, "when": earlier["when"]}
+    return kept | {k: earlier[k] for k in ("median_cpu_s", "mean_cpu_s", "cpu_s_per_minute", "memory")}
 
 
 def _rss_mb() -> float:
