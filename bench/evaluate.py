@@ -4,7 +4,8 @@ Folds ``--cycles`` 5 s cycles of synthetic observations through :func:`alerts.en
 detection loop of ``offsetguard serve`` does (state kept, the state serialised every 30 s): ``--partitions``
 partitions, ``--groups`` groups committed on 25 partitions each, ``--churn`` of the partitions getting a
 message and their groups a new commit every cycle (0: nothing moves). Reports CPU seconds per evaluation,
-per part.
+per part (``sweep``: the evaluations that judged every group-partition, every ``sweep_seconds``; counted in
+their part too).
 
 As the service (default settings), each cycle is two evaluations 2.5 s apart (its minimum interval): the
 offsets observation (an unchanged partition's ``PartitionOffsets`` the same object as last cycle, as the
@@ -187,7 +188,7 @@ def main() -> None:
     state = DetectionState()
     now = time.time()
     meta = world.metadata(now)
-    parts: dict[str, list[float]] = {"evaluate": [], "offsets": [], "committed": [], "save": []}
+    parts: dict[str, list[float]] = {"evaluate": [], "offsets": [], "committed": [], "sweep": [], "save": []}
     tail = not args.no_tail
     findings = 0
     for cycle in range(args.cycles):
@@ -242,6 +243,8 @@ def main() -> None:
                 parts[part].append(spent)
                 if part != "evaluate":
                     parts["evaluate"].append(spent)
+                if state.swept is not None and state.swept.at == at:  # this one swept (alerts.sweep)
+                    parts["sweep"].append(spent)
         if cycle % 6 == 5:
             t1 = time.process_time()
             for _ in state_codec.encode(state)[1]:  # what the service saves: its parts, one at a time
