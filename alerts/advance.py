@@ -8,7 +8,7 @@ from operator import attrgetter
 
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import observed_retention_seconds
-from alerts.history import OffsetHistory, RangeHistory
+from alerts.history import OffsetHistory, RangeHistory, sampled_each
 from alerts.recreation import pruned
 from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind, RangeSample
 from alerts.sweep import sweeping
@@ -75,17 +75,7 @@ def advance(
     spacing = thresholds.history_spacing_seconds
     full = spacing <= 0 or sweeping(view, now, thresholds)
     if full:
-        # OffsetHistory.sampled called directly on the state's histories (as RangeHistory.ranged above): a
-        # Python call fewer for each of 50,000 group-partitions, most of them idle
-        history_of = previous.commit_history.get
-        history = {
-            key: (
-                kept.sampled(now, point.offset, keep, spacing)
-                if type(kept := history_of(key)) is OffsetHistory
-                else _sampled(kept or (), now, point.offset, keep, spacing)
-            )
-            for key, point in rp.commits.items()
-        }
+        history = sampled_each(previous.commit_history, rp.commits, now, keep, spacing, _sampled)
     else:
         # Between sweeps only the group-partitions this cycle changed are sampled: an unmoved offset's
         # history is refreshed (its newest sample moved to now, once ``spacing`` old) at the next sweep.

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
 from alerts.history_base import History
-from alerts.state import OffsetSample, RangeSample
+from alerts.state import CommitKey, CommitPoint, OffsetSample, RangeSample
 
 
 class RangeHistory(History[RangeSample]):
@@ -112,3 +112,32 @@ class OffsetHistory(History[OffsetSample]):
     @staticmethod
     def _sample(s: Any) -> OffsetSample:
         return s if isinstance(s, OffsetSample) else OffsetSample(*s)
+
+
+def sampled_each(
+    histories: Mapping[CommitKey, Sequence[OffsetSample]],
+    commits: Mapping[CommitKey, CommitPoint],
+    now: float,
+    keep: int,
+    spacing: float,
+    other: Callable[[Sequence[OffsetSample], float, int, int, float], Sequence[OffsetSample]],
+) -> dict[CommitKey, Sequence[OffsetSample]]:
+    """Each group-partition of ``commits`` with its history (in ``histories``) and its offset at ``now``
+    folded in, as :meth:`OffsetHistory.sampled` folds it (``other``: for a history that is none yet, or
+    missing, as ``()``): what a sweep does to every group-partition. A history whose newest sample has the
+    offset and is less than ``spacing`` old stays as it is, told apart here without a call: most of
+    50,000 at most sweeps."""
+    history_of = histories.get
+    out: dict[CommitKey, Sequence[OffsetSample]] = {}
+    for key, point in commits.items():
+        kept = history_of(key)
+        if type(kept) is OffsetHistory:
+            last = kept._last
+            offset = point.offset
+            if last is not None and last[1] == offset and spacing > 0 and now - last[0] < spacing:
+                out[key] = kept  # what sampled() answers then
+            else:
+                out[key] = kept.sampled(now, offset, keep, spacing)
+        else:
+            out[key] = other(kept or (), now, point.offset, keep, spacing)
+    return out

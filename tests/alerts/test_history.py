@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from alerts.advance import _ranged, _sampled
 from alerts.current import out_of_range_reason
-from alerts.history import OffsetHistory, RangeHistory
-from alerts.state import OffsetSample, RangeSample
+from alerts.history import OffsetHistory, RangeHistory, sampled_each
+from alerts.state import CommitKey, CommitPoint, OffsetSample, RangeSample
 
 KEEP = 10
 
@@ -202,3 +202,25 @@ def test_history_sampled_same_as_tuples(steps: list[tuple[int, int]], keep: int,
         ref = _sampled_as_tuples(ref, now, offset, keep, spacing)
         h = _sampled(h, now, offset, keep, spacing)  # type: ignore[arg-type]
         assert h == ref
+
+
+@pytest.mark.parametrize("spacing", [0.0, 60.0])
+@pytest.mark.parametrize("now", [100.0, 130.0, 20.0])  # within spacing of the newest, past it, clock back
+def test_sampled_each_equals_sampling_each_history_alone(spacing: float, now: float) -> None:
+    """A sweep's fold of every history (the unchanged ones told apart without a call) gives each history
+    what sampling it alone gives, the unchanged ones as the very objects."""
+    idle = OffsetHistory.of([OffsetSample(10.0, 5), OffsetSample(50.0, 5)])
+    histories = {
+        CommitKey("g", "t", 0): idle,  # newest 50 s old at 100: kept with spacing 60
+        CommitKey("g", "t", 1): OffsetHistory.of([OffsetSample(10.0, 5), OffsetSample(50.0, 6)]),
+        CommitKey("g", "t", 2): OffsetHistory.of([OffsetSample(10.0, 5)]),  # moved since
+        CommitKey("g", "t", 3): (OffsetSample(40.0, 9), OffsetSample(45.0, 9)),  # not a history yet
+        CommitKey("g", "t", 4): OffsetHistory.of(()),
+    }
+    offsets = {0: 5, 1: 6, 2: 8, 3: 9, 4: 1, 5: 3}  # 5: no history at all
+    commits = {CommitKey("g", "t", p): CommitPoint(o, None, 1.0, 1.0, "tail") for p, o in offsets.items()}
+    got = sampled_each(histories, commits, now, KEEP, spacing, _sampled)
+    want = {k: _sampled(histories.get(k, ()), now, c.offset, KEEP, spacing) for k, c in commits.items()}
+    assert got == want and list(got) == list(want)
+    assert [type(h) for h in got.values()] == [type(h) for h in want.values()]
+    assert (got[CommitKey("g", "t", 0)] is idle) == (spacing > 0 and now - 50.0 < spacing)
