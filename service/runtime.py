@@ -40,6 +40,11 @@ from store.notifications import NotificationStore
 log = logging.getLogger(__name__)
 
 DETECTION_LAUNCH_WAIT_S = 15.0  # detection starts at most this long after the collectors
+# The tails start once these collectors' first runs are in (at most TAIL_START_WAIT_S after them): what
+# the first complete /metrics shows. A tail catching up reads __consumer_offsets from its saved position
+# (all of it on a first start), seconds of CPU that those first collections would otherwise share.
+FIRST_PICTURE = ("metadata", "offsets", "groups", "committed")
+TAIL_START_WAIT_S = 10.0
 
 
 class Runtime:
@@ -93,6 +98,7 @@ class Runtime:
         self._launching: asyncio.Task[None] | None = None
         self._collecting = False
         self._stopped = False
+        self._tailing: asyncio.Task[None] | None = None
 
     async def start(self, *, before_detection: Callable[[], Awaitable[object]] | None = None) -> None:
         """Start the collectors, the tails and the notifier now (unless :meth:`start_collecting` has),
@@ -126,6 +132,11 @@ class Runtime:
         self.scheduler.start()
         if self.tails:
             tune_gc()
+            self._tailing = asyncio.get_running_loop().create_task(self._start_tails())
+
+    async def _start_tails(self) -> None:
+        if not await self.scheduler.first_round(TAIL_START_WAIT_S, FIRST_PICTURE):
+            log.info("the tails start before the first collections are in (%.0f s)", TAIL_START_WAIT_S)
         for tail in self.tails:
             tail.start()
 
@@ -158,6 +169,9 @@ class Runtime:
         launching, self._launching = self._launching, None
         if launching is not None and not launching.done():
             launching.cancel()  # detection not started: stopping it keeps its saved state as it is
+        tailing, self._tailing = self._tailing, None
+        if tailing is not None and not tailing.done():
+            tailing.cancel()  # the tails not started: stopping them saves nothing new
         await self.scheduler.shutdown()
         await asyncio.gather(*(tail.stop() for tail in self.tails))
         # After the tails: their last batch is evaluated and the detection state saved.

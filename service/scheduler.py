@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -201,11 +201,12 @@ class Scheduler:
     def statuses(self) -> list[CollectorStatus]:
         return [job.status for job in self.jobs]
 
-    async def first_round(self, timeout: float) -> bool:
-        """Wait until every collector has finished its first run (succeeded or failed), at most
-        ``timeout`` seconds; True if they all have."""
+    async def first_round(self, timeout: float, names: Collection[str] | None = None) -> bool:
+        """Wait until every collector (of ``names`` only, if given) has finished its first run (succeeded
+        or failed), at most ``timeout`` seconds; True if they all have."""
         deadline = time.monotonic() + timeout
-        while not all(has_run(job.status) for job in self.jobs):
+        jobs = [job for job in self.jobs if names is None or job.collector.name in names]
+        while not all(has_run(job.status) for job in jobs):
             if time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(FIRST_ROUND_POLL_S)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from collectors.tail import OffsetsTail
+from collectors.tail_sinks import RecentEvents
 from service.detection.loop import DetectionLoop
 from service.runtime import Runtime
 from service.scheduler import CollectorJob
@@ -18,6 +20,7 @@ from service.state import LatestObservations
 from store.alert_records import RESOLVED, AlertWrite
 from store.alerts import AlertStore
 from store.settings import StoreSettings
+from tests.collectors.tail.fakes import FakeLog, commit
 from tests.service.test_scheduler import FakeCollector
 from tests.store.test_store_alert_retention import _alert
 
@@ -137,6 +140,27 @@ async def test_runtime_stop_twice_closes_once_and_started_again_stops_again(aler
     await runtime.start()
     await runtime.stop()
     assert closed == [1, 1]
+
+
+async def test_runtime_tails_start_once_the_first_picture_collections_are_in() -> None:
+    committed = FakeCollector("committed", delay=0.3)
+    configs = FakeCollector("configs", delay=2.0)  # not shown by the first picture: not waited for
+    tail = OffsetsTail("c1", FakeLog({0: [commit(0, "g", "t", 0, 5)]}), RecentEvents(), fetch_timeout_ms=1)
+    jobs = [CollectorJob(committed, interval=60), CollectorJob(configs, interval=300)]
+    runtime = Runtime(Settings(), store=None, latest=LatestObservations(), jobs=jobs, tails=[tail])
+    await runtime.start()
+    try:
+        await asyncio.sleep(0.1)
+        assert committed.calls == 1 and tail.state == "starting"  # the collection runs alone
+        deadline = asyncio.get_running_loop().time() + 5
+        while not tail.caught_up:
+            assert asyncio.get_running_loop().time() < deadline, "the tail never started"
+            await asyncio.sleep(0.02)
+        assert runtime.scheduler.jobs[0].status.last_success_at is not None
+        assert runtime.scheduler.jobs[1].status.last_success_at is None
+    finally:
+        await runtime.stop()
+    assert tail.state == "stopped"
 
 
 async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(alerts: AlertStore) -> None:
