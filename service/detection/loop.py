@@ -550,3 +550,5 @@ class DetectionLoop:
             pass
         except OffsetguardError as exc:
             log.warning("detection %s: state not saved: %s", self.cluster, exc, extra=self._where)
+        except Exception:  # a bug must not end detection: logged; the next save writes every part
+            log.exception("detection %s: state not saved", self.cluster, extra=self._where)

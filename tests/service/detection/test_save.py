@@ -159,3 +159,33 @@ async def test_save_state_store_not_holding_the_last_save_refused_then_saved_who
     await loop._save_state()  # the state is not the one saved: saved again, whole
     _as_from_scratch(alerts, loop.state)
     await loop.stop()
+
+
+async def test_save_state_unexpected_error_logged_detection_goes_on_next_save_whole(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A save failing with an error that is not the store's (a bug in encoding) is logged and does not
+    end detection: it evaluates on, and the next save writes every part."""
+    clock = [time.time()]
+    loop = _loop(alerts, clock)
+    await loop.start()
+    at = int(clock[0] * 1000)
+    sink = DetectionTailSink(loop)
+    await sink.on_events([commit_event(500, 1, at)])
+    await loop.evaluate_now()
+    encode = state_codec.encode_changes
+
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("encoder bug")
+
+    monkeypatch.setattr(state_codec, "encode_changes", broken)
+    await loop._save_state()  # does not raise
+    assert "state not saved" in caplog.text and "encoder bug" in caplog.text
+    assert alerts.load_state(C) is None
+
+    monkeypatch.setattr(state_codec, "encode_changes", encode)
+    await sink.on_events([commit_event(600, 2, at + 60_000)])
+    await loop.evaluate_now()  # detection goes on
+    await loop._save_state()
+    _as_from_scratch(alerts, loop.state)
+    await loop.stop()
