@@ -211,14 +211,20 @@ def reset_peak() -> None:
         f.write("5")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fleet_arguments(parser: argparse.ArgumentParser, runs: int) -> None:
+    """The fleet :func:`observations` builds (topics x partitions, groups x per-group) and its seeded
+    history, and how many renders each figure takes."""
     parser.add_argument("--topics", type=int, default=50)
     parser.add_argument("--partitions", type=int, default=100)
     parser.add_argument("--groups", type=int, default=500)
     parser.add_argument("--per-group", type=int, default=20)
     parser.add_argument("--history", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    fleet_arguments(parser, runs=5)
     parser.add_argument("--families", default="offsetguard", help="comma-separated family sets (by_change)")
     args = parser.parse_args()
     memory.tune_gc()  # as offsetguard serve

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.api_metrics import CLUSTER, moved, observations, reset_peak, seed, status_mb
+from bench.api_metrics import CLUSTER, fleet_arguments, moved, observations, reset_peak, seed, status_mb
 from collectors.codec.records import OffsetCommit
 from collectors.model import CommittedObservation
 from collectors.tail_committed import TailCommitted
@@ -120,12 +120,7 @@ def top(snapshot: tracemalloc.Snapshot, n: int) -> list[dict[str, Any]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--topics", type=int, default=50)
-    parser.add_argument("--partitions", type=int, default=100)
-    parser.add_argument("--groups", type=int, default=500)
-    parser.add_argument("--per-group", type=int, default=20)
-    parser.add_argument("--history", type=int, default=10)
-    parser.add_argument("--runs", type=int, default=4)
+    fleet_arguments(parser, runs=4)
     parser.add_argument("--top", type=int, default=16)
     args = parser.parse_args()
     memory.tune_gc()  # as offsetguard serve
