@@ -65,7 +65,9 @@ class CommittedPlan:
     history: list[tuple[object, ...]] = field(default_factory=list)
     touches: list[tuple[object, ...]] = field(default_factory=list)
     touch_sql: str = _TOUCH_GROUP
-    cache: list[tuple[GroupKey, PartKey, Entry]] = field(default_factory=list)
+    # per group, the entries to set in the cache (one dict per group: applied with one update each)
+    cache: dict[GroupKey, dict[PartKey, Entry]] = field(default_factory=dict)
+    next_id: int = 1  # the first key id not taken once this is written
     deletions: int = 0
     fetched: tuple[str, Fetched] | None = None  # the cluster's latest poll, once written
     # (cluster, unseen topics, each fetched group's offsets): what the cache holds once this is written
@@ -131,13 +133,16 @@ class CommittedWriter:
         offsets = obs.offsets if not same else chain.from_iterable(run for g, run in runs if g not in same)
         observed: dict[GroupKey, set[PartKey]] = {(cluster, g): set() for g in obs.groups if g not in same}
         next_id = self._next_id
+        cache = plan.cache
         group, seen, latest = None, set[PartKey](), {}  # the offsets come grouped: look each group up once
+        cached: dict[PartKey, Entry] = {}
         for c in offsets:
             if c.group != group:
                 group = c.group
                 gkey = (cluster, group)
                 seen = observed.get(gkey) or observed.setdefault(gkey, set())
                 latest = self._latest.get(gkey, {})
+                cached = cache.get(gkey) or cache.setdefault(gkey, {})
             pkey = (c.topic, c.partition)
             if pkey in seen:
                 continue  # a duplicate in one observation: the first one wins
@@ -165,18 +170,22 @@ class CommittedWriter:
             else:
                 continue
             plan.history.append((key_id, at, c.offset, c.leader_epoch, c.metadata))
-            plan.cache.append((gkey, pkey, (key_id, c.offset, c.leader_epoch)))
+            cached[pkey] = (key_id, c.offset, c.leader_epoch)
+        plan.next_id = next_id
         # Only groups whose fetch succeeded are here: a failed fetch says nothing about deletions, and
         # neither does a topic the poll could not see (an ACL hides it: a ``topic`` failure).
         unseen = tuple(sorted(hidden))
         self._plan_seen(plan, cluster, (at, fetched, unseen))
         plan.written = (cluster, (obs.offsets, obs.groups, hidden, fetched))
         for gkey, seen in observed.items():
-            for pkey, (key_id, offset, _epoch) in self._latest.get(gkey, {}).items():
+            parts = self._latest.get(gkey)
+            if not parts or seen.issuperset(parts):
+                continue  # the poll had every partition the cache holds of the group: nothing deleted
+            for pkey, (key_id, offset, _epoch) in parts.items():
                 if offset is not None and pkey not in seen and pkey[0] not in hidden:
                     plan.updates.append((None, None, "", at, at, key_id))
                     plan.history.append((key_id, at, None, None, ""))
-                    plan.cache.append((gkey, pkey, (key_id, None, None)))
+                    cache.setdefault(gkey, {})[pkey] = (key_id, None, None)
                     plan.deletions += 1
         return plan
 
@@ -237,9 +246,15 @@ class CommittedWriter:
 
     def apply(self, plan: CommittedPlan) -> None:
         """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
-        for gkey, pkey, entry in plan.cache:
-            self._latest.setdefault(gkey, {})[pkey] = entry
-            self._next_id = max(self._next_id, entry[0] + 1)
+        latest = self._latest
+        for gkey, entries in plan.cache.items():
+            if entries:
+                parts = latest.get(gkey)
+                if parts is None:
+                    latest[gkey] = dict(entries)
+                else:
+                    parts.update(entries)
+        self._next_id = max(self._next_id, plan.next_id)
         if plan.slices is not None:
             cluster, hidden, slices = plan.slices
             self._slices[cluster] = (hidden, slices)
