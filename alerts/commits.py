@@ -17,7 +17,15 @@ from alerts.membership import EMPTY as EMPTY
 from alerts.membership import polled_point
 from alerts.model import CommitEvent, GroupEvent
 from alerts.polled import all_known, still_known
-from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint, Polled
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    CommitPointDraft,
+    CycleInputs,
+    DetectionState,
+    GroupPoint,
+    Polled,
+)
 from collectors.model import CommittedObservation
 
 
@@ -31,6 +39,19 @@ class CommitMove:
     group_state: str | None  # the group's state when ``new`` was committed
     protocol_type: str | None  # "" for a standalone (assign()) group
     moved_after: float  # the move happened after this: the commit time (tail) or the last poll showing old
+
+
+@dataclass(slots=True)
+class _CommitMoveDraft:
+    """:class:`CommitMove`'s fields, not frozen: built, then given that class (see
+    :class:`~alerts.state.PartitionPointDraft`); never kept as a draft."""
+
+    key: CommitKey
+    old: CommitPoint
+    new: CommitPoint
+    group_state: str | None
+    protocol_type: str | None
+    moved_after: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,21 +129,26 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
                 )
             continue  # otherwise the poll already showed a later value; this record is history
         moved = old is None or old.offset != e.offset
-        new = CommitPoint(
-            offset=e.offset,
-            leader_epoch=e.leader_epoch,
-            at=at,
-            moved_at=at if moved or old is None else old.moved_at,
-            source="tail",
-            group_state=state,
-            generation=e.generation if e.generation is not None else (g.generation if g else None),
-            member_epoch=e.member_epoch,
-            expire_at=e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
+        # built as drafts, then given their frozen class: a busy tail brings thousands an evaluation
+        draft = CommitPointDraft(
+            e.offset,
+            e.leader_epoch,
+            at,
+            at if moved or old is None else old.moved_at,
+            "tail",
+            state,
+            e.generation if e.generation is not None else (g.generation if g else None),
+            e.member_epoch,
+            e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
         )
+        draft.__class__ = CommitPoint  # type: ignore[assignment]  # frozen from here on
+        new: CommitPoint = draft  # type: ignore[assignment]
         commits[key] = new
         changed.add(key)
         if old is not None and moved:
-            moves.append(CommitMove(key, old, new, state, g.protocol_type if g else None, at))
+            move = _CommitMoveDraft(key, old, new, state, g.protocol_type if g else None, at)
+            move.__class__ = CommitMove  # type: ignore[assignment]
+            moves.append(move)  # type: ignore[arg-type]
 
     polled = _poll(previous, inputs, commits, moves, removals, groups, tombstoned, changed)
     _apply_polled_groups(inputs, groups)

@@ -115,6 +115,23 @@ class CommitPoint:
     expire_at: float | None = None  # explicit expiry of a v1 commit
 
 
+@dataclass(slots=True)
+class CommitPointDraft:
+    """:class:`CommitPoint`'s fields, not frozen, made the point it stands for by ``p.__class__ =
+    CommitPoint`` (as :class:`PartitionPointDraft`): for the replay of a busy tail, a point for each of
+    thousands of commits an evaluation; never kept as a draft."""
+
+    offset: int
+    leader_epoch: int | None
+    at: float
+    moved_at: float
+    source: str
+    group_state: str | None = None
+    generation: int | None = None
+    member_epoch: int | None = None
+    expire_at: float | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class GroupPoint:
     """A group's state as last known, and since when it is in that state."""

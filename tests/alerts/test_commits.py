@@ -1,5 +1,9 @@
-from alerts.commits import replay
-from alerts.state import CommitKey, DetectionState
+from dataclasses import FrozenInstanceError, fields, replace
+
+import pytest
+
+from alerts.commits import CommitMove, _CommitMoveDraft, replay
+from alerts.state import CommitKey, CommitPoint, CommitPointDraft, DetectionState
 from collectors.model import CommittedObservation, CommittedOffset, Failure
 from tests.alerts.builders import T, commit, committed, group_event, groups, inputs, run
 
@@ -11,6 +15,32 @@ def test_replay_tail_events_in_source_order_moves_and_positions() -> None:
     rp = replay(DetectionState(), inputs(commit_events=events, tail_live=True))
     assert [(m.old.offset, m.new.offset) for m in rp.moves] == [(10, 20), (20, 30)]
     assert rp.commits[K].offset == 30 and rp.tail_positions == {0: 3}
+
+
+def test_replay_tail_points_and_moves_are_frozen_ones_like_any_other() -> None:
+    """Built as drafts (CommitPointDraft, _CommitMoveDraft), then given their class: the same."""
+    rp = replay(DetectionState(), inputs(commit_events=(commit(10, 1, 1), commit(20, 2, 2)), tail_live=True))
+    old = CommitPoint(10, None, 1.0, 1.0, "tail", None, None, None, None)
+    new = CommitPoint(20, None, 2.0, 2.0, "tail", None, None, None, None)
+    built = CommitMove(K, old, new, None, None, 2.0)
+    (move,) = rp.moves
+    for got, want in ((rp.commits[K], new), (move.old, old), (move, built)):
+        assert type(got) is type(want) and got == want and hash(got) == hash(want) and repr(got) == repr(want)
+        assert replace(got) == want  # type: ignore[type-var]
+    with pytest.raises(FrozenInstanceError):
+        rp.commits[K].offset = 0  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        move.moved_after = 0.0  # type: ignore[misc]
+
+
+def test_commit_drafts_have_their_classes_fields() -> None:
+    def described(cls: type) -> list[tuple[str, object, object]]:
+        return [(f.name, f.type, f.default) for f in fields(cls)]
+
+    assert described(CommitPointDraft) == described(CommitPoint)
+    assert CommitPointDraft.__slots__ == CommitPoint.__slots__
+    assert described(_CommitMoveDraft) == described(CommitMove)
+    assert _CommitMoveDraft.__slots__ == CommitMove.__slots__
 
 
 def test_replay_group_state_at_commit_time_follows_group_records() -> None:
