@@ -38,7 +38,9 @@ class RangeHistory(History[RangeSample]):
                 j, v = self._hi - 1, self._values
                 run = j >= self._lo and v[2 * j] == sample[1] and v[2 * j + 1] == sample[2]
             if run:
-                return RangeHistory(self._at, self._values, self._lo, self._hi, prev, sample, self._ordered)
+                return RangeHistory(
+                    self._at, self._values, self._lo, self._hi, prev, sample, self._ordered, self._cap
+                )
         return self.appended(sample, keep)
 
     def may_be_out_of_range(self, offset: int, committed_at: float, moved_after: float) -> bool:
@@ -50,7 +52,11 @@ class RangeHistory(History[RangeSample]):
         if not (self._ordered and self._tail_follows()):
             return True  # out of time order (a clock stepped back): the caller walks every sample
         before = bisect_right(at, moved_after, lo, hi)
-        if before > lo and max(v[2 * lo : 2 * before : 2]) > offset:
+        if (
+            before > lo
+            and (self._cap is None or self._cap > offset)
+            and max(v[2 * lo : 2 * before : 2]) > offset
+        ):
             return True
         after = bisect_left(at, committed_at, lo, hi)
         if after < hi and min(v[2 * after + 1 : 2 * hi : 2]) < offset:
@@ -100,7 +106,9 @@ class OffsetHistory(History[OffsetSample]):
             if spacing > 0 and now - last[0] < spacing:
                 return self
             if second_offset == offset:
-                return OffsetHistory(self._at, self._values, self._lo, hi, prev, sample, self._ordered)
+                return OffsetHistory(
+                    self._at, self._values, self._lo, hi, prev, sample, self._ordered, self._cap
+                )
         if spacing > 0 and keep >= 3 and second_at is not None and last[0] - second_at < spacing:
             return self.with_last(sample).trimmed(keep - 1)
         return self.appended(sample, keep)

@@ -22,7 +22,6 @@ import binascii
 import sys
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import pairwise
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from alerts.state import OffsetSample, RangeSample
@@ -34,7 +33,7 @@ _COMPACT_AFTER = 32  # a dead prefix longer than this and than the live part is 
 
 
 class History(Sequence[S], Generic[S]):
-    __slots__ = ("_at", "_hi", "_last", "_lo", "_ordered", "_prev", "_values")
+    __slots__ = ("_at", "_cap", "_hi", "_last", "_lo", "_ordered", "_prev", "_values")
     _width: ClassVar[int]  # values per sample
     _at: array[float]
     _values: array[int]
@@ -46,6 +45,10 @@ class History(Sequence[S], Generic[S]):
     _prev: S | None
     _last: S | None
     _ordered: bool  # the arrays' samples [lo, hi) are in time order
+    # At least the largest first value (a log start, an offset) of the arrays' samples [lo, hi), None if
+    # not known: RangeHistory.may_be_out_of_range asks whether any log start passed an offset, and a log
+    # start under every committed offset (the common case) is answered without a walk over the samples.
+    _cap: int | None
 
     def __init__(
         self,
@@ -56,6 +59,7 @@ class History(Sequence[S], Generic[S]):
         prev: S | None,
         last: S | None,
         ordered: bool,
+        cap: int | None = None,
     ) -> None:
         self._at = at
         self._values = values
@@ -64,6 +68,7 @@ class History(Sequence[S], Generic[S]):
         self._prev = prev
         self._last = last
         self._ordered = ordered
+        self._cap = cap
 
     @property
     def _tail(self) -> tuple[S, ...]:
@@ -84,7 +89,8 @@ class History(Sequence[S], Generic[S]):
             return cls(array("d"), array("q"), 0, 0, None, None, True)
         at = array("d", [s[0] for s in items[:-1]])
         values = array("q", [v for s in items[:-1] for v in s[1:]])
-        return cls(at, values, 0, len(at), None, items[-1], _in_order(at))
+        cap = max(values[:: cls._width]) if len(at) else None
+        return cls(at, values, 0, len(at), None, items[-1], _in_order(at), cap)
 
     def appended(self: H, sample: S, keep: int) -> H:
         """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
@@ -95,24 +101,33 @@ class History(Sequence[S], Generic[S]):
         ordered = self._ordered and self._tail_follows()
         if len(at) != hi:  # another history wrote past our end: continue on a copy of our slice
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
+        cap = self._cap
+        if cap is None and hi > lo:
+            cap = max(values[lo * w : hi * w : w])  # once (a history decoded at a start)
         for s in tail:
             at.append(s[0])
             values.extend(s[1:])
+            if cap is None or s[1] > cap:
+                cap = s[1]
         hi += len(tail)
         lo = max(lo, hi + 1 - max(1, keep))
         if lo > _COMPACT_AFTER and lo > hi - lo:
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
-        return type(self)(at, values, lo, hi, None, sample, ordered)
+        return type(self)(at, values, lo, hi, None, sample, ordered, cap)
 
     def with_last(self: H, sample: S) -> H:
         """This history with its newest sample replaced by ``sample`` (added if empty)."""
-        return type(self)(self._at, self._values, self._lo, self._hi, self._prev, sample, self._ordered)
+        return type(self)(
+            self._at, self._values, self._lo, self._hi, self._prev, sample, self._ordered, self._cap
+        )
 
     def plus(self: H, sample: S) -> H:
         """This history with ``sample`` added as the newest, nothing trimmed and nothing written to the
         shared arrays (a cycle's look at the history with its current observation)."""
         if self._prev is None:
-            return type(self)(self._at, self._values, self._lo, self._hi, self._last, sample, self._ordered)
+            return type(self)(
+                self._at, self._values, self._lo, self._hi, self._last, sample, self._ordered, self._cap
+            )
         return type(self).of([*self, sample])  # a look at a look: a copy
 
     def trimmed(self: H, keep: int) -> H:
@@ -123,7 +138,14 @@ class History(Sequence[S], Generic[S]):
         stored = self._hi - self._lo
         if drop <= stored:
             return type(self)(
-                self._at, self._values, self._lo + drop, self._hi, self._prev, self._last, self._ordered
+                self._at,
+                self._values,
+                self._lo + drop,
+                self._hi,
+                self._prev,
+                self._last,
+                self._ordered,
+                self._cap,
             )
         # keep >= 1 and _prev exists only beside _last: only _prev is left to drop
         return type(self)(self._at, self._values, self._hi, self._hi, None, self._last, True)
@@ -202,10 +224,14 @@ class History(Sequence[S], Generic[S]):
 
     def _tail_follows(self) -> bool:
         """The samples outside the arrays are in time order and none is older than the arrays' newest."""
-        tail, hi = self._tail, self._hi
-        if any(b[0] < a[0] for a, b in pairwise(tail)):
+        first, last, hi = self._prev, self._last, self._hi
+        if last is None:
+            return True
+        if first is None:
+            first = last
+        elif last[0] < first[0]:
             return False
-        return not (tail and hi > self._lo and tail[0][0] < self._at[hi - 1])
+        return not (hi > self._lo and first[0] < self._at[hi - 1])
 
     def _stored(self) -> Iterator[S]:
         raise NotImplementedError

@@ -149,6 +149,37 @@ def test_history_decoded_out_of_range_reason_same_as_walk(
     )
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    history=st.lists(_range, max_size=12),
+    decoded=st.booleans(),
+    appended=st.lists(_range, max_size=12),
+    keep=st.integers(1, 6),
+    offset=_offsets,
+    committed_at=_times,
+    moved_after=_times,
+)
+def test_history_ranged_out_of_range_reason_same_as_walk(
+    history: list[RangeSample],
+    decoded: bool,
+    appended: list[RangeSample],
+    keep: int,
+    offset: int,
+    committed_at: float,
+    moved_after: float,
+) -> None:
+    """Grown sample by sample (and trimmed to ``keep``) as detection grows it, from scratch or from a
+    saved state: the bound on its log starts never hides one above the offset."""
+    h = RangeHistory.of(sorted(history))
+    if decoded:
+        h = RangeHistory.decoded(h.encoded())
+    for s in sorted(appended):
+        h = h.ranged(s, keep)
+    assert out_of_range_reason(offset, committed_at, moved_after, h) == out_of_range_reason(
+        offset, committed_at, moved_after, list(h)
+    )
+
+
 def _ranged_as_tuples(
     kept: tuple[RangeSample, ...], sample: RangeSample, keep: int
 ) -> tuple[RangeSample, ...]:
