@@ -270,6 +270,7 @@ def build_runtime(settings: Settings) -> Runtime:
     if ha_enabled(settings):
         lease = Lease(lambda: connect_to(settings.store), replica_id(settings), settings.ha.lease_seconds)
         leadership = Leadership(lease, renew_seconds=settings.ha.renew_seconds, health=store.health)
+        store.writer_epoch = _writer_epoch(leadership)  # the store's kept log-end rows hold only then
         if alerts is not None:
             writing_alerts = AlertStore.open(settings.store)
             fence_alerts(writing_alerts, leadership.fence)
@@ -379,6 +380,11 @@ def build_runtime(settings: Settings) -> Runtime:
             refresh=store.reload_latest,
         )
     return runtime
+
+
+def _writer_epoch(leadership: Leadership) -> Callable[[], int | None]:
+    """The lease epoch this replica writes the history at; None while it may not write."""
+    return lambda: leadership.epoch if leadership.may_write() else None
 
 
 def _tail_maker(

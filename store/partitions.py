@@ -20,14 +20,17 @@ whole observation is walked, as the first one is).
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import compress
 from operator import is_not
+from typing import cast
 
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionOffsets
 from store.db import Connection
+from store.log_end_memory import LogEndMemory
 from store.records import WriteCounts
 
 # (log_start, log_end, leader, leader_epoch); None = not known yet (or, for leader, offline)
@@ -48,6 +51,12 @@ _UPDATE_LATEST = """
 """
 _TOUCH = "UPDATE latest_partition_offsets SET last_seen_at = {greatest} WHERE id = ?"
 _HISTORY_COLUMNS = ("key_id", "observed_at", "log_start", "log_end", "leader", "leader_epoch")
+# The newest stored history row's time of each key id asked (LogEndMemory takes a partition in after it)
+_NEWEST = """
+    SELECT CAST(k.value AS BIGINT), (
+        SELECT max(h.observed_at) FROM partition_offsets_history AS h WHERE h.key_id = CAST(k.value AS BIGINT)
+    ) FROM ({keys}) AS k
+"""
 
 
 @dataclass(slots=True)
@@ -61,6 +70,7 @@ class PartitionPlan:
     cache: list[tuple[Key, int, State]] = field(default_factory=list)
     seen: tuple[str, str, float, set[Key]] | None = None  # (cluster, source, at, keys listed)
     offsets: tuple[str, tuple[PartitionOffsets, ...]] | None = None  # an offsets plan's observation
+    newest: dict[Key, float | None] = field(default_factory=dict)  # asked by write() for the log-end memory
 
 
 # An offsets plan written: (its observation's partitions, when they were observed, the keys they listed)
@@ -70,8 +80,12 @@ Written = tuple[tuple[PartitionOffsets, ...], float, set[Key]]
 class PartitionWriter:
     """Plans and writes partition-state changes; callers serialise calls (the store's writer lock)."""
 
-    def __init__(self, conn: Connection) -> None:
+    def __init__(self, conn: Connection, version: int | None = None) -> None:
         self._conn = conn
+        # the log-end rows written, for "when did the log end reach X" (the store reads it; ``version``:
+        # the shared database's history change counter as of this load)
+        self.log_ends = LogEndMemory(version)
+        self._newest = _NEWEST.format(keys=conn.dialect.json_array_values("?"))
         self._touch = _TOUCH.format(greatest=conn.dialect.greatest("last_seen_at", "?"))
         self._insert_history = conn.dialect.replace_into(
             "partition_offsets_history", _HISTORY_COLUMNS, ("key_id", "observed_at")
@@ -171,6 +185,7 @@ class PartitionWriter:
 
     def write(self, plan: PartitionPlan) -> WriteCounts:
         """Execute ``plan`` in the caller's open transaction."""
+        self._ask_newest(plan)
         if plan.inserts:
             self._conn.executemany(_INSERT_LATEST, plan.inserts)
         if plan.updates:
@@ -181,8 +196,31 @@ class PartitionWriter:
             self._conn.executemany(self._touch, plan.touches)
         return WriteCounts(history_rows=len(plan.history), new_keys=len(plan.inserts))
 
+    def _ask_newest(self, plan: PartitionPlan) -> None:
+        """The newest stored row's time of the existing partitions ``plan`` writes a row for that the
+        log-end memory has not taken in (once per partition and process: a warm start's first writes)."""
+        if not plan.history:
+            return
+        inserted = {row[0] for row in plan.inserts}
+        existing = [key for key, key_id, _ in plan.cache if key_id not in inserted]
+        keys = self.log_ends.untracked(existing)
+        if not keys:
+            return
+        ids = {self._latest[key][0]: key for key in keys}
+        rows = self._conn.execute(self._newest, (json.dumps(list(ids)),)).fetchall()
+        plan.newest = {ids[int(key_id)]: None if at is None else float(at) for key_id, at in rows}
+
     def apply(self, plan: PartitionPlan) -> None:
         """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
+        if plan.history:
+            inserted = {row[0] for row in plan.inserts}
+            self.log_ends.add(
+                (
+                    (key, cast(float, row[1]), state[1], key_id in inserted)
+                    for (key, key_id, state), row in zip(plan.cache, plan.history, strict=True)
+                ),
+                plan.newest,
+            )
         for key, key_id, state in plan.cache:
             self._latest[key] = (key_id, state)
             self._next_id = max(self._next_id, key_id + 1)
@@ -198,6 +236,11 @@ class PartitionWriter:
         elif plan.cache:  # another source changed cached values: the next offsets plan walks them all
             for cluster in {key[0] for key, _, _ in plan.cache}:
                 self._written.pop(cluster, None)
+
+    def abandon(self, plan: PartitionPlan) -> None:
+        """The transaction writing ``plan`` failed (it may have committed all the same): the log-end
+        memory forgets its partitions."""
+        self.log_ends.forget(key for key, _, _ in plan.cache)
 
     def seen_at(self, cluster: str, topic: str, partition: int) -> float | None:
         """When the latest observation listing the partition was taken, if one of each source's latest

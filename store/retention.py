@@ -59,6 +59,11 @@ class Horizons:
         return cls(now - full_resolution_hours * 3600.0, now - retention_days * 86400.0, bucket_seconds)
 
 
+def deletes_before(horizons: Horizons) -> float:
+    """A pass deletes no row at or after this time (both cut-offs lie before it)."""
+    return max(horizons.full_resolution_since, horizons.retained_since)
+
+
 def key_chunks(conn: Connection, kind: str) -> list[tuple[int, int]]:
     """Half-open key id ranges ``[lo, hi)`` covering every key of ``kind`` ("committed"/"partitions")."""
     top = conn.execute(f"SELECT coalesce(max(id), 0) FROM {KEY_TABLES[kind]}").fetchone()[0]

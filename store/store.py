@@ -25,6 +25,7 @@ from collectors.snapshots import SnapshotInfo
 from store.committed import CommittedWriter
 from store.db import Connection, database_errors, describe, transaction, translated, write_failure
 from store.health import StoreHealth
+from store.log_end_memory import LogEndMemory, LookupCounter, LookupCounts
 from store.log_end_times import Wanted, log_end_reached_at_many
 from store.opening import open_migrated
 from store.partitions import PartitionPlan, PartitionWriter
@@ -64,6 +65,11 @@ class Store:
         # (store.changes); another replica's write since makes the writers reload their latest values.
         self._shared = writer.dialect.shared
         self._version = 0
+        # With ha on: the lease epoch this replica writes the history at, None while it may not write
+        # (a standby, a lease run out). None: this process is the database's only writer. The kept
+        # log-end rows answer only while this replica writes, and only rows written at its epoch.
+        self.writer_epoch: Callable[[], int | None] | None = None
+        self._lookups = LookupCounter()
         with translated("load latest values"):
             self._load_writers()
 
@@ -72,12 +78,13 @@ class Store:
         if self._shared:
             self._version = changes.current(self._writer, changes.HISTORY)
         self._committed = CommittedWriter(self._writer)
-        self._partitions = PartitionWriter(self._writer)
+        self._partitions = PartitionWriter(self._writer, self._version if self._shared else None)
 
     def reload_latest(self) -> None:
         """Read the writers' latest values again: another process wrote the history since they were read
         (a replica promoted to active on a shared SQLite file, issue 46; PostgreSQL's counters do it)."""
         with self._writing("reload latest values"):
+            self._partitions.log_ends.clear()  # even if the load fails: another process wrote
             self._load_writers()
 
     @classmethod
@@ -161,6 +168,7 @@ class Store:
             yield
         if version is not None:
             self._version = version
+            self._partitions.log_ends.version = version  # its rows are this write's (store.log_end_memory)
 
     def _read(self, action: str, query: Callable[[Connection], T], cluster: str | None = None) -> T:
         with translated(action, cluster=cluster), self._readers.connection(action, cluster) as conn:
@@ -180,22 +188,27 @@ class Store:
     def record_offsets(self, obs: OffsetsObservation) -> WriteCounts:
         """Store the partition log starts/ends (and leaders, where set) that changed."""
         return self._record_partitions(
-            "record partition offsets", obs.cluster, self._partitions.plan_offsets, obs
+            "record partition offsets", obs.cluster, PartitionWriter.plan_offsets, obs
         )
 
     def record_metadata(self, meta: ClusterMetadata) -> WriteCounts:
         """Store the partition leaders and leader epochs that changed."""
         return self._record_partitions(
-            "record cluster metadata", meta.cluster, self._partitions.plan_metadata, meta
+            "record cluster metadata", meta.cluster, PartitionWriter.plan_metadata, meta
         )
 
     def _record_partitions(
-        self, action: str, cluster: str, planner: Callable[[T], PartitionPlan], obs: T
+        self, action: str, cluster: str, planner: Callable[[PartitionWriter, T], PartitionPlan], obs: T
     ) -> WriteCounts:
         with self._writing(action, cluster) as conn:
-            plan = planner(obs)
-            with self._history(len(plan.history)), self._history_transaction(conn):
-                counts = self._partitions.write(plan)
+            # the writer as of now: _writing may have loaded it again (another replica wrote meanwhile)
+            plan = planner(self._partitions, obs)
+            try:
+                with self._history(len(plan.history)), self._history_transaction(conn):
+                    counts = self._partitions.write(plan)
+            except BaseException:
+                self._partitions.abandon(plan)
+                raise
             self._partitions.apply(plan)
             return counts
 
@@ -230,6 +243,8 @@ class Store:
         for kind in retention.HISTORY_TABLES:
             with self._writing("thin history") as conn:
                 chunks = retention.key_chunks(conn, kind)
+                if kind == "partitions":  # before any delete: what the kept log-end rows may lose
+                    self._partitions.log_ends.trim(retention.deletes_before(horizons))
             thinned = expired = 0
             for lo, hi in chunks:
                 # One transaction per chunk, lock released in between so observations keep flowing.
@@ -341,16 +356,58 @@ class Store:
         None if it has not (by ``until``). Resolution is the offsets collector's interval, or the thinning
         bucket for thinned history: the answer is never earlier than the real time.
         """
-        return self._read(
-            "find when the log end reached an offset",
-            lambda c: queries.log_end_reached_at(c, cluster, topic, partition, offset, until),
-            cluster,
-        )
+        memory = self._log_ends()
+        known, at = memory.reached_at((cluster, topic, partition), offset, until) if memory else (False, None)
+        if known and memory is not None and memory.version is None:
+            self._lookups.add(1, 0)
+            return at
+
+        def query(c: Connection) -> float | None:
+            if known and memory is not None and changes.current(c, changes.HISTORY) == memory.version:
+                self._lookups.add(1, 0)
+                return at
+            self._lookups.add(0, 1)
+            return queries.log_end_reached_at(c, cluster, topic, partition, offset, until)
+
+        return self._read("find when the log end reached an offset", query, cluster)
 
     def log_end_reached_at_many(self, cluster: str, wanted: Iterable[Wanted]) -> dict[Wanted, float]:
         """:meth:`log_end_reached_at` for many ``(topic, partition, offset)`` at once (one statement)."""
-        query = partial(log_end_reached_at_many, cluster=cluster, wanted=wanted)
-        return self._read("find when log ends reached offsets", query, cluster)
+        memory = self._log_ends()
+        requests = set(wanted)
+        if memory is None:
+            self._lookups.add(0, len(requests))
+            query = partial(log_end_reached_at_many, cluster=cluster, wanted=requests)
+            return self._read("find when log ends reached offsets", query, cluster)
+        found, rest = memory.reached_at_many(cluster, requests)
+        if memory.version is None and not rest:
+            self._lookups.add(len(requests), 0)
+            return found
+
+        def many(c: Connection) -> dict[Wanted, float]:
+            answers, asked = found, rest
+            if memory.version is not None and changes.current(c, changes.HISTORY) != memory.version:
+                answers, asked = {}, list(requests)  # another replica wrote meanwhile: all of them to SQL
+            self._lookups.add(len(requests) - len(asked), len(asked))
+            return {**answers, **log_end_reached_at_many(c, cluster, asked)} if asked else answers
+
+        return self._read("find when log ends reached offsets", many, cluster)
+
+    def _log_ends(self) -> LogEndMemory | None:
+        """The kept log-end rows while only this process writes the history (store.log_end_memory)."""
+        if self._closed:
+            return None  # the read says the store is closed
+        memory = self._partitions.log_ends
+        if self.writer_epoch is not None:
+            epoch = self.writer_epoch()
+            if epoch is None:
+                return None
+            memory.hold(epoch)  # rows kept before a promotion at another epoch are forgotten
+        return memory
+
+    def log_end_lookups(self) -> LookupCounts:
+        """Crossing times answered from the kept log-end rows, and those asked of SQL, so far."""
+        return self._lookups.counts()
 
     def tail_position(self, cluster: str, partition: int) -> TailPosition | None:
         """Where tailing ``partition`` of ``__consumer_offsets`` resumes; None if never set."""
