@@ -94,23 +94,34 @@ class History(Sequence[S], Generic[S]):
 
     def appended(self: H, sample: S, keep: int) -> H:
         """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
-        tail = self._tail
-        if not tail:
+        prev, last = self._prev, self._last
+        if last is None:
             return type(self)(array("d"), array("q"), 0, 0, None, sample, True)
         at, values, lo, hi, w = self._at, self._values, self._lo, self._hi, self._width
-        ordered = self._ordered and self._tail_follows()
+        # _tail_follows, inline: every moving partition and group-partition appends every cycle
+        first = last if prev is None else prev
+        ordered = self._ordered and not (
+            (prev is not None and last[0] < prev[0]) or (hi > lo and first[0] < at[hi - 1])
+        )
         if len(at) != hi:  # another history wrote past our end: continue on a copy of our slice
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
         cap = self._cap
         if cap is None and hi > lo:
             cap = max(values[lo * w : hi * w : w])  # once (a history decoded at a start)
-        for s in tail:
-            at.append(s[0])
-            values.extend(s[1:])
-            if cap is None or s[1] > cap:
-                cap = s[1]
-        hi += len(tail)
-        lo = max(lo, hi + 1 - max(1, keep))
+        if prev is not None:
+            at.append(prev[0])
+            values.extend(prev[1:])
+            hi += 1
+            if cap is None or prev[1] > cap:
+                cap = prev[1]
+        at.append(last[0])
+        values.extend(last[1:])
+        hi += 1
+        if cap is None or last[1] > cap:
+            cap = last[1]
+        floor = hi + 1 - (keep if keep > 1 else 1)
+        if floor > lo:
+            lo = floor
         if lo > _COMPACT_AFTER and lo > hi - lo:
             at, values, lo, hi = at[lo:hi], values[lo * w : hi * w], 0, hi - lo
         return type(self)(at, values, lo, hi, None, sample, ordered, cap)
