@@ -62,6 +62,8 @@ def clean_since(spans: tuple[BlindSpan, ...]) -> float | None:
 
 def blind_seconds(spans: tuple[BlindSpan, ...], start: float, end: float) -> float:
     """Seconds of ``[start, end]`` that fall in a blind spell."""
+    if not spans:
+        return 0  # what sum() of nothing is; the common case, asked per lagging group-partition
     return sum(max(0.0, min(end, s.end) - max(start, s.start)) for s in spans)
 
 

@@ -173,12 +173,6 @@ def _judge(
     history = _History(previous, pk, r)
     secs, told = _lag_seconds(inputs, history, key, point.offset, lag, now)
     until = _FOREVER if told else now
-    evidence: dict[str, EvidenceValue] = {
-        "committed": point.offset,
-        "log_end": r.log_end,
-        "observed_at": r.observed_at,
-        "committed_moved_at": point.moved_at,
-    }
     found: list[Finding] = []
     over_msgs = limits.lag_messages is not None and lag >= limits.lag_messages
     visible = None if secs is None else secs - blind_seconds(spans, now - secs, now)
@@ -196,7 +190,7 @@ def _judge(
                 f"group {key.group} is {lag} messages / {shown} s behind on {where}",
                 lag,
                 secs,
-                evidence,
+                _evidence(point, r),
             )
         )
     if limits.stall_seconds is not None:
@@ -215,10 +209,20 @@ def _judge(
                     f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
                     lag,
                     secs,
-                    {**evidence, "stalled_seconds": stuck},
+                    {**_evidence(point, r), "stalled_seconds": stuck},
                 )
             )
     return tuple(found), until
+
+
+def _evidence(point: CommitPoint, r: PartitionPoint) -> dict[str, EvidenceValue]:
+    """A finding's evidence (built only for a finding: most judged group-partitions have none)."""
+    return {
+        "committed": point.offset,
+        "log_end": r.log_end,
+        "observed_at": r.observed_at,
+        "committed_moved_at": point.moved_at,
+    }
 
 
 def _finding(

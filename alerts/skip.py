@@ -59,7 +59,7 @@ from alerts.moves import (
     reset_floor,
     truncation_under,
 )
-from alerts.state import CycleInputs, DetectionState, RangeSample
+from alerts.state import CycleInputs, DetectionState, RangeSample, partition_key
 from alerts.thresholds import Thresholds
 from alerts.view import View, view_of
 
@@ -76,10 +76,15 @@ def detect_offset_skips(
     v = view_of(view, previous, inputs, thresholds)
     partitions = v.partitions
     findings = []
+    # a partition's history once for all its groups' moves (a busy tail moves every group each cycle)
+    histories: dict[tuple[str, int], Sequence[RangeSample]] = {}
     for m in v.replayed.moves:
         if m.new.offset == m.old.offset:
             continue
-        history = history_for(previous, m, partitions)
+        pk = partition_key(m.key)
+        history = histories.get(pk)
+        if history is None:
+            history = histories[pk] = history_for(previous, m, partitions)
         if m.new.offset < m.old.offset:
             cut = truncation_under(m, history)
             if cut is not None and m.new.offset >= cut.end and _could_matter(m, cut):
