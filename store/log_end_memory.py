@@ -109,14 +109,24 @@ class LogEndMemory:
         """The rows of a committed write (and the newest stored row times the write asked for)."""
         with self._lock:
             self._floors.update(floors)
+            get = self._rows.get
             for key, at, end, inserted in written:
-                rec = self._rows.get(key)
+                rec = get(key)
                 if rec is None:
                     rec = self._take_in(key, at, inserted)
                     if rec is None:
                         continue
                 try:
-                    _put(rec, at, end)
+                    times = rec.times
+                    if end is not None and times and at > times[-1]:  # the usual row: the newest
+                        times.append(at)
+                        rec.ends.append(end)
+                        if len(times) > KEEP:
+                            del times[0], rec.ends[0]
+                            rec.since = times[0]
+                            rec.complete = False
+                    else:
+                        _put(rec, at, end)
                 except OverflowError:  # a log end beyond 64 bits: this partition is SQL's alone
                     del self._rows[key]
                     self._floors[key] = math.inf
