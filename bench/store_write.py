@@ -1,14 +1,20 @@
 """Time how long the store takes to record one big observation cycle, and a steady churn of them.
 
     .venv/bin/python -m bench.store_write [--groups 500] [--partitions-per-group 100] [--partitions 20000]
-        [--churn 0.01] [--cycles 24] [--out store_write.json]
+        [--churn 0.01] [--cycles 24] [--committed-churn 0.01] [--out store_write.json]
 
 Prints wall-clock seconds for: the first cycle (every key new), a cycle where every value changed, and a
 cycle where nothing changed. Then the steady state of the service: ``--cycles`` offsets observations 5 s
 apart with ``--churn`` of the partitions' log ends moved each time, an unchanged partition's
 ``PartitionOffsets`` the same object as last cycle (as the offsets collector hands it), each recorded
 with ``Store.record_offsets``: CPU seconds per record (median, mean) and the rows written, into
-bench/results/``--out``. Uses a throw-away database in a temporary directory.
+bench/results/``--out``. Then the committed offsets, as the committed collector hands them (from the
+live tail's view) to ``Store.record_committed`` every 5 s: ``--groups`` groups of
+``--partitions-per-group`` partitions, ``--committed-churn`` of the groups having committed every
+partition anew each cycle: CPU seconds per record (median, mean; the history grows, as in the service)
+and the rows written. ``--groups 500 --partitions-per-group 25 --partitions 5000 --churn 1
+--committed-churn 1 --out store_write_churn1.json`` is bench/service's 5k size at ``--churn 1`` (2,500
+commits a second). Uses a throw-away database in a temporary directory.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import platform
 import statistics
 import tempfile
 import time
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +92,54 @@ def steady(store: Store, args: argparse.Namespace, start: float) -> dict[str, An
     }
 
 
+class Committing:
+    """The committed offsets of ``groups`` groups of ``per_group`` partitions, as the tail-fed committed
+    collector hands them: one tuple in group order, each cycle ``churn`` of the groups (a cursor over them)
+    committed every partition one message further, the other groups' offsets the same objects."""
+
+    def __init__(self, groups: int, per_group: int, churn: float) -> None:
+        self.names = tuple(f"group-{g:05d}" for g in range(groups))
+        self.runs = [
+            tuple(
+                CommittedOffset(
+                    name, f"topic-{(g * per_group + p) // 100:04d}", (g * per_group + p) % 100, 1, 3
+                )
+                for p in range(per_group)
+            )
+            for g, name in enumerate(self.names)
+        ]
+        self.per_cycle = round(churn * groups)
+        self.cursor = 0
+
+    def observe(self, at: float) -> CommittedObservation:
+        n = len(self.runs)
+        for k in range(self.per_cycle):
+            g = (self.cursor + k) % n
+            self.runs[g] = tuple(
+                CommittedOffset(c.group, c.topic, c.partition, c.offset + 1, 3) for c in self.runs[g]
+            )
+        self.cursor = (self.cursor + self.per_cycle) % n
+        return CommittedObservation("bench", at, tuple(chain.from_iterable(self.runs)), self.names)
+
+
+def steady_committed(store: Store, args: argparse.Namespace, start: float) -> dict[str, Any]:
+    committing = Committing(args.groups, args.partitions_per_group, args.committed_churn)
+    store.record_committed(committing.observe(start))  # every key new: not measured
+    spent: list[float] = []
+    rows: list[int] = []
+    for cycle in range(1, args.cycles + 1):
+        obs = committing.observe(start + 5.0 * cycle)
+        t0 = time.process_time()
+        counts = store.record_committed(obs)
+        spent.append(time.process_time() - t0)
+        rows.append(counts.history_rows)
+    return {
+        "median_cpu_s": round(statistics.median(spent), 5),
+        "mean_cpu_s": round(statistics.fmean(spent), 5),
+        "history_rows_per_record": round(statistics.fmean(rows), 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", type=int, default=500)
@@ -92,6 +147,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--churn", type=float, default=0.01)
     parser.add_argument("--cycles", type=int, default=24)
+    parser.add_argument("--committed-churn", type=float, default=0.01, help="share of groups committing")
     parser.add_argument("--out", default="store_write.json", help="file name under bench/results/")
     args = parser.parse_args()
     with (
@@ -119,16 +175,26 @@ def main() -> None:
         Store.open(StoreSettings(path=Path(tmp) / "bench.db")) as store,
     ):
         figures = steady(store, args, time.time())
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Store.open(StoreSettings(path=Path(tmp) / "bench.db")) as store,
+    ):
+        committed_figures = steady_committed(store, args, time.time())
     result = {
         "benchmark": "store_write",
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "setup": vars(args),
         "record_offsets": figures,  # CPU s per Store.record_offsets of the steady churn
+        "record_committed": committed_figures,  # CPU s per Store.record_committed of the committing groups
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
     print(f"RESULT record_offsets at {args.partitions} partitions, churn {args.churn}: {figures}")
+    print(
+        f"RESULT record_committed at {args.groups} groups x {args.partitions_per_group}, churn"
+        f" {args.committed_churn}: {committed_figures}"
+    )
 
 
 if __name__ == "__main__":
