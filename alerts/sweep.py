@@ -133,7 +133,9 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
     rp = view.replayed
     commits = rp.commits
     moved = moved_since(last, view)
-    fresh = moved - last.commits.keys()  # in C: at --churn 1 every one of 12,500 moved, none is new
+    # in C, walking ``moved`` only (``moved - keys()`` would walk every key of the dict): at --churn 1
+    # all 12,500 moved and none is new
+    fresh = moved.difference(last.commits)
     by_partition, by_group, added = _indexed(
         last, [k for k in moved if k in fresh and k in commits] if fresh else []
     )
