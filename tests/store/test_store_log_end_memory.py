@@ -140,9 +140,10 @@ def test_log_end_memory_new_partition_answered_without_sql(store: Store, sql: Co
     assert store.log_end_reached_at("c1", "t", 0, 5) == T0
     assert store.log_end_reached_at("c1", "t", 0, 55) == T0 + 5
     assert store.log_end_reached_at("c1", "t", 0, 10 * KEEP + 1) is None
-    assert store.log_end_reached_at_many("c1", [("t", 0, 5), ("t", 0, 95)]) == {
+    last = 10 * KEEP - 5  # reached by the last row
+    assert store.log_end_reached_at_many("c1", [("t", 0, 5), ("t", 0, last)]) == {
         ("t", 0, 5): T0,
-        ("t", 0, 95): T0 + 9,
+        ("t", 0, last): T0 + KEEP - 1,
     }
     after = store.log_end_lookups()
     assert (after.memory - before.memory, after.sql - before.sql) == (5, 0)
