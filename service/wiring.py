@@ -124,5 +124,6 @@ def build_cluster_tail(
         start_from=tail.start_from,
         checkpoint_seconds=tail.checkpoint_seconds,
         max_batch_records=tail.max_batch_records,
+        batch_interval_seconds=tail.batch_interval_seconds,
         scope=scope if scope is not None else Scope.of(cluster),
     )

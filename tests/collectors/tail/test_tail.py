@@ -417,3 +417,55 @@ async def test_tail_records_out_of_scope_dropped_before_their_value_is_decoded_a
     assert (figures.out_of_scope_records, figures.decode_errors, figures.records_total) == (5, 0, 7)
     assert figures.as_dict()["out_of_scope_records"] == 5
     assert tail.progress.delivered[0] == 7  # dropped records still move the position
+
+
+class _TimedLog(FakeLog):
+    """Remembers when each fetch that brought records returned (loop time)."""
+
+    def __init__(self, *args: object, **kw: object) -> None:
+        super().__init__(*args, **kw)  # type: ignore[arg-type]
+        self.fetched_at: list[float] = []
+
+    async def fetch(self, timeout_ms: int, max_records: int) -> dict[int, Sequence[object]]:  # type: ignore[override]
+        out = dict(await super().fetch(timeout_ms, max_records))
+        if out:
+            self.fetched_at.append(asyncio.get_running_loop().time())
+        return out
+
+
+async def test_tail_small_batches_fetched_at_most_once_per_batch_interval() -> None:
+    log = _TimedLog({0: [commit(i, "g", "t", 0, i) for i in range(4)]}, chunk=1)
+    sink = RecordingSink()
+
+    await run_until_caught_up(_tail(log, sink, batch_interval_seconds=0.1))
+
+    assert sink.offsets(0) == [0, 1, 2, 3]  # everything, in order
+    assert len(log.fetched_at) == 4
+    gaps = [b - a for a, b in zip(log.fetched_at, log.fetched_at[1:], strict=False)]
+    assert min(gaps) >= 0.1 - 0.005  # the loop's clock may round a timer down by its resolution
+
+
+async def test_tail_full_batches_fetched_without_pause() -> None:
+    """Catching up fills every batch (``max_batch_records``): the next fetch follows at once."""
+    log = _TimedLog({0: [commit(i, "g", "t", 0, i) for i in range(6)]}, chunk=2)
+    sink = RecordingSink()
+
+    await run_until_caught_up(_tail(log, sink, batch_interval_seconds=60.0, max_batch_records=2))
+
+    assert sink.offsets(0) == [0, 1, 2, 3, 4, 5]
+    assert log.fetched_at[-1] - log.fetched_at[0] < 5.0  # three full batches, no 60 s pause between
+
+
+async def test_tail_stop_during_batch_interval_returns_and_saves_positions() -> None:
+    log = FakeLog({0: [commit(0, "g", "t", 0, 1)]}, chunk=1)
+    store, sink = FakeStore(), RecordingSink()
+    tail = _tail(log, sink, store, batch_interval_seconds=60.0, checkpoint_seconds=60.0)
+    tail.start()
+    await until(lambda: len(sink.events) == 1)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    await tail.stop()
+
+    assert loop.time() - started < 5.0  # the pause ends with stop, not after 60 s
+    assert store.positions[(C, 0)] == 1

@@ -7,8 +7,10 @@ import threading
 import time
 from collections.abc import Sequence
 
+import pytest
 from fastapi.testclient import TestClient
 
+from collectors.errors import ConfigError
 from collectors.tail import OffsetsTail
 from collectors.tail_model import TailEvent
 from collectors.tail_sinks import RecentEvents
@@ -89,3 +91,19 @@ def test_build_cluster_tail_settings_applied_with_recent_events_sink() -> None:
 
     assert (tail.cluster, tail._start_from, tail._checkpoint_s, tail._max_batch) == ("prod", "latest", 7, 123)
     assert isinstance(tail.sink, RecentEvents)
+
+
+def test_build_cluster_tail_batch_interval_from_settings() -> None:
+    cluster = {"name": "prod", "bootstrap_servers": "127.0.0.1:9092"}
+    default = load_settings(clusters=[cluster])
+    off = load_settings(clusters=[cluster], tail={"batch_interval_seconds": 0})
+
+    tails = [build_cluster_tail(s.clusters[0], s, store=None, consumer=FakeLog({})) for s in (default, off)]
+
+    assert [t._interval_s for t in tails] == [0.25, 0.0]
+
+
+def test_load_settings_negative_batch_interval_refused_naming_field() -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(tail={"batch_interval_seconds": -1})
+    assert caught.value.field == "tail.batch_interval_seconds"
