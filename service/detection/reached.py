@@ -1,7 +1,8 @@
 """A cache in front of the store's "when did the log end reach this offset" (lag in seconds).
 
-Detection asks it for every lagging group-partition on every evaluation; the store answers each with a
-query over the partition's history. The answer for ``(topic, partition, offset)`` is fixed once the log end
+Detection asks it for every lagging group-partition on every evaluation; the store answers each from the
+log-end rows it wrote itself when they decide it (:mod:`store.log_end_memory`), else with a query over the
+partition's history. The answer for ``(topic, partition, offset)`` is fixed once the log end
 has reached ``offset``, until the log end falls below ``offset`` again (a truncation, a re-created topic:
 then the crossing that counts is a later one). So known answers are kept and dropped when an offsets
 observation shows such a fall, and entries nobody asked for since the previous offsets observation are
