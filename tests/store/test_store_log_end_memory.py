@@ -9,6 +9,7 @@ reopen), metadata rows without a log end, thinning, another replica writing (Pos
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -237,3 +238,38 @@ def test_log_end_memory_closed_store_raises(tmp_path: Path) -> None:
         store.log_end_reached_at("c1", "t", 0, 5)
     with pytest.raises(StoreError, match="closed"):
         store.log_end_reached_at_many("c1", [("t", 0, 5)])
+
+
+def test_log_end_memory_reads_beside_writes_see_one_crossing_each(store: Store, sql: Connection) -> None:
+    """Readers on two threads while the writer records: a growing log end's crossing, once known, is
+    the same in every answer, and the same as SQL's at the end."""
+    wanted = [("t", p, x) for p in range(4) for x in (5, 50, 120, 400)]
+    seen: dict[tuple[str, int, int], set[float]] = {w: set() for w in wanted}
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def read() -> None:
+        try:
+            while not done.is_set():
+                for w, at in store.log_end_reached_at_many("c1", wanted).items():
+                    seen[w].add(at)
+                for w in wanted[::3]:
+                    if (at := store.log_end_reached_at("c1", *w)) is not None:
+                        seen[w].add(at)
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(2)]
+    for r in readers:
+        r.start()
+    for i in range(150):
+        parts = tuple(PartitionOffsets("t", p, 0, 3 * i + p) for p in range(4))
+        store.record_offsets(OffsetsObservation("c1", T0 + i, parts))
+    done.set()
+    for r in readers:
+        r.join()
+    assert failures == []
+    final = log_end_reached_at_many(sql, "c1", wanted)
+    assert store.log_end_reached_at_many("c1", wanted) == final
+    assert {w: ats for w, ats in seen.items() if ats} == {w: {at} for w, at in final.items() if seen[w]}
+    assert store.log_end_lookups().memory > 0
