@@ -34,7 +34,7 @@ def all_known(
     if keys is None:
         keys = frozenset(map(_KEY, offsets))
     if last.found_in is previous.commits:  # all in them: only a key this replay removed can be missing
-        known = not any(k in keys and k not in commits for k in changed)
+        known = _none_removed(keys, commits, changed)
     else:
         known = not keys.difference(commits)
     return Polled(offsets, keys, commits if known else None)
@@ -49,5 +49,13 @@ def still_known(
     if last is None or last.keys is None or last.found_in is not previous.commits:
         # not found all in the previous offsets: nothing to carry but what a later look starts from
         return last if last is None or last.found_in is None else replace(last, found_in=None)
-    known = not any(k in last.keys and k not in commits for k in changed)
+    known = _none_removed(last.keys, commits, changed)
     return replace(last, found_in=commits if known else None)
+
+
+def _none_removed(
+    keys: frozenset[tuple[str, str, int]], commits: dict[CommitKey, CommitPoint], changed: set[CommitKey]
+) -> bool:
+    """No key of ``changed`` that ``keys`` holds is missing from ``commits``: set operations in C over
+    the changed keys (all 12,500 at --churn 1), where a generator looked each up twice."""
+    return not changed.intersection(keys).difference(commits)
