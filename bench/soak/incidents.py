@@ -105,15 +105,15 @@ def rewind(world: World, protocol: str) -> Injected:
     )
 
 
-def retention_passes_stuck_group(world: World) -> Injected:
+def retention_passes_stuck_group(world: World, retention_ms: int = RETENTION_MS) -> Injected:
     """The group's member stops reading (still a member), and the topic's retention is shortened to
-    :data:`RETENTION_MS` (someone trimming a topic that fills a disk)."""
+    ``retention_ms`` (someone trimming a topic that fills a disk)."""
     group = next(g for g in world.reserved if "retention" in g)
     world.members.pause(world.groups[group][0])
     admin = world.admin()
     try:
         # AlterConfigs replaces the topic's whole config: the others are given again
-        configs = {**RETENTION_CONFIGS, "retention.ms": str(RETENTION_MS)}
+        configs = {**RETENTION_CONFIGS, "retention.ms": str(retention_ms)}
         admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, world.topic_of[group], configs)])
     finally:
         admin.close()

@@ -33,6 +33,7 @@ class Plan:
     warmup: float = 60.0  # seconds watched (from the service's readiness) before the first operation
     quiet: float = 60.0  # seconds watched after the last one, before the incidents
     incident_timeout: float = 240.0
+    incident_retention_ms: int = incidents.RETENTION_MS  # what the retention incident cuts retention to
     retention_ms: int = TRAFFIC_RETENTION_MS  # of the traffic topics; keep it above outage + recovery
     schedule: tuple[str, ...] = tuple(op.__name__ for op in SCHEDULE)  # cycled; at least one pass
     timing: Timing = field(default_factory=lambda: Timing(settle=10.0, outage=150.0, quorum_loss=60.0))
@@ -134,7 +135,7 @@ def _inject(world: World, serve: Serve, plan: Plan, phase: Phases) -> list[Injec
     its own groups and topics). Retention's goes first: it takes half a minute to pass."""
     done: list[Injected] = []
     for inject in (
-        lambda: incidents.retention_passes_stuck_group(world),
+        lambda: incidents.retention_passes_stuck_group(world, plan.incident_retention_ms),
         lambda: incidents.rewind(world, "classic"),
         lambda: incidents.rewind(world, "consumer"),
         lambda: incidents.unclean_truncation(world, serve),

@@ -30,8 +30,14 @@ def test_soak_operations_no_false_page_then_every_incident_caught(tmp_path: Path
         warmup=15,
         quiet=5,
         incident_timeout=150,
-        timing=Timing(settle=5, outage=0, quorum_loss=20),
+        # settle: a restarted Python member is back in its group (its first assignment awaited) before
+        # the next one goes, so 2 s between them is enough. The quorum down 10 s: longer than the
+        # brokers' 6 s session timeout, as the bench's 60 s is
+        timing=Timing(settle=2, outage=0, quorum_loss=10),
         retention_ms=60_000,  # deletes consumed data within the run (no outage here to outlast)
+        # the retention incident: 15 s (5 s segments, checked every 5 s) passes the stuck group within
+        # about 25 s of the cut, while the other incidents are injected (30 s took 37-44 s)
+        incident_retention_ms=15_000,
         schedule=tuple(op.__name__ for op in SCHEDULE if op.__name__ not in COVERED_ELSEWHERE),
     )
     result = soak(plan, tmp_path)
