@@ -48,7 +48,7 @@ class RangeHistory(History[RangeSample]):
         by ``moved_after`` has a log start above ``offset``, none taken from ``committed_at`` on a log
         end below it. Found by bisection while the samples are in time order (they are appended as
         observed), so a cycle in which every group commits costs no walk over every history."""
-        lo, hi, at, v, tail = self._lo, self._hi, self._at, self._values, self._tail
+        lo, hi, at, v = self._lo, self._hi, self._at, self._values
         if not (self._ordered and self._tail_follows()):
             return True  # out of time order (a clock stepped back): the caller walks every sample
         before = bisect_right(at, moved_after, lo, hi)
@@ -61,10 +61,13 @@ class RangeHistory(History[RangeSample]):
         after = bisect_left(at, committed_at, lo, hi)
         if after < hi and min(v[2 * after + 1 : 2 * hi : 2]) < offset:
             return True
-        return any(
-            (s.at <= moved_after and offset < s.log_start) or (s.at >= committed_at and offset > s.log_end)
-            for s in tail
-        )
+        # the samples outside the arrays, read from their fields (no tuple of them, no generator)
+        for s in (self._prev, self._last):
+            if s is not None and (
+                (s[0] <= moved_after and offset < s[1]) or (s[0] >= committed_at and offset > s[2])
+            ):
+                return True
+        return False
 
     @staticmethod
     def _at_arrays(at: array[float], values: array[int], j: int) -> RangeSample:
