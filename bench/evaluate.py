@@ -21,7 +21,8 @@ before the service-like split).
         [--out FILE] [--before RESULT.json --before-commit REV --before-note TEXT]
 
 A busy cluster, every partition moving and every history filling (``history_samples`` cycles):
-``--churn 1 --cycles 250 --history-spacing 0``. Prints the figures (with the histories' samples and
+``--partitions 5000 --groups 500 --churn 1 --cycles 250 --history-spacing 0 --out evaluate_churn.json``
+(bench/service's ``--churn 1`` fleet). Prints the figures (with the histories' samples and
 the resident memory the run grew by) and writes bench/results/evaluate.json (``--out``: another name),
 with ``--before``'s figures beside when given (a result of this bench with the same setup, for the code
 before a change: run the two alternately on the same machine). What bench/service measures end to end,
