@@ -10,9 +10,10 @@ Delivery is at least once: a position is saved only after the sink returned for 
 errors, a broker down or a moved leader are logged and retried with backoff; a record that does not
 decode is counted and skipped, and so is, its value never decoded, a record of a group, topic or pair out
 of the cluster's scope (:class:`collectors.scope.Scope`). ``caught_up`` turns true once every partition
-reached the end offset seen at start, and stays true. While records keep coming (batches short of
-``max_batch_records``), a fetch follows the last one no sooner than ``batch_interval_seconds``: each then
-brings everything appended meanwhile; a record after a quiet spell answers the fetch held for it at once.
+reached the end offset seen at start, and stays true. Caught up, while records keep coming (batches short
+of ``max_batch_records``), a fetch follows the last one no sooner than ``batch_interval_seconds``: each
+then brings everything appended meanwhile; a record after a quiet spell answers the fetch held for it at
+once.
 """
 
 from __future__ import annotations
@@ -254,10 +255,10 @@ class OffsetsTail:
                 progress.deliver(await consumer.positions(partitions))
             if due:
                 await self._checkpoint()
-            if batch and self._interval_s > 0 and sum(map(len, batch.values())) < self._max_batch:
+            if self._interval_s > 0 and batch and progress.caught_up and _records(batch) < self._max_batch:
                 # Caught up on a busy cluster: without a pause each fetch brings the few records appended
                 # since the last one (2,500 commits a second came in ~110 fetches a second, each a round
-                # trip and a batch through the sinks). A full batch (catching up) is followed at once.
+                # trip and a batch through the sinks). Catching up, or a full batch, goes on at once.
                 pause = self._interval_s - (time.monotonic() - fetched_at)
                 if pause > 0:
                     await self._wait(pause)
@@ -355,6 +356,10 @@ def _in_scope(scope: Scope, key: bytes | None) -> bool:
     decoder to count as undecodable or unknown."""
     names = key_names(key) if key is not None else None
     return names is None or scope.record_in(*names)
+
+
+def _records(batch: Mapping[int, Sequence[RawRecord]]) -> int:
+    return sum(map(len, batch.values()))
 
 
 def _cancelling() -> bool:

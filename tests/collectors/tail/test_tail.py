@@ -433,11 +433,23 @@ class _TimedLog(FakeLog):
         return out
 
 
-async def test_tail_small_batches_fetched_at_most_once_per_batch_interval() -> None:
-    log = _TimedLog({0: [commit(i, "g", "t", 0, i) for i in range(4)]}, chunk=1)
-    sink = RecordingSink()
+async def _caught_up_then_appended(log: _TimedLog, sink: RecordingSink, count: int, **kw: object) -> None:
+    """Start a tail on the empty ``log``, append ``count`` commits once it is caught up, wait for them."""
+    tail = _tail(log, sink, **kw)
+    tail.start()
+    try:
+        await until(lambda: tail.caught_up)
+        for i in range(count):
+            log.append(0, commit(i, "g", "t", 0, i))
+        await until(lambda: len(sink.events) == count)
+    finally:
+        await tail.stop()
 
-    await run_until_caught_up(_tail(log, sink, batch_interval_seconds=0.1))
+
+async def test_tail_caught_up_small_batches_fetched_at_most_once_per_batch_interval() -> None:
+    log, sink = _TimedLog({0: []}, chunk=1), RecordingSink()
+
+    await _caught_up_then_appended(log, sink, 4, batch_interval_seconds=0.1)
 
     assert sink.offsets(0) == [0, 1, 2, 3]  # everything, in order
     assert len(log.fetched_at) == 4
@@ -445,22 +457,33 @@ async def test_tail_small_batches_fetched_at_most_once_per_batch_interval() -> N
     assert min(gaps) >= 0.1 - 0.005  # the loop's clock may round a timer down by its resolution
 
 
-async def test_tail_full_batches_fetched_without_pause() -> None:
-    """Catching up fills every batch (``max_batch_records``): the next fetch follows at once."""
-    log = _TimedLog({0: [commit(i, "g", "t", 0, i) for i in range(6)]}, chunk=2)
-    sink = RecordingSink()
+async def test_tail_caught_up_full_batches_fetched_without_pause() -> None:
+    """A caught-up tail falling behind (a full batch of ``max_batch_records``) fetches again at once."""
+    log, sink = _TimedLog({0: []}, chunk=2), RecordingSink()
 
-    await run_until_caught_up(_tail(log, sink, batch_interval_seconds=60.0, max_batch_records=2))
+    await _caught_up_then_appended(log, sink, 6, batch_interval_seconds=60.0, max_batch_records=2)
 
     assert sink.offsets(0) == [0, 1, 2, 3, 4, 5]
     assert log.fetched_at[-1] - log.fetched_at[0] < 5.0  # three full batches, no 60 s pause between
 
 
+async def test_tail_catching_up_small_batches_fetched_without_pause() -> None:
+    """Until it reached the end offsets seen at start, the tail reads on at once (``/readyz`` waits)."""
+    log = _TimedLog({0: [commit(i, "g", "t", 0, i) for i in range(4)]}, chunk=1)
+    sink = RecordingSink()
+
+    await run_until_caught_up(_tail(log, sink, batch_interval_seconds=60.0))
+
+    assert sink.offsets(0) == [0, 1, 2, 3]
+    assert log.fetched_at[-1] - log.fetched_at[0] < 5.0
+
+
 async def test_tail_stop_during_batch_interval_returns_and_saves_positions() -> None:
-    log = FakeLog({0: [commit(0, "g", "t", 0, 1)]}, chunk=1)
-    store, sink = FakeStore(), RecordingSink()
+    log, store, sink = FakeLog({0: []}, chunk=1), FakeStore(), RecordingSink()
     tail = _tail(log, sink, store, batch_interval_seconds=60.0, checkpoint_seconds=60.0)
     tail.start()
+    await until(lambda: tail.caught_up)
+    log.append(0, commit(0, "g", "t", 0, 1))
     await until(lambda: len(sink.events) == 1)
     loop = asyncio.get_running_loop()
     started = loop.time()
