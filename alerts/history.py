@@ -113,6 +113,9 @@ class OffsetHistory(History[OffsetSample]):
                     self._at, self._values, self._lo, hi, prev, sample, self._ordered, self._cap
                 )
         if spacing > 0 and keep >= 3 and second_at is not None and last[0] - second_at < spacing:
+            lo = self._lo
+            if hi - lo + (prev is not None) + 1 <= keep - 1:  # with_last(sample) trims nothing: built here
+                return OffsetHistory(self._at, self._values, lo, hi, prev, sample, self._ordered, self._cap)
             return self.with_last(sample).trimmed(keep - 1)
         return self.appended(sample, keep)
 
