@@ -196,6 +196,9 @@ def render_properties(
             "broker.id": node.node_id,
             "zookeeper.connect": zookeeper_connect,
             "zookeeper.session.timeout.ms": 6000,
+            # tests stop a partition's last in-sync replica: its controlled shutdown cannot move that
+            # leader and is retried 3 times 5 s apart (10 s per stop) before the broker shuts down anyway
+            "controlled.shutdown.retry.backoff.ms": 500,
         }
     else:
         props = {

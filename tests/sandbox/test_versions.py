@@ -82,6 +82,8 @@ def test_zookeeper_mode_plan_and_broker_properties(tmp_path: Path) -> None:
     assert (props["broker.id"], props["zookeeper.connect"]) == ("1", f"127.0.0.1:{zk.controller_port}")
     assert not {k for k in props if k.startswith(("process.", "controller.", "share.", "broker.heartbeat"))}
     assert props["listeners"] == f"PLAINTEXT://127.0.0.1:{brokers[0].port}"
+    # a last in-sync replica's stop retries its controlled shutdown 0.5 s apart, not 5 s
+    assert props["controlled.shutdown.retry.backoff.ms"] == "500"
 
 
 def test_kraft_properties_keep_roles_quorum_and_share_settings(tmp_path: Path) -> None:
