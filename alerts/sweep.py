@@ -145,11 +145,11 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
     unjudged = last.unjudged | moved
     if view.inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
         now_ranges = _ranges(view.partitions)
-        keys = set(unjudged)
-        # each changed partition's group-partitions, gathered in C (every partition, at --churn 1)
-        keys.update(
-            chain.from_iterable(map(by_partition.get, ranges_changed(ranges, now_ranges), repeat(())))
-        )
+        # each changed partition's group-partitions, gathered in C (every partition, at --churn 1), then
+        # the rest: a set keeps the first of equal keys, and the index holds the commits' own key objects
+        # (a replay's are new ones), so the rules' lookups of them compare by identity
+        keys = set(chain.from_iterable(map(by_partition.get, ranges_changed(ranges, now_ranges), repeat(()))))
+        keys.update(unjudged)
         found_lag, fresh_quiet = lag_judgements(view, now, thresholds, keys)
         lag = _merged(last.lag, keys, found_lag, commits)
         quiet = requieted(quiet, keys, fresh_quiet)
