@@ -86,8 +86,12 @@ def _tail_log() -> FakeLog:
             commit(len(records), group, topic, 0, 900, t - 50),
             commit(len(records) + 1, group, topic, 0, 100, t),
         ]
-    records.append(commit(len(records), "billing", "orders", 0, 950, t - 50))  # billing rewinds: pages
-    records.append(commit(len(records), "billing", "orders", 0, 500, t))
+    # billing rewinds: pages. Its commits are made after the first committed poll (the tails start after
+    # it): a tail record older than a poll that already showed the partition is history, not a page
+    # (alerts/commits.replay), and whether detection evaluated that poll first would be a race.
+    later = t + 60_000
+    records.append(commit(len(records), "billing", "orders", 0, 950, later - 50))
+    records.append(commit(len(records), "billing", "orders", 0, 500, later))
     return FakeLog({0: records})
 
 
@@ -122,12 +126,22 @@ def _runtime(settings: Settings) -> Runtime:
 
 
 def _wait(client: TestClient, runtime: Runtime) -> None:
-    deadline = time.monotonic() + 10
+    """Ready, the tail has handed every record of the log on, and detection has evaluated all of them.
+
+    Once the tail is caught up its records are queued in detection (the tail marks them delivered after
+    its sink returned). An evaluation takes the queue when it is asked for, then may wait for the one
+    running: the first to finish after this moment may have started before, the second may have taken
+    the queue before the tail's last batch; the third took it after."""
+    deadline = time.monotonic() + 20
+    detection, tail = runtime.detections[0], runtime.tails[0]
+    caught_up_at: int | None = None
     while time.monotonic() < deadline:
-        if client.get("/readyz").status_code == 200 and runtime.detections[0].evaluations >= 2:
+        if caught_up_at is None and tail.caught_up and client.get("/readyz").status_code == 200:
+            caught_up_at = detection.evaluations
+        if caught_up_at is not None and detection.evaluations >= caught_up_at + 3:
             return
         time.sleep(0.05)
-    raise AssertionError("the service never became ready with detection running")
+    raise AssertionError("the service never became ready with the tail's records evaluated")
 
 
 def _leaks(text: str) -> list[str]:
