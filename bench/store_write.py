@@ -26,12 +26,14 @@ import platform
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 from store import Store
+from store.records import WriteCounts
 from store.settings import StoreSettings
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -76,13 +78,21 @@ class Moving:
 
 def steady(store: Store, args: argparse.Namespace, start: float) -> dict[str, Any]:
     moving = Moving(args.partitions, args.churn)
-    store.record_offsets(moving.observe(start))  # every partition new: not measured
+    return _cycles(store.record_offsets, moving.observe, start, args.cycles)
+
+
+def _cycles(
+    record: Callable[[Any], WriteCounts], observe: Callable[[float], Any], start: float, cycles: int
+) -> dict[str, Any]:
+    """CPU per ``record`` of ``cycles`` observations 5 s apart, after a first one (every key new) not
+    measured."""
+    record(observe(start))
     spent: list[float] = []
     rows: list[int] = []
-    for cycle in range(1, args.cycles + 1):
-        obs = moving.observe(start + 5.0 * cycle)
+    for cycle in range(1, cycles + 1):
+        obs = observe(start + 5.0 * cycle)
         t0 = time.process_time()
-        counts = store.record_offsets(obs)
+        counts = record(obs)
         spent.append(time.process_time() - t0)
         rows.append(counts.history_rows)
     return {
@@ -124,20 +134,7 @@ class Committing:
 
 def steady_committed(store: Store, args: argparse.Namespace, start: float) -> dict[str, Any]:
     committing = Committing(args.groups, args.partitions_per_group, args.committed_churn)
-    store.record_committed(committing.observe(start))  # every key new: not measured
-    spent: list[float] = []
-    rows: list[int] = []
-    for cycle in range(1, args.cycles + 1):
-        obs = committing.observe(start + 5.0 * cycle)
-        t0 = time.process_time()
-        counts = store.record_committed(obs)
-        spent.append(time.process_time() - t0)
-        rows.append(counts.history_rows)
-    return {
-        "median_cpu_s": round(statistics.median(spent), 5),
-        "mean_cpu_s": round(statistics.fmean(spent), 5),
-        "history_rows_per_record": round(statistics.fmean(rows), 1),
-    }
+    return _cycles(store.record_committed, committing.observe, start, args.cycles)
 
 
 def main() -> None:
