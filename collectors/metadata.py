@@ -38,10 +38,11 @@ class MetadataCollector:
         self._pending: asyncio.Future[ClusterMetadata] | None = None  # the request under way
 
     async def collect(self) -> ClusterMetadata:
-        """A fresh observation: a new Metadata request, or the one under way (the scheduler's run and the
+        """A new observation: a new Metadata request, or the one under way (the scheduler's run and the
         other collectors' :meth:`latest` at a start, all at once, share one: at 20,000 partitions each is
-        a second of a broker's time and of decoding); raises :class:`collectors.errors.KafkaError` if no
-        broker answered."""
+        a second of a broker's time and of decoding). A caller that joins a request under way gets its
+        answer, ``observed_at`` the moment that request was sent: up to one request's time before the
+        call. Raises :class:`collectors.errors.KafkaError` if no broker answered."""
         pending = self._pending
         if pending is None:
             pending = self._pending = asyncio.ensure_future(self._request())
