@@ -28,6 +28,8 @@ Sink = Callable[[Any], Awaitable[None]]
 UNOBSERVED_SHOWN = 50  # entries of CollectorStatus.unobserved that /readyz lists
 UNOBSERVED_LOGGED = 10  # and that one log line names
 FIRST_ROUND_POLL_S = 0.05
+# seconds a stop lets the collector runs in progress finish before it cancels them
+FINISH_S = 5.0
 
 
 @dataclass(slots=True)
@@ -167,13 +169,15 @@ class Scheduler:
         self.stale_after_intervals = stale_after_intervals
         self.maintenance = list(maintenance)  # (name, interval seconds, task): not collectors, not in /readyz
         self._scheduler: AsyncIOScheduler | None = None
+        self._maintaining = 0  # maintenance tasks running
+        self._stopping = False  # shutdown is cancelling the runs still in progress
 
     def start(self) -> None:
         scheduler = AsyncIOScheduler(timezone=UTC)
         now = datetime.now(UTC)
         for job in self.jobs:
             scheduler.add_job(
-                job.run_once,
+                self._stoppable(job.job_id, job.run_once),
                 "interval",
                 seconds=job.interval,
                 id=job.job_id,
@@ -184,19 +188,64 @@ class Scheduler:
             )
         for name, interval, task in self.maintenance:
             scheduler.add_job(
-                _logged(name, task), "interval", seconds=interval, id=name, max_instances=1, coalesce=True
+                self._logged(name, task),
+                "interval",
+                seconds=interval,
+                id=name,
+                max_instances=1,
+                coalesce=True,
             )
         scheduler.start()
         self._scheduler = scheduler
 
-    async def shutdown(self, timeout: float = 30.0) -> None:
-        """Stop scheduling and let the runs in progress finish (bounded by ``timeout``)."""
-        if self._scheduler is not None:
-            self._scheduler.shutdown(wait=False)
-            self._scheduler = None
-        deadline = time.monotonic() + timeout
-        while any(job._lock.locked() for job in self.jobs) and time.monotonic() < deadline:
+    async def shutdown(self, timeout: float = 30.0, finish: float = FINISH_S) -> None:
+        """Stop scheduling; let the runs in progress finish for up to ``finish`` seconds, then cancel what
+        still runs (a collector waiting on a dead broker must not hold a stop) and wait for it to unwind
+        (``timeout`` in all). APScheduler's asyncio executor cancels every run in progress when it shuts
+        down, so it is paused first; a run cancelled by the stop is logged as such, not as a crash."""
+        scheduler, self._scheduler = self._scheduler, None
+        if scheduler is not None:
+            scheduler.pause()
+        start = time.monotonic()
+        while self._busy() and time.monotonic() - start < min(finish, timeout):
             await asyncio.sleep(0.05)
+        self._stopping = True
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
+        while self._busy() and time.monotonic() - start < timeout:
+            await asyncio.sleep(0.05)
+
+    def _busy(self) -> bool:
+        return self._maintaining > 0 or any(job._lock.locked() for job in self.jobs)
+
+    def _logged(self, name: str, task: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[object]]:
+        """``task`` with its failures logged, counted as running (:meth:`shutdown` waits for it)."""
+
+        async def run() -> None:
+            self._maintaining += 1
+            try:
+                await task()
+            except Exception:
+                log.exception("maintenance task %s failed", name)
+            finally:
+                self._maintaining -= 1
+
+        return self._stoppable(name, run)
+
+    def _stoppable(self, name: str, run: Callable[[], Awaitable[object]]) -> Callable[[], Awaitable[object]]:
+        """``run`` as APScheduler runs it: cancelled by :meth:`shutdown`, it ends with a log line (APScheduler
+        would log the cancellation as an exception, with its traceback); any other cancellation goes on."""
+
+        async def scheduled() -> object:
+            try:
+                return await run()
+            except asyncio.CancelledError:
+                if not self._stopping:
+                    raise
+                log.info("%s: the run in progress was cancelled by the stop", name)
+                return None
+
+        return scheduled
 
     def statuses(self) -> list[CollectorStatus]:
         return [job.status for job in self.jobs]
@@ -214,13 +263,3 @@ class Scheduler:
 
     def stale(self, now: float) -> list[CollectorStatus]:
         return [s for s in self.statuses() if s.stale(now, self.stale_after_intervals)]
-
-
-def _logged(name: str, task: Callable[[], Awaitable[None]]) -> Callable[[], Awaitable[None]]:
-    async def run() -> None:
-        try:
-            await task()
-        except Exception:
-            log.exception("maintenance task %s failed", name)
-
-    return run

@@ -1,5 +1,6 @@
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -171,3 +172,66 @@ async def test_first_round_gives_up_after_timeout() -> None:
         assert await scheduler.first_round(timeout=0.2) is False
     finally:
         await scheduler.shutdown(timeout=0.1)
+
+
+class Blocking:
+    """A collector (or maintenance task) whose run waits on ``release``; ``done`` counts finished runs."""
+
+    def __init__(self) -> None:
+        self.name, self.cluster = "committed", "c1"
+        self.failures: tuple[Failure, ...] = ()
+        self.started = asyncio.Event()
+        self.release = asyncio.Event()
+        self.calls = self.done = 0
+
+    async def collect(self) -> Obs:
+        await self.task()
+        return Obs("c1")
+
+    async def task(self) -> None:
+        self.calls += 1
+        self.started.set()
+        await self.release.wait()
+        self.done += 1
+
+
+async def test_shutdown_lets_the_runs_in_progress_finish_not_cancelled_and_starts_no_other(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    collector, maintenance = Blocking(), Blocking()
+    job = CollectorJob(collector, interval=0.05)
+    scheduler = Scheduler([job], maintenance=[("thin", 0.05, maintenance.task)])
+    scheduler.start()
+    await asyncio.wait_for(asyncio.gather(collector.started.wait(), maintenance.started.wait()), 5)
+    with caplog.at_level(logging.INFO):
+        caplog.clear()  # APScheduler's "skipped: maximum number of running instances" while they block
+        stopping = asyncio.ensure_future(scheduler.shutdown(timeout=5.0))
+        await asyncio.sleep(0.3)  # six intervals: nothing new may start while the runs finish
+        assert not stopping.done()  # it waits for them
+        collector.release.set()
+        maintenance.release.set()
+        await asyncio.wait_for(stopping, 5)
+    assert (collector.calls, collector.done, maintenance.calls, maintenance.done) == (1, 1, 1, 1)
+    assert job.status.failures == 0 and job.status.last_success_at is not None
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    await asyncio.sleep(0.2)
+    assert (collector.calls, maintenance.calls) == (1, 1)  # shut down: no run after
+
+
+async def test_shutdown_cancels_what_still_runs_after_finish_logged_as_cancelled_not_a_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    collector = Blocking()  # a collector waiting on a dead broker
+    job = CollectorJob(collector, interval=60)
+    scheduler = Scheduler([job])
+    scheduler.start()
+    await asyncio.wait_for(collector.started.wait(), 5)
+    with caplog.at_level(logging.INFO):
+        t0 = time.monotonic()
+        await asyncio.wait_for(scheduler.shutdown(timeout=30.0, finish=0.2), 30)
+        took = time.monotonic() - t0
+    assert collector.done == 0 and not job._lock.locked()  # cancelled, and unwound before shutdown returned
+    assert took < 10.0  # not held for the whole timeout
+    logged = [(r.levelname, r.getMessage()) for r in caplog.records]
+    assert ("INFO", "c1:committed: the run in progress was cancelled by the stop") in logged
+    assert [m for level, m in logged if level in ("WARNING", "ERROR", "CRITICAL")] == []
