@@ -110,6 +110,10 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         old = commits.get(key)
         g = groups.get(e.group)
         state = g.state if g else None
+        # A group known in its state only since after this commit was made: a poll observed it later
+        # (the tail delivers records up to a batch interval after the poll sees the group), so the state
+        # at the commit is unknown. A classic group's record says its state at every commit after it.
+        known = g is not None and at >= g.since
         if e.offset is None:
             tombstoned[key] = at
             if old is not None:
@@ -136,8 +140,8 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             at,
             at if moved or old is None else old.moved_at,
             "tail",
-            state,
-            e.generation if e.generation is not None else (g.generation if g else None),
+            state if known else None,
+            e.generation if e.generation is not None else (g.generation if g and known else None),
             e.member_epoch,
             e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
         )
@@ -146,7 +150,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         commits[key] = new
         changed.add(key)
         if old is not None and moved:
-            move = _CommitMoveDraft(key, old, new, state, g.protocol_type if g else None, at)
+            move = _CommitMoveDraft(key, old, new, new.group_state, g.protocol_type if g else None, at)
             move.__class__ = CommitMove  # type: ignore[assignment]
             moves.append(move)  # type: ignore[arg-type]
 
