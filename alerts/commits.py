@@ -39,6 +39,7 @@ class CommitMove:
     group_state: str | None  # the group's state when ``new`` was committed
     protocol_type: str | None  # "" for a standalone (assign()) group
     moved_after: float  # the move happened after this: the commit time (tail) or the last poll showing old
+    state_since: float | None = None  # since when in ``group_state`` (tail-seen, known): GroupPoint.since
 
 
 @dataclass(slots=True)
@@ -52,6 +53,7 @@ class _CommitMoveDraft:
     group_state: str | None
     protocol_type: str | None
     moved_after: float
+    state_since: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,10 +112,9 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         old = commits.get(key)
         g = groups.get(e.group)
         state = g.state if g else None
-        # A group known in its state only since after this commit was made: a poll observed it later
-        # (the tail delivers records up to a batch interval after the poll sees the group), so the state
-        # at the commit is unknown. A classic group's record says its state at every commit after it.
-        known = g is not None and at >= g.since
+        # A state known only since after the commit (a poll saw it, the tail lags a batch): unknown there.
+        since = g.since if g is not None and at >= g.since else None
+        known = since is not None
         if e.offset is None:
             tombstoned[key] = at
             if old is not None:
@@ -150,7 +151,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         commits[key] = new
         changed.add(key)
         if old is not None and moved:
-            move = _CommitMoveDraft(key, old, new, new.group_state, g.protocol_type if g else None, at)
+            move = _CommitMoveDraft(key, old, new, new.group_state, g.protocol_type if g else None, at, since)
             move.__class__ = CommitMove  # type: ignore[assignment]
             moves.append(move)  # type: ignore[arg-type]
 

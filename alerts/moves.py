@@ -92,6 +92,24 @@ def operator_commit(move: CommitMove, *, forward: bool = False) -> bool:
     return move.old.generation is not None and move.old.generation == move.new.generation
 
 
+# A consumer leaving its group may commit its position just after the leave (a KIP-848 Java consumer's
+# last commit can reach the coordinator after its leave, sent without the member epoch): a commit this
+# soon after the group became memberless may be that member's own, not an operator's.
+LAST_COMMIT_SECONDS = 1.0
+LEFT_OR_ADMIN = "member_left_or_admin_reset"  # the offset_skip cause then
+
+
+def just_emptied(move: CommitMove) -> float | None:
+    """Seconds from the group becoming memberless to ``move``'s commit when at most
+    :data:`LAST_COMMIT_SECONDS` (a group polled memberless may have become so earlier: the figure is a
+    lower bound, and the move counts as just after whenever it may be); None otherwise."""
+    since = move.state_since
+    if since is None or not memberless(move.group_state):
+        return None
+    after = move.new.at - since
+    return max(after, 0.0) if after <= LAST_COMMIT_SECONDS else None
+
+
 PROJECTION_SAMPLES = 5  # samples the growth rate of an unobserved range is estimated from
 PROJECTION_MARGIN = 2.0  # growth is uneven: allow twice the rate
 

@@ -40,6 +40,9 @@ stopped group), ``admin_reset``, info, ``messages_skipped`` = the messages betwe
 end around the move) exactly; none, or no log range observed, no finding. Seen on the tail before the
 range is observed again, past the last log end observed: that count is certain, ``messages_skipped_max``
 = N - O. A group with members moving forward is reading: never reported, nor a standalone group's.
+Committed at most :data:`alerts.moves.LAST_COMMIT_SECONDS` after the group became memberless, it may
+as well be the departing member's own last commit (a KIP-848 Java consumer's, arriving after its leave):
+``member_left_or_admin_reset``, info, ``messages_skipped`` 0, ``messages_skipped_max`` the count above.
 """
 
 from __future__ import annotations
@@ -50,8 +53,10 @@ from alerts.commits import CommitMove
 from alerts.current import bracket
 from alerts.model import OFFSET_SKIP, Finding, Severity
 from alerts.moves import (
+    LEFT_OR_ADMIN,
     Truncation,
     history_for,
+    just_emptied,
     landings,
     move_evidence,
     old_out_of_range,
@@ -213,6 +218,25 @@ def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequen
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = "fetchable"
     g, t, p = m.key
+    left = just_emptied(m)
+    if left is not None:
+        # the departing member's own last commit (it read them) fits as well as an operator's reset
+        bound = magnitude.get("messages_skipped_max", skipped)
+        evidence["left_before_commit_seconds"] = round(left, 3)
+        return Finding(
+            kind=OFFSET_SKIP,
+            severity="info",
+            cluster=cluster,
+            group=g,
+            topic=t,
+            partition=p,
+            summary=f"group {g} had no members for {left:.1f} s when {t}[{p}] moved from {m.old.offset} to "
+            f"{m.new.offset}: the last member's own commit after leaving (it read them) or an operator's "
+            f"reset: at most {bound} messages never read, none for certain ({LEFT_OR_ADMIN})",
+            cause=LEFT_OR_ADMIN,
+            magnitude={"messages_skipped": 0, "messages_skipped_max": bound, "messages_deleted_unread": 0},
+            evidence=evidence,
+        )
     return Finding(
         kind=OFFSET_SKIP,
         severity="info",

@@ -213,10 +213,11 @@ def rewinds_and_losses(offsets: DataFrame, settings: AnalysisSettings) -> DataFr
     )
 
 
-def with_group_state(rows: DataFrame, history: DataFrame) -> DataFrame:
+def with_group_state(rows: DataFrame, history: DataFrame, *, since: bool = False) -> DataFrame:
     """``rows`` (few: anomalies) with the group's state just before each (``group_state``: Stable, Empty,
     Dead, Unknown for a group known only by KIP-848 epochs, null if never seen) and ``group_deleted``
-    (the next group record of the group is its tombstone)."""
+    (the next group record of the group is its tombstone); ``since``: also ``group_since``, the time (ms)
+    of the group's last record before the row (when it entered that state, unless its record repeated it)."""
     groups = history.where(F.col("kind").isin(*GROUP_KINDS)).select(
         "cluster",
         "group",
@@ -224,6 +225,7 @@ def with_group_state(rows: DataFrame, history: DataFrame) -> DataFrame:
         F.coalesce("group_state", F.lit("Unknown")).alias("_state"),
         F.col("group_state").alias("_explicit"),
         (F.col("kind") == schema.GROUP_TOMBSTONE).alias("_dead"),
+        F.col("timestamp").alias("_ts"),
         F.lit(0).alias("_is_row"),
     )
     marked = rows.select("*", F.lit(1).alias("_is_row"))
@@ -234,27 +236,30 @@ def with_group_state(rows: DataFrame, history: DataFrame) -> DataFrame:
     state = F.coalesce(
         F.last("_explicit", ignorenulls=True).over(upto), F.last("_state", ignorenulls=True).over(upto)
     )
+    extra = [F.last("_ts", ignorenulls=True).over(upto).alias("group_since")] if since else []
     return (
         both.select(
             "*",
             state.alias("_group_state"),
             F.coalesce(F.first("_dead", ignorenulls=True).over(after), F.lit(False)).alias("group_deleted"),
+            *extra,
         )
         .where(F.col("_is_row") == 1)
-        .drop("_is_row", "_state", "_explicit", "_dead", "group_state")
+        .drop("_is_row", "_state", "_explicit", "_dead", "_ts", "group_state")
         .withColumnRenamed("_group_state", "group_state")
     )
 
 
 def idle_moves(offsets: DataFrame, history: DataFrame) -> DataFrame:
     """The forward commits of :func:`offset_records` ``offsets`` made while the group was Empty (classic
-    group records say so; a KIP-848 group's epochs do not say how its membership changed): only the
-    groups ever Empty are looked at, a broadcast semi-join before the window over their records."""
+    group records say so; a KIP-848 group's epochs do not say how its membership changed), with
+    ``group_since`` (:func:`with_group_state`): only the groups ever Empty are looked at, a broadcast
+    semi-join before the window over their records."""
     groups = history.where(F.col("kind").isin(*GROUP_KINDS))
     empty = groups.where(F.col("group_state") == "Empty").select("cluster", "group").distinct()
     forward = offsets.where((F.col("kind") == schema.COMMIT) & (F.col("offset") > F.col("prev_offset")))
     moves = forward.join(F.broadcast(empty), ["cluster", "group"], "left_semi")
-    stated = with_group_state(moves, groups)
+    stated = with_group_state(moves, groups, since=True)
     return stated.where(F.col("group_state") == "Empty").drop("group_state", "group_deleted")
 
 

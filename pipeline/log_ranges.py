@@ -9,6 +9,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, OFFSET_REWIND, OFFSET_SKIP
+from alerts.moves import LAST_COMMIT_SECONDS, LEFT_OR_ADMIN
 from pipeline import schema
 from pipeline.anomaly_rows import KEY, MEASURES, ORDER, anomaly_row
 
@@ -141,8 +142,10 @@ def skips(offsets: DataFrame, ranges: DataFrame) -> DataFrame:
 def operator_resets(idle: DataFrame, ranges: DataFrame) -> DataFrame:
     """``offset_skip`` rows (``admin_reset``) for forward moves from a fetchable offset while the group had
     no members: an operator's reset, ``messages_skipped`` = the messages between the two offsets, up to the
-    log end around the move; none, no row. As :mod:`alerts.skip`. ``idle``: the forward moves made while
-    the group was Empty (few: see :func:`pipeline.analysis.idle_moves`)."""
+    log end around the move; none, no row. Within ``LAST_COMMIT_SECONDS`` of the group's last record
+    (Empty), ``member_left_or_admin_reset``: 0 skipped for certain, that count at most. As
+    :mod:`alerts.skip`. ``idle``: the forward moves made while the group was Empty (few: see
+    :func:`pipeline.analysis.idle_moves`)."""
     near = _around(idle, ranges, "at", "prev_offset", "prev_moved_at")
     before = F.col("_r_at") <= F.col("at")
     seen = near.groupBy(*KEY, *ORDER).agg(
@@ -162,14 +165,17 @@ def operator_resets(idle: DataFrame, ranges: DataFrame) -> DataFrame:
     skipped = F.least(F.col("offset"), end) - F.col("prev_offset")
     # no sample since the move (the end of the history): the log end may have grown past the last one
     open_ended = F.col("_end_after").isNull() & (F.col("_end_before") < F.col("offset"))
+    bound = F.when(open_ended, F.col("offset") - F.col("prev_offset"))
+    # just after the group emptied: the departing member's own last commit fits as well (alerts.moves)
+    left = F.coalesce(F.col("at") - F.col("group_since") <= LAST_COMMIT_SECONDS * 1000, F.lit(False))
     return rows.where(fetchable & (skipped > 0)).select(
         *anomaly_row(
             OFFSET_SKIP,
-            F.lit("admin_reset"),
-            skipped,
-            messages_skipped=skipped,
+            F.when(left, F.lit(LEFT_OR_ADMIN)).otherwise(F.lit("admin_reset")),
+            F.when(left, F.lit(0)).otherwise(skipped),
+            messages_skipped=F.when(left, F.lit(0)).otherwise(skipped),
             messages_lost=F.lit(0),
-            messages_skipped_max=F.when(open_ended, F.col("offset") - F.col("prev_offset")),
+            messages_skipped_max=F.when(left, F.coalesce(bound, skipped)).otherwise(bound),
         )
     )
 

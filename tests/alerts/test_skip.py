@@ -1,3 +1,5 @@
+import pytest
+
 from alerts.engine import evaluate
 from alerts.model import COMMITTED_BELOW_LOG_START, OFFSET_REWIND, OFFSET_SKIP, Finding, GroupEvent
 from alerts.skip import detect_offset_skips
@@ -519,9 +521,34 @@ def test_detect_offset_skips_commit_made_before_the_poll_that_saw_the_group_empt
 
 
 def test_detect_offset_skips_commit_made_after_the_poll_that_saw_the_group_empty_admin_reset() -> None:
-    s, step = _polled_empty_after_members_committed(13.0)
+    s, step = _polled_empty_after_members_committed(15.0)
     [f] = detect_offset_skips(s, step, 21, TH)
     assert (f.severity, f.cause, f.magnitude["messages_skipped"]) == ("info", "admin_reset", 1200)
+
+
+def test_detect_offset_skips_commit_just_after_the_poll_that_saw_the_group_empty_bounded() -> None:
+    # the poll saw the group memberless 0.5 s before the commit: its member may have left just before
+    s, step = _polled_empty_after_members_committed(12.5)
+    [f] = detect_offset_skips(s, step, 21, TH)
+    assert (f.severity, f.cause) == ("info", "member_left_or_admin_reset")
+    assert f.magnitude == {"messages_skipped": 0, "messages_skipped_max": 1200, "messages_deleted_unread": 0}
+    assert f.evidence["left_before_commit_seconds"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("after", "cause"),
+    [(0.0, "member_left_or_admin_reset"), (0.9, "member_left_or_admin_reset"), (1.5, "admin_reset")],
+)
+def test_detect_offset_skips_forward_commit_after_the_groups_empty_record(after: float, cause: str) -> None:
+    # the group's Empty record at 5; a commit ``after`` seconds later: within 1 s the departing member's
+    # own commit after its leave (KIP-848 Java consumer, truth matrix) fits as well as an operator's
+    reset = inputs(
+        offsets=offsets(21, {(T, 0): (0, 1500)}), commit_events=(commit(1500, 5 + after, 3),), tail_live=True
+    )
+    [f] = detect_offset_skips(_stopped_at_300(), reset, 21, TH)
+    assert (f.severity, f.cause) == ("info", cause)
+    skipped = 0 if cause != "admin_reset" else 1200
+    assert (f.magnitude["messages_skipped"], f.magnitude.get("messages_skipped_max", 1200)) == (skipped, 1200)
 
 
 def test_detect_offset_skips_empty_group_forward_over_nothing_no_finding() -> None:

@@ -58,6 +58,8 @@ CYCLES = [
             (7, commit("g9", "y", 0, 300, 7)),  # then stopped
             (8, group_state("g12", 0)),  # stopped (Empty) at 100 of z/0
             (8, commit("g12", "z", 0, 100, 8)),
+            (8, group_state("g14", 1)),  # a member at 100 of z/0 ...
+            (8, commit("g14", "z", 0, 100, 8)),
             (9, group_state("g13", 1)),
             (9, commit("g13", "x", 1, 120, 9)),
         ],
@@ -102,6 +104,8 @@ CYCLES = [
             # fetchable (where a reset to latest lands at least): 400 deleted unread, 300 read
             (96, commit("g9", "y", 0, 1000, 96)),
             (97, commit("g12", "z", 0, 400, 97)),  # an operator's reset of the Empty group: 300 skipped
+            (98.5, group_state("g14", 0)),  # ... leaves; 400 committed 0.5 s later: its own last commit
+            (99, commit("g14", "z", 0, 400, 99)),  # (read) or an operator's reset: at most 300 skipped
             # below the truncated end 100: no reset to latest; 10 of the kept re-read (not 30: 100..120
             # held messages the truncation destroyed)
             (94, commit("g13", "x", 1, 90, 94)),
@@ -160,6 +164,7 @@ EXPECTED = {
     ("offset_skip", "g9", "y", 0, 400),  # 300 -> 1000 over a log start of 700: 300 of it read on
     ("committed_below_log_start", "g9", "y", 0, 400),
     ("offset_skip", "g12", "z", 0, 300),  # a forward reset while Empty (admin_reset): 100..400 skipped
+    ("offset_skip", "g14", "z", 0, 0),  # just after the last member left: 0 skipped for certain, 300 at most
     ("offset_rewind", "g13", "x", 1, 10),  # below the truncated end: min(120, 100) - 90
     ("committed_beyond_log_end", "g13", "x", 1, 20),
 }

@@ -44,7 +44,7 @@ def test_run_history_archive_writes_tables_and_counts(
     # ranges they cannot be told from rewinds (skips need log ranges too)
     assert facts["anomalies"] == 5
     # (a KIP-848 group deleted right after its last commit is not one: DeleteGroups needs no members)
-    assert facts["commits"] == spark.read.parquet(str(out / "commits")).count() == 31
+    assert facts["commits"] == spark.read.parquet(str(out / "commits")).count() == 33
     assert spark.read.parquet(str(out / "commits")).where("tombstone").count() == 5
 
 

@@ -52,6 +52,7 @@ def test_anomalies_replayed_history_causes_match_online(anomalies: Any) -> None:
     assert ("offset_rewind", "g8") not in got
     assert got[("offset_skip", "g9")] == online[("offset_skip", "g9")] == "auto_reset_earliest"
     assert got[("offset_skip", "g12")] == online[("offset_skip", "g12")] == "admin_reset"
+    assert got[("offset_skip", "g14")] == online[("offset_skip", "g14")] == "member_left_or_admin_reset"
     assert got[("offset_rewind", "g13")] == online[("offset_rewind", "g13")] == "auto_reset_earliest"
     assert got[("offsets_lost", "g2")] == online[("offsets_lost", "g2")] == "deleted_while_consuming"
 
@@ -88,3 +89,4 @@ def test_anomalies_replayed_history_bounds_match_online(anomalies: Any) -> None:
     assert got[("offset_skip", "g4")] == (90, None, 60)  # 10 -> 100, 30 deleted unread
     assert got[("offset_skip", "g8")] == (10, 100, None)  # truncated to 100, reset to 110
     assert got[("offset_skip", "g12")] == (None, None, None)  # an operator's reset: exact
+    assert got[("offset_skip", "g14")] == (300, None, None)  # or the departing member's commit: at most
