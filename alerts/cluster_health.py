@@ -89,7 +89,9 @@ def detect_out_of_range_fetches(
         r = partitions.get(partition_key(key))
         if r is None or r.log_start is None or r.log_end is None:
             continue
-        if point.offset < r.log_start or point.offset > r.log_end:
+        # below the log start at any time is below it at the commit (it only grows); past a log end only
+        # if committed by the time it was sampled (a commit newer than the sample is ahead of it by design)
+        if point.offset < r.log_start or (point.offset > r.log_end and point.at <= r.observed_at):
             found.append(
                 (key, f"{key.group} {key.topic}[{key.partition}]={point.offset} ({r.log_start}..{r.log_end})")
             )
@@ -98,7 +100,10 @@ def detect_out_of_range_fetches(
     return (
         Finding(
             kind=OUT_OF_RANGE_FETCHES,
-            severity="warning",
+            # the errors alone do not say whose: a follower after a truncation, a consumer that seeks, or
+            # one whose reset is committed already (offset_skip / offset_rewind count it) — a page only
+            # with a committed offset outside its log
+            severity="warning" if outside else "info",
             cluster=inputs.cluster,
             group=None,
             topic=None,

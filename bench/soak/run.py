@@ -183,6 +183,17 @@ def _within(at: float, blind: list[tuple[float, float]]) -> bool:
     return any(start <= at <= end + BLIND_AFTER_S for start, end in blind)
 
 
+def _named_groups_injected(alert: Alert, injected: list[Injected]) -> bool:
+    """A cluster-wide ``out_of_range_fetches`` page is explained when every group it names as committed
+    outside its log (its evidence, ``"<group> <topic>[<p>]=<offset> (<start>..<end>)"``) is an injected
+    incident's, injected before it."""
+    if alert["kind"] != "out_of_range_fetches":
+        return False
+    named = {o.split(" ")[0] for o in alert["evidence"].get("committed_outside_range", ())}
+    ours = {g for i in injected if alert["started_at"] >= i.at - 1 for g in i.groups}
+    return bool(named) and named <= ours
+
+
 def _judge(
     alerts: list[Alert], ops: list[dict[str, Any]], blind: list[tuple[float, float]], injected: list[Injected]
 ) -> dict[str, Any]:
@@ -190,7 +201,7 @@ def _judge(
     for a in sorted(alerts, key=lambda a: a["started_at"]):
         if a["severity"] not in PAGES:
             continue
-        if any(i.owns(a) for i in injected):
+        if any(i.owns(a) for i in injected) or _named_groups_injected(a, injected):
             incident_pages += 1
         elif a["kind"] == "collector_failure" and _within(a["started_at"], blind):
             blind_pages += 1

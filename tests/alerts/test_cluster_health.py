@@ -15,10 +15,11 @@ from alerts.model import (
     OFFSETS_TOPIC_CLEANER_STALLED,
     OUT_OF_RANGE_FETCHES,
     CollectorStatus,
+    CommitEvent,
 )
-from alerts.state import DetectionState
+from alerts.state import CycleInputs, DetectionState
 from collectors.model import Failure, OffsetsObservation
-from tests.alerts.builders import TH, C, T, committed, inputs, metrics, offsets, run
+from tests.alerts.builders import TH, C, T, commit, committed, inputs, metrics, offsets, run
 
 OOR = {"request": "Fetch", "error": "OFFSET_OUT_OF_RANGE"}
 
@@ -70,6 +71,35 @@ def test_detect_out_of_range_fetches_counter_rose_counts_and_groups_outside() ->
     assert (f.kind, f.severity, f.magnitude["fetch_errors"]) == (OUT_OF_RANGE_FETCHES, "warning", 4)
     assert f.evidence["errors_by_broker"] == ("1=3", "2=1")
     assert f.evidence["committed_outside_range"] == ("h t[0]=50 (100..200)",)
+
+
+def _fetch_errors_with(commits: tuple[CommitEvent, ...], range_at: float) -> CycleInputs:
+    """Fetch errors rose; g committed on the tail (``commits``), t[0]'s range 100..200 sampled at
+    ``range_at``; the baseline's h (50, below the log start) is tombstoned: g's offset alone is judged."""
+    return inputs(
+        metrics=metrics(10, {1: {FETCH_ERRORS: 7}}, OOR),
+        offsets=offsets(range_at, {(T, 0): (100, 200)}),
+        commit_events=(*commits, commit(None, 1, 90, group="h")),
+        tail_live=True,
+    )
+
+
+def test_detect_out_of_range_fetches_commit_past_an_older_log_end_sample_not_outside_info() -> None:
+    # a consumer at the head commits 203 after the range was sampled at 200: ahead of the sample, not of
+    # the log; and nothing else is outside, so the errors alone (a follower, a seek) do not page
+    [f] = detect_out_of_range_fetches(_baseline(), _fetch_errors_with((commit(203, 9, 91),), 8), 10, TH)
+    assert (f.severity, f.evidence["committed_outside_range"]) == ("info", ())
+
+
+def test_detect_out_of_range_fetches_commit_past_a_newer_log_end_sample_outside_warning() -> None:
+    [f] = detect_out_of_range_fetches(_baseline(), _fetch_errors_with((commit(203, 7, 91),), 8), 10, TH)
+    assert (f.severity, f.evidence["committed_outside_range"]) == ("warning", ("g t[0]=203 (100..200)",))
+
+
+def test_detect_out_of_range_fetches_commit_below_an_older_log_start_sample_outside_warning() -> None:
+    # the log start only grows: below it at the sample, below it at the commit
+    [f] = detect_out_of_range_fetches(_baseline(), _fetch_errors_with((commit(60, 9, 91),), 8), 10, TH)
+    assert (f.severity, f.evidence["committed_outside_range"]) == ("warning", ("g t[0]=60 (100..200)",))
 
 
 def test_detect_out_of_range_fetches_counter_flat_nothing() -> None:
