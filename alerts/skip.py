@@ -218,24 +218,22 @@ def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequen
     evidence = move_evidence(m, history)
     evidence["old_offset_was"] = "fetchable"
     g, t, p = m.key
+    moved = f"{t}[{p}] moved from {m.old.offset} to {m.new.offset}"
     left = just_emptied(m)
-    if left is not None:
-        # the departing member's own last commit (it read them) fits as well as an operator's reset
+    if left is None:
+        cause = "admin_reset"
+        summary = f"group {g} had no members when {moved}: {skipped} messages never read" + (
+            f" (at most {magnitude['messages_skipped_max']})" if "messages_skipped_max" in magnitude else ""
+        )
+    else:  # the departing member's own last commit (it read them) fits as well as an operator's reset
+        cause = LEFT_OR_ADMIN
         bound = magnitude.get("messages_skipped_max", skipped)
+        magnitude = {"messages_skipped": 0, "messages_skipped_max": bound, "messages_deleted_unread": 0}
         evidence["left_before_commit_seconds"] = round(left, 3)
-        return Finding(
-            kind=OFFSET_SKIP,
-            severity="info",
-            cluster=cluster,
-            group=g,
-            topic=t,
-            partition=p,
-            summary=f"group {g} had no members for {left:.1f} s when {t}[{p}] moved from {m.old.offset} to "
-            f"{m.new.offset}: the last member's own commit after leaving (it read them) or an operator's "
-            f"reset: at most {bound} messages never read, none for certain ({LEFT_OR_ADMIN})",
-            cause=LEFT_OR_ADMIN,
-            magnitude={"messages_skipped": 0, "messages_skipped_max": bound, "messages_deleted_unread": 0},
-            evidence=evidence,
+        summary = (
+            f"group {g} had no members for {left:.1f} s when {moved}: the last member's own commit after "
+            f"leaving (it read them) or an operator's reset: at most {bound} messages never read, none for "
+            "certain"
         )
     return Finding(
         kind=OFFSET_SKIP,
@@ -244,11 +242,8 @@ def _operator_forward(cluster: str, m: CommitMove, skipped: int, history: Sequen
         group=g,
         topic=t,
         partition=p,
-        summary=f"group {g} had no members when {t}[{p}] moved from {m.old.offset} to {m.new.offset}: "
-        f"{skipped} messages never read"
-        + (f" (at most {magnitude['messages_skipped_max']})" if "messages_skipped_max" in magnitude else "")
-        + " (admin_reset)",
-        cause="admin_reset",
+        summary=f"{summary} ({cause})",
+        cause=cause,
         magnitude=magnitude,
         evidence=evidence,
     )
