@@ -267,7 +267,8 @@ def _apply_poll(
     failed = {f.key for f in obs.failures if f.scope == "group"}
     unseen = obs.unseen_topics()
     fetched = set(obs.groups) - failed
-    for key in [k for k in commits if k.group in fetched and k not in seen and k.topic not in unseen]:
+    gone = [k for k, c in commits.items() if k not in seen and c.at <= at]  # not committed after the poll
+    for key in [k for k in gone if k.group in fetched and k.topic not in unseen]:
         info = polled.get(key.group)
         known = groups.get(key.group)
         since = known.since if known is not None and info is not None and known.state == info.state else at

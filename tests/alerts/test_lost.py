@@ -133,6 +133,19 @@ def test_detect_offsets_lost_polled_offsets_vanish_while_stable_critical() -> No
     assert (f.severity, f.evidence["source"]) == ("critical", "poll")
 
 
+def test_detect_offsets_lost_poll_taken_before_a_tail_commit_it_lacks_nothing() -> None:
+    # the tail (not live: a gap) delivers a commit at 21 before a poll taken at 20 is evaluated, which
+    # lists none of the group's offsets: it was taken before the commit, not after a deletion (soak)
+    s = _polled_stable()
+    inp = inputs(
+        offsets=_ranges(22),
+        committed=committed(20, {}, groups=("g",)),
+        groups=groups(20, {"g": "Stable"}),
+        commit_events=(commit(60, 21, 1),),
+    )
+    assert detect_offsets_lost(s, inp, 22, TH) == ()
+
+
 def test_detect_offsets_lost_topic_hidden_by_an_acl_is_not_a_loss() -> None:
     """DESCRIBE on the topic taken away: OffsetFetch leaves its offsets out, the collector says so with a
     ``topic`` failure, and nothing is lost (the same vanishing offsets page critical otherwise, above)."""
