@@ -12,9 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from alerts.current import current_groups
-from alerts.membership import DEAD as DEAD
-from alerts.membership import EMPTY as EMPTY
-from alerts.membership import polled_point
+from alerts.membership import DEAD, EMPTY, polled_point
 from alerts.model import CommitEvent, GroupEvent
 from alerts.polled import all_known, still_known
 from alerts.state import (
@@ -67,6 +65,7 @@ class Removal:
     source: str  # "tombstone" or "poll"
     group: GroupPoint | None = None  # the group (state, members' topics) when the offset disappeared
     tail_live: bool = False  # removed while the live tail delivered every record (its group records too)
+    unknown: bool = False  # the group's only known state began after ``at`` (a poll): not the removal's
 
 
 @dataclass(frozen=True)
@@ -78,9 +77,7 @@ class Replay:
     deleted_groups: frozenset[str]  # group tombstones (DeleteGroups, or an emptied group removed)
     tail_positions: Mapping[int, int]
     tombstoned: Mapping[CommitKey, float]  # see DetectionState.tombstoned (not yet pruned)
-    # every group-partition whose point this replay set or removed (``commits`` differs from the previous
-    # state's exactly there)
-    changed: frozenset[CommitKey] = frozenset()
+    changed: frozenset[CommitKey] = frozenset()  # the keys whose point this replay set or removed
     polled: Polled | None = None  # for the next state (DetectionState.polled)
 
 
@@ -111,16 +108,18 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         at = e.commit_timestamp / 1000.0
         old = commits.get(key)
         g = groups.get(e.group)
-        state = g.state if g else None
-        # A state known only since after the commit (a poll saw it, the tail lags a batch): unknown there.
+        # A state known only since after the record (a poll saw it, the tail lags a batch): unknown there.
         since = g.since if g is not None and at >= g.since else None
         known = since is not None
+        state = g.state if g is not None and known else None
         if e.offset is None:
             tombstoned[key] = at
             if old is not None:
                 del commits[key]
                 changed.add(key)
-                removals.append(Removal(key, old, at, state, "tombstone", g, inputs.tail_live))
+                unknown = g is not None and not known
+                group = g if known else None
+                removals.append(Removal(key, old, at, state, "tombstone", group, inputs.tail_live, unknown))
             continue
         tombstoned.pop(key, None)
         if old is not None and old.source == "poll" and at <= old.at:
@@ -141,7 +140,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             at,
             at if moved or old is None else old.moved_at,
             "tail",
-            state if known else None,
+            state,
             e.generation if e.generation is not None else (g.generation if g and known else None),
             e.member_epoch,
             e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,

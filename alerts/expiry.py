@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from alerts.commits import EMPTY
 from alerts.current import committed_of
+from alerts.membership import EMPTY
 from alerts.model import OFFSETS_EXPIRY_RISK, Finding
 from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, GroupPoint
 from alerts.thresholds import Thresholds

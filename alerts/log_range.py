@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from alerts.commits import EMPTY
 from alerts.current import committed_of, samples
+from alerts.membership import EMPTY
 from alerts.model import COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, Finding, Severity
 from alerts.state import (
     CommitKey,

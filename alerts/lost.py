@@ -48,9 +48,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from alerts.commits import DEAD, EMPTY, Removal
+from alerts.commits import Removal
 from alerts.expiry import expiry_at
-from alerts.membership import consuming, memberless
+from alerts.membership import DEAD, EMPTY, consuming, memberless
 from alerts.model import OFFSETS_LOST, Finding, Severity
 from alerts.state import CycleInputs, DetectionState, PartitionKey, PendingLoss
 from alerts.thresholds import Thresholds
@@ -151,8 +151,9 @@ def _who(r: Removal) -> bool | None:
     it, no record of the live tail described it) has no members: a group with members writes them to
     ``__consumer_offsets`` (classic GroupMetadata, KIP-848 member records), so only commits without a
     member made these offsets (an admin tool, a standalone ``assign()`` consumer), and the coordinator
-    allows OffsetDelete of them at any time (the soak's tool-committed group paged critical)."""
-    if r.group is None and r.source == "tombstone" and r.tail_live:
+    allows OffsetDelete of them at any time (the soak's tool-committed group paged critical). A group known
+    only from a poll taken after the tombstone (``Removal.unknown``) is not known then: None."""
+    if r.group is None and r.source == "tombstone" and r.tail_live and not r.unknown:
         return False
     return consuming(r.group, r.key.topic)
 

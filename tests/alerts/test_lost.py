@@ -238,6 +238,18 @@ def test_detect_offsets_lost_admin_offset_delete_of_topic_no_member_subscribes_i
     assert (f.severity, f.cause, f.evidence["members_topics"]) == ("info", "admin_offset_delete", ("other",))
 
 
+def test_detect_offsets_lost_tombstone_before_the_poll_that_set_the_groups_state_state_unknown() -> None:
+    # Empty when its offset was deleted (an operator's --delete-offsets, 900 s after the last commit); members
+    # joined, and a poll showing them Stable on the topic was evaluated before the tail delivered the
+    # tombstone. The members came after the deletion: nothing shows anyone was consuming then.
+    s = _tailed("Empty")
+    s = run(s, inputs(groups=groups(1100, {"g": "Stable"}, assigned={"g": ((T, 0),)}), tail_live=True), 1100)
+    inp = inputs(offsets=_ranges(1101), commit_events=(commit(None, 1000, 4),), tail_live=True)
+    [f] = detect_offsets_lost(s, inp, 1101, TH)
+    assert (f.severity, f.cause, f.evidence["group_state"]) == ("warning", "deleted", None)
+    assert f.evidence["members_topics"] is None
+
+
 def test_detect_offsets_lost_offset_vanishes_under_members_subscribed_critical_while_consuming() -> None:
     s = _members_on((T,))
     inp = inputs(offsets=_ranges(130), commit_events=(commit(None, 130, 4),), tail_live=True)
