@@ -6,6 +6,7 @@ Starts a fresh 1-node sandbox, writes >= ``--records`` offset commits (OffsetCom
 
 * codec: :func:`collectors.codec.decode` in-process over the raw records (fetched once beforehand);
 * tail: :class:`collectors.tail.OffsetsTail` from the log start until caught up (fetch + decode + sink);
+* client: the tail's aiokafka consumer alone over the same records (fetch + record parsing, no decode);
 * kafka: ``ConsoleConsumer --formatter OffsetsMessageFormatter`` over the same records (JVM start included).
 
     .venv/bin/python -m bench.decode [--records 1000000] [--partitions 1000] [--threads 4]
@@ -79,8 +80,12 @@ def populate(cluster: SandboxCluster, records: int, partitions: int, threads: in
     return {"commits": written, "groups": groups, "partitions_per_request": partitions, "wall_s": wall}
 
 
-async def raw_records(cluster: SandboxCluster) -> list[tuple[bytes, bytes | None]]:
-    """Every (key, value) of ``__consumer_offsets``, read once with the tail's consumer settings."""
+async def read_all(
+    cluster: SandboxCluster, keep: bool
+) -> tuple[list[tuple[bytes, bytes | None]], dict[str, Any]]:
+    """Every (key, value) of ``__consumer_offsets`` read once with the tail's consumer settings and batch
+    size (the records kept only if ``keep``), and what the reading alone cost: aiokafka's fetches and its
+    C record parsing, a ``ConsumerRecord`` each, no decode. The floor under any tail built on this client."""
     kwargs = consumer_kwargs(cluster.cluster_settings("bench"))
     consumer = AIOKafkaConsumer(**kwargs)
     await consumer.start()
@@ -91,11 +96,22 @@ async def raw_records(cluster: SandboxCluster) -> list[tuple[bytes, bytes | None
         ends = await consumer.end_offsets(tps)
         await consumer.seek_to_beginning(*tps)
         out: list[tuple[bytes, bytes | None]] = []
+        count = 0
+        wall0, cpu0 = time.perf_counter(), time.process_time()
         while [tp for tp in tps if await consumer.position(tp) < ends[tp]]:
-            batch = await consumer.getmany(timeout_ms=1000, max_records=50_000)
+            batch = await consumer.getmany(timeout_ms=1000, max_records=10_000)
             for records in batch.values():
-                out.extend((r.key, r.value) for r in records)
-        return out
+                count += len(records)
+                if keep:
+                    out.extend((r.key, r.value) for r in records)
+        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        cost = {
+            "records": count,
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "records_per_cpu_s": count / cpu if cpu else None,
+        }
+        return out, {**cost, "load_average": os.getloadavg()[0]}
     finally:
         await consumer.stop()
 
@@ -186,7 +202,10 @@ def main() -> None:
             runs = [asyncio.run(measure_tail(cluster)) for _ in range(args.rounds)]
             tail = {**max(runs, key=lambda r: r["records_per_s"]), "runs": runs}
             print(f"tail (fetch+decode+sink)  {tail['records_per_s']:>12,.0f} records/s (best)", flush=True)
-            raw = asyncio.run(raw_records(cluster))
+            reads = [asyncio.run(read_all(cluster, keep=False))[1] for _ in range(args.rounds)]
+            client = {**max(reads, key=lambda r: r["records_per_cpu_s"] or 0), "runs": reads}
+            print(f"client alone (aiokafka)   {client['records_per_cpu_s']:>12,.0f} records per CPU s (best)")
+            raw, _ = asyncio.run(read_all(cluster, keep=True))
             codec = measure_codec(raw)
             del raw
             print(f"codec in-process          {codec['records_per_s']:>12,.0f} records/s", flush=True)
@@ -206,6 +225,7 @@ def main() -> None:
         "written": written,
         "codec": codec,
         "tail": tail,
+        "client": client,
         "kafka_console_consumer": kafka,
         "tail_vs_kafka": tail["records_per_s"] / kafka["records_per_s"] if kafka["records_per_s"] else None,
         "target_tail_records_per_s": 150_000,
