@@ -12,7 +12,8 @@ bench/results/``--out``. Then the committed offsets, as the committed collector 
 live tail's view) to ``Store.record_committed`` every 5 s: ``--groups`` groups of
 ``--partitions-per-group`` partitions, ``--committed-churn`` of the groups having committed every
 partition anew each cycle: CPU seconds per record (median, mean; the history grows, as in the service)
-and the rows written. ``--groups 500 --partitions-per-group 25 --partitions 5000 --churn 1
+and the rows written; for both, the system-call CPU and the bytes written and read per record over the
+first and last tenth of the cycles. ``--groups 500 --partitions-per-group 25 --partitions 5000 --churn 1
 --committed-churn 1 --out store_write_churn1.json`` is bench/service's 5k size at ``--churn 1`` (2,500
 commits a second). Uses a throw-away database in a temporary directory.
 """
@@ -81,24 +82,49 @@ def steady(store: Store, args: argparse.Namespace, start: float) -> dict[str, An
     return _cycles(store.record_offsets, moving.observe, start, args.cycles)
 
 
+def _io_chars() -> tuple[int, int]:
+    """Bytes this process has written and read through system calls (``/proc/self/io`` wchar, rchar):
+    the database file and its WAL, page cache hits included; (0, 0) where there is no such file."""
+    try:
+        fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    except OSError:
+        return 0, 0
+    return int(fields["wchar"]), int(fields["rchar"])
+
+
 def _cycles(
     record: Callable[[Any], WriteCounts], observe: Callable[[float], Any], start: float, cycles: int
 ) -> dict[str, Any]:
     """CPU per ``record`` of ``cycles`` observations 5 s apart, after a first one (every key new) not
-    measured."""
+    measured; the system-call share of it and the bytes written and read per record, overall and over the
+    first and last tenth of the cycles (the history grows: its cost does too)."""
     record(observe(start))
-    spent: list[float] = []
+    # CPU s, system CPU s (os.times: 10 ms ticks, so only means of it), bytes written, bytes read
+    spent: list[tuple[float, float, int, int]] = []
     rows: list[int] = []
     for cycle in range(1, cycles + 1):
         obs = observe(start + 5.0 * cycle)
-        t0 = time.process_time()
+        c0, t0, io0 = time.process_time(), os.times(), _io_chars()
         counts = record(obs)
-        spent.append(time.process_time() - t0)
+        c1, t1, io1 = time.process_time(), os.times(), _io_chars()
+        spent.append((c1 - c0, t1.system - t0.system, io1[0] - io0[0], io1[1] - io0[1]))
         rows.append(counts.history_rows)
+    tenth = max(1, cycles // 10)
     return {
-        "median_cpu_s": round(statistics.median(spent), 5),
-        "mean_cpu_s": round(statistics.fmean(spent), 5),
+        "median_cpu_s": round(statistics.median(c for c, _, _, _ in spent), 5),
+        "mean_cpu_s": round(statistics.fmean(c for c, _, _, _ in spent), 5),
         "history_rows_per_record": round(statistics.fmean(rows), 1),
+        "first_tenth": _phase(spent[:tenth]),
+        "last_tenth": _phase(spent[-tenth:]),
+    }
+
+
+def _phase(spent: list[tuple[float, float, int, int]]) -> dict[str, float]:
+    return {
+        "mean_cpu_s": round(statistics.fmean(c for c, _, _, _ in spent), 5),
+        "mean_system_cpu_s": round(statistics.fmean(s for _, s, _, _ in spent), 5),
+        "written_mb_per_record": round(statistics.fmean(w for _, _, w, _ in spent) / 1e6, 2),
+        "read_mb_per_record": round(statistics.fmean(r for _, _, _, r in spent) / 1e6, 2),
     }
 
 
