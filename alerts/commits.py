@@ -108,18 +108,17 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         at = e.commit_timestamp / 1000.0
         old = commits.get(key)
         g = groups.get(e.group)
-        # A state known only since after the record (a poll saw it, the tail lags a batch): unknown there.
-        since = g.since if g is not None and at >= g.since else None
-        known = since is not None
-        state = g.state if g is not None and known else None
+        # The group as known at the record: one known only since after it (a poll saw it, the tail lags a
+        # batch) is unknown there.
+        then = g if g is not None and at >= g.since else None
+        state = then.state if then is not None else None
         if e.offset is None:
             tombstoned[key] = at
             if old is not None:
                 del commits[key]
                 changed.add(key)
-                unknown = g is not None and not known
-                group = g if known else None
-                removals.append(Removal(key, old, at, state, "tombstone", group, inputs.tail_live, unknown))
+                unknown = g is not None and then is None
+                removals.append(Removal(key, old, at, state, "tombstone", then, inputs.tail_live, unknown))
             continue
         tombstoned.pop(key, None)
         if old is not None and old.source == "poll" and at <= old.at:
@@ -141,7 +140,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
             at if moved or old is None else old.moved_at,
             "tail",
             state,
-            e.generation if e.generation is not None else (g.generation if g and known else None),
+            e.generation if e.generation is not None else (then.generation if then else None),
             e.member_epoch,
             e.expire_timestamp / 1000.0 if e.expire_timestamp is not None else None,
         )
@@ -150,6 +149,7 @@ def replay(previous: DetectionState, inputs: CycleInputs) -> Replay:
         commits[key] = new
         changed.add(key)
         if old is not None and moved:
+            since = then.since if then is not None else None
             move = _CommitMoveDraft(key, old, new, new.group_state, g.protocol_type if g else None, at, since)
             move.__class__ = CommitMove  # type: ignore[assignment]
             moves.append(move)  # type: ignore[arg-type]

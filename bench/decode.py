@@ -105,13 +105,13 @@ async def read_all(
                 if keep:
                     out.extend((r.key, r.value) for r in records)
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        cost = {
+        return out, {
             "records": count,
             "wall_s": wall,
             "cpu_s": cpu,
             "records_per_cpu_s": count / cpu if cpu else None,
+            "load_average": os.getloadavg()[0],
         }
-        return out, {**cost, "load_average": os.getloadavg()[0]}
     finally:
         await consumer.stop()
 
@@ -204,7 +204,10 @@ def main() -> None:
             print(f"tail (fetch+decode+sink)  {tail['records_per_s']:>12,.0f} records/s (best)", flush=True)
             reads = [asyncio.run(read_all(cluster, keep=False))[1] for _ in range(args.rounds)]
             client = {**max(reads, key=lambda r: r["records_per_cpu_s"] or 0), "runs": reads}
-            print(f"client alone (aiokafka)   {client['records_per_cpu_s']:>12,.0f} records per CPU s (best)")
+            print(
+                f"client alone (aiokafka)   {client['records_per_cpu_s']:>12,.0f} records per CPU s (best)",
+                flush=True,
+            )
             raw, _ = asyncio.run(read_all(cluster, keep=True))
             codec = measure_codec(raw)
             del raw
