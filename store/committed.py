@@ -21,6 +21,7 @@ from operator import attrgetter
 
 from collectors.model import CommittedObservation, CommittedOffset
 from store.db import Connection
+from store.recent import Recent
 from store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
@@ -53,6 +54,7 @@ _TOUCH_GROUP = """
     WHERE cluster = ? AND grp = ? AND last_seen_at < ?
 """
 # Replacing: recording the same instant twice keeps the later value instead of failing the batch.
+# Written to committed_recent, merged into committed_history about once a minute (store.recent).
 _HISTORY_COLUMNS = ("key_id", "observed_at", "committed_offset", "leader_epoch", "metadata")
 
 
@@ -73,6 +75,8 @@ class CommittedPlan:
     # (cluster, unseen topics, each fetched group's offsets): what the cache holds once this is written
     slices: tuple[str, frozenset[str], dict[str, tuple[CommittedOffset, ...]]] | None = None
     written: tuple[str, _Written] | None = None  # the observation's contents, once written
+    at: float = 0.0  # the observation's time
+    merged: bool = False  # its write merged the recent history rows first
 
 
 class CommittedWriter:
@@ -84,9 +88,7 @@ class CommittedWriter:
 
     def __init__(self, conn: Connection) -> None:
         self._conn = conn
-        self._insert_history = conn.dialect.replace_into(
-            "committed_history", _HISTORY_COLUMNS, ("key_id", "observed_at")
-        )
+        self._recent = Recent(conn, "committed_history", "committed_recent", _HISTORY_COLUMNS)
         self._latest: dict[GroupKey, dict[PartKey, Entry]] = {}
         self._next_id = 1
         self._fetched: dict[str, Fetched] = {}  # cluster -> its latest poll
@@ -112,8 +114,8 @@ class CommittedWriter:
 
     def plan(self, obs: CommittedObservation) -> CommittedPlan:
         """Work out what ``obs`` changes against the cached latest values (no I/O)."""
-        plan = CommittedPlan()
         at = obs.observed_at
+        plan = CommittedPlan(at=at)
         cluster = obs.cluster
         hidden = obs.unseen_topics()
         last = self._written.get(cluster)
@@ -224,11 +226,18 @@ class CommittedWriter:
         return last[0]
 
     def flush_seen(self) -> None:
-        """Write every remembered last-seen time (in the caller's open transaction)."""
+        """Write every remembered last-seen time, and merge the recent history rows (in the caller's open
+        transaction: the store's close)."""
         for cluster, (at, groups, unseen) in self._fetched.items():
             self._conn.executemany(
                 _touch_sql(unseen), [(at, cluster, g, at, *unseen) for g in sorted(groups)]
             )
+        self.merge_recent()
+
+    def merge_recent(self) -> None:
+        """Move the recent history rows into ``committed_history`` now (in the caller's open transaction;
+        retention reads only that table). The next due merge finds fewer rows or none: no harm done."""
+        self._recent.merge(self._conn)
 
     def write(self, plan: CommittedPlan) -> WriteCounts:
         """Execute ``plan`` in the caller's open transaction."""
@@ -236,8 +245,7 @@ class CommittedWriter:
             self._conn.executemany(_INSERT_LATEST, plan.inserts)
         if plan.updates:
             self._conn.executemany(_UPDATE_LATEST, plan.updates)
-        if plan.history:
-            self._conn.executemany(self._insert_history, plan.history)
+        plan.merged = self._recent.write(self._conn, plan.history, plan.at)
         if plan.touches:
             self._conn.executemany(plan.touch_sql, plan.touches)
         return WriteCounts(
@@ -246,6 +254,7 @@ class CommittedWriter:
 
     def apply(self, plan: CommittedPlan) -> None:
         """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
+        self._recent.written(len(plan.history), plan.at, merged=plan.merged)
         latest = self._latest
         for gkey, entries in plan.cache.items():
             if entries:

@@ -276,6 +276,22 @@ _V8_PRUNED_TOTALS = sql(
     """,
 )
 
+_V9_COMMITTED_RECENT = sql(
+    # The committed history's newest rows, merged into committed_history about once a minute
+    # (store.recent): the same columns, keyed by time first so that each write appends.
+    # IF NOT EXISTS: a store rewound to an older version keeps it.
+    """
+    CREATE TABLE IF NOT EXISTS committed_recent (
+        key_id INTEGER NOT NULL REFERENCES latest_committed (id) ON DELETE CASCADE,
+        observed_at REAL NOT NULL,
+        committed_offset INTEGER,
+        leader_epoch INTEGER,
+        metadata TEXT NOT NULL DEFAULT '',
+        PRIMARY KEY (observed_at, key_id)
+    ) WITHOUT ROWID
+    """,
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "committed and partition offset history", _V1_HISTORY),
     Migration(2, "__consumer_offsets tail positions", _V2_TAIL_POSITIONS),
@@ -285,6 +301,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "index of the alerts resolved lately", _V6_RESOLVED),
     Migration(7, "the detection state in parts", _V7_STATE_PARTS),
     Migration(8, "counts of the alerts deleted by retention", _V8_PRUNED_TOTALS),
+    Migration(9, "the committed history's newest rows", _V9_COMMITTED_RECENT),
 )
 
 

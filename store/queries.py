@@ -58,33 +58,60 @@ def committed_history(
     until: float | None,
 ) -> tuple[CommittedPoint, ...]:
     low, high = _bounds(since, until)
+    # The history's two tables (store.recent): the recent rows (one pass over them, they are in time
+    # order), and the merged rows none of them replaces.
     rows = conn.execute(
         """
         SELECT l.topic, l.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
+        FROM committed_recent AS h CROSS JOIN latest_committed AS l
+        WHERE l.id = h.key_id AND h.observed_at BETWEEN :low AND :high AND {match}
+        UNION ALL
+        SELECT l.topic, l.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
         FROM latest_committed AS l JOIN committed_history AS h ON h.key_id = l.id
-        WHERE l.cluster = ? AND l.grp = ? AND (? IS NULL OR l.topic = ?) AND (? IS NULL OR l.partition = ?)
-          AND h.observed_at BETWEEN ? AND ?
-        ORDER BY l.topic, l.partition, h.observed_at
-        """,
-        (cluster, group, topic, topic, partition, partition, low, high),
+        WHERE {match} AND h.observed_at BETWEEN :low AND :high
+          AND NOT EXISTS (
+              SELECT 1 FROM committed_recent AS r WHERE r.observed_at = h.observed_at AND r.key_id = h.key_id)
+        ORDER BY 1, 2, 3
+        """.format(
+            match="l.cluster = :cluster AND l.grp = :group AND (:topic IS NULL OR l.topic = :topic)"
+            " AND (:partition IS NULL OR l.partition = :partition)"
+        ),
+        {"cluster": cluster, "group": group, "topic": topic, "partition": partition}
+        | {"low": low, "high": high},
     )
     return tuple(CommittedPoint(cluster, group, *row) for row in rows)
 
 
 def committed_at(conn: Connection, cluster: str, group: str, at: float) -> tuple[CommittedPoint, ...]:
-    # Per key, the newest row at or before `at` is found through the (key_id, observed_at) primary key,
-    # so the cost follows the number of partitions, not the length of their history.
+    # Per key, the newest row at or before `at` of each of the history's two tables (store.recent): of the
+    # merged rows through the (key_id, observed_at) primary key, so the cost follows the number of
+    # partitions, not the length of their history; of the recent ones in one pass over them. The recent
+    # row wins a tie (it replaced the merged one).
     rows = conn.execute(
         """
+        WITH k AS (
+            SELECT l.id, l.topic, l.partition,
+                (SELECT max(observed_at) FROM committed_history WHERE key_id = l.id AND observed_at <= :at)
+                    AS merged_at
+            FROM latest_committed AS l WHERE l.cluster = :cluster AND l.grp = :group
+        ), r AS (
+            SELECT key_id, max(observed_at) AS recent_at FROM committed_recent
+            WHERE observed_at <= :at AND key_id IN (SELECT id FROM k) GROUP BY key_id
+        )
         SELECT l.topic, l.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
-        FROM latest_committed AS l JOIN committed_history AS h ON h.key_id = l.id
-        WHERE l.cluster = ? AND l.grp = ?
-          AND h.observed_at = (
-              SELECT max(observed_at) FROM committed_history WHERE key_id = l.id AND observed_at <= ?)
-          AND h.committed_offset IS NOT NULL
-        ORDER BY l.topic, l.partition
+        FROM r JOIN latest_committed AS l ON l.id = r.key_id
+        JOIN committed_recent AS h ON h.observed_at = r.recent_at AND h.key_id = r.key_id
+        WHERE h.committed_offset IS NOT NULL AND NOT EXISTS (
+            SELECT 1 FROM committed_history AS m
+            WHERE m.key_id = r.key_id AND m.observed_at > r.recent_at AND m.observed_at <= :at)
+        UNION ALL
+        SELECT k.topic, k.partition, h.observed_at, h.committed_offset, h.leader_epoch, h.metadata
+        FROM k LEFT JOIN r ON r.key_id = k.id
+        JOIN committed_history AS h ON h.key_id = k.id AND h.observed_at = k.merged_at
+        WHERE (r.recent_at IS NULL OR r.recent_at < k.merged_at) AND h.committed_offset IS NOT NULL
+        ORDER BY 1, 2
         """,
-        (cluster, group, at),
+        {"cluster": cluster, "group": group, "at": at},
     )
     return tuple(CommittedPoint(cluster, group, *row) for row in rows)
 
