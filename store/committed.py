@@ -21,7 +21,7 @@ from operator import attrgetter
 
 from collectors.model import CommittedObservation, CommittedOffset
 from store.db import Connection
-from store.recent import Recent
+from store.recent import NOTHING, Recent, Written
 from store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
@@ -76,7 +76,7 @@ class CommittedPlan:
     slices: tuple[str, frozenset[str], dict[str, tuple[CommittedOffset, ...]]] | None = None
     written: tuple[str, _Written] | None = None  # the observation's contents, once written
     at: float = 0.0  # the observation's time
-    merged: bool = False  # its write merged the recent history rows first
+    recent: Written = NOTHING  # what its write did with the recent history rows (store.recent)
 
 
 class CommittedWriter:
@@ -245,7 +245,7 @@ class CommittedWriter:
             self._conn.executemany(_INSERT_LATEST, plan.inserts)
         if plan.updates:
             self._conn.executemany(_UPDATE_LATEST, plan.updates)
-        plan.merged = self._recent.write(self._conn, plan.history, plan.at)
+        plan.recent = self._recent.write(self._conn, plan.history, plan.at)
         if plan.touches:
             self._conn.executemany(plan.touch_sql, plan.touches)
         return WriteCounts(
@@ -254,7 +254,7 @@ class CommittedWriter:
 
     def apply(self, plan: CommittedPlan) -> None:
         """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
-        self._recent.written(len(plan.history), plan.at, merged=plan.merged)
+        self._recent.written(plan.recent)
         latest = self._latest
         for gkey, entries in plan.cache.items():
             if entries:

@@ -13,9 +13,15 @@ from store.settings import StoreSettings
 T0 = 1_700_000_000.0
 
 
-def commit(store: Store, at: float, offset: int, partitions: int = 1) -> None:
-    offsets = tuple(CommittedOffset("g", "t", p, offset, 1) for p in range(partitions))
-    store.record_committed(CommittedObservation("c1", at, offsets, ("g",)))
+@pytest.fixture(autouse=True)
+def keep_every_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small writes are kept too (by default only writes of many rows are, or while some are kept)."""
+    monkeypatch.setattr(recent, "KEEP_FROM", 1)
+
+
+def commit(store: Store, at: float, offset: int, partitions: int = 1, group: str = "g") -> None:
+    offsets = tuple(CommittedOffset(group, "t", p, offset, 1) for p in range(partitions))
+    store.record_committed(CommittedObservation("c1", at, offsets, (group,)))
 
 
 def kept(raw: Connection) -> tuple[int, int]:
@@ -88,3 +94,39 @@ def test_recent_rows_go_with_their_deleted_key(store: Store, raw: Connection) ->
     raw.execute("DELETE FROM latest_committed")  # as an operator's SQL would
     raw.execute("COMMIT")
     assert kept(raw) == (0, 0)
+
+
+def test_recent_small_writes_go_straight_to_the_history_while_none_are_kept(
+    store: Store, raw: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recent, "KEEP_FROM", 3)
+    commit(store, T0, 1, partitions=2)
+    assert kept(raw) == (0, 2)
+    commit(store, T0 + 5, 2, partitions=4)  # many: kept
+    commit(store, T0 + 10, 1, group="h")  # few, but some are kept: kept with them
+    assert kept(raw) == (5, 2)
+    commit(store, T0 + 65, 9, group="h")  # the kept ones are due: merged, and this one goes straight
+    assert kept(raw) == (0, 8)
+    assert [p.offset for p in store.committed_history("c1", "g", partition=0)] == [1, 2]
+    assert [p.offset for p in store.committed_history("c1", "h")] == [1, 9]
+
+
+def test_recent_rows_left_by_another_process_merge_at_the_first_write(
+    settings: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recent, "KEEP_FROM", 2)
+    with Store.open(settings) as store:
+        commit(store, T0, 1)
+    raw = connect_to(settings)
+    try:  # as if the process had died before its close merged them
+        raw.execute("BEGIN")
+        raw.execute(
+            "INSERT INTO committed_recent SELECT key_id, ?, 7, 1, '' FROM committed_history", (T0 + 1,)
+        )
+        raw.execute("COMMIT")
+    finally:
+        raw.close()
+    with Store.open(settings) as store:
+        assert [p.offset for p in store.committed_history("c1", "g")] == [1, 7]
+        commit(store, T0 + 1, 8)  # straight to the history: only right once the older row kept is merged
+        assert [p.offset for p in store.committed_history("c1", "g")] == [1, 8]
