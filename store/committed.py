@@ -21,7 +21,7 @@ from operator import attrgetter
 
 from collectors.model import CommittedObservation, CommittedOffset
 from store.db import Connection
-from store.recent import NOTHING, Recent, Written
+from store.recent import NOTHING, Recent, RecentWrite
 from store.records import WriteCounts
 
 # (key id, committed offset or None when deleted, leader epoch)
@@ -54,7 +54,7 @@ _TOUCH_GROUP = """
     WHERE cluster = ? AND grp = ? AND last_seen_at < ?
 """
 # Replacing: recording the same instant twice keeps the later value instead of failing the batch.
-# Written to committed_recent, merged into committed_history about once a minute (store.recent).
+# Written to committed_recent when many, merged into committed_history about once a minute (store.recent).
 _HISTORY_COLUMNS = ("key_id", "observed_at", "committed_offset", "leader_epoch", "metadata")
 
 
@@ -76,7 +76,7 @@ class CommittedPlan:
     slices: tuple[str, frozenset[str], dict[str, tuple[CommittedOffset, ...]]] | None = None
     written: tuple[str, _Written] | None = None  # the observation's contents, once written
     at: float = 0.0  # the observation's time
-    recent: Written = NOTHING  # what its write did with the recent history rows (store.recent)
+    recent: RecentWrite = NOTHING  # what its write did with the recent history rows (store.recent)
 
 
 class CommittedWriter:

@@ -276,10 +276,11 @@ _V8_PRUNED_TOTALS = sql(
     """,
 )
 
-_V9_COMMITTED_RECENT = sql(
-    # The committed history's newest rows, merged into committed_history about once a minute
-    # (store.recent): the same columns, keyed by time first so that each write appends.
-    # IF NOT EXISTS: a store rewound to an older version keeps it.
+_V9_RECENT = sql(
+    # The histories' newest rows, merged into committed_history / partition_offsets_history about once a
+    # minute (store.recent), with the same columns. The committed offsets' are keyed by time first so
+    # that each write appends (only the API reads them); the log ranges' by key, as their history, since
+    # lag in seconds reads them by partition. IF NOT EXISTS: a store rewound to an older version keeps them.
     """
     CREATE TABLE IF NOT EXISTS committed_recent (
         key_id INTEGER NOT NULL REFERENCES latest_committed (id) ON DELETE CASCADE,
@@ -288,6 +289,17 @@ _V9_COMMITTED_RECENT = sql(
         leader_epoch INTEGER,
         metadata TEXT NOT NULL DEFAULT '',
         PRIMARY KEY (observed_at, key_id)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS partition_offsets_recent (
+        key_id INTEGER NOT NULL REFERENCES latest_partition_offsets (id) ON DELETE CASCADE,
+        observed_at REAL NOT NULL,
+        log_start INTEGER,
+        log_end INTEGER,
+        leader INTEGER,
+        leader_epoch INTEGER,
+        PRIMARY KEY (key_id, observed_at)
     ) WITHOUT ROWID
     """,
 )
@@ -301,7 +313,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "index of the alerts resolved lately", _V6_RESOLVED),
     Migration(7, "the detection state in parts", _V7_STATE_PARTS),
     Migration(8, "counts of the alerts deleted by retention", _V8_PRUNED_TOTALS),
-    Migration(9, "the committed history's newest rows", _V9_COMMITTED_RECENT),
+    Migration(9, "the histories' newest rows", _V9_RECENT),
 )
 
 

@@ -31,6 +31,7 @@ from typing import cast
 from collectors.model import ClusterMetadata, OffsetsObservation, PartitionOffsets
 from store.db import Connection
 from store.log_end_memory import LogEndMemory
+from store.recent import NOTHING, Recent, RecentWrite
 from store.records import WriteCounts
 
 # (log_start, log_end, leader, leader_epoch); None = not known yet (or, for leader, offline)
@@ -50,11 +51,19 @@ _UPDATE_LATEST = """
     WHERE id = ?
 """
 _TOUCH = "UPDATE latest_partition_offsets SET last_seen_at = {greatest} WHERE id = ?"
+# Written to partition_offsets_recent when many, merged into partition_offsets_history (store.recent)
 _HISTORY_COLUMNS = ("key_id", "observed_at", "log_start", "log_end", "leader", "leader_epoch")
-# The newest stored history row's time of each key id asked (LogEndMemory takes a partition in after it)
+# The newest stored history row's time of each key id asked, of the history's two tables (LogEndMemory
+# takes a partition in after it)
 _NEWEST = """
     SELECT CAST(k.value AS BIGINT), (
-        SELECT max(h.observed_at) FROM partition_offsets_history AS h WHERE h.key_id = CAST(k.value AS BIGINT)
+        SELECT max(t) FROM (
+            SELECT max(h.observed_at) AS t FROM partition_offsets_history AS h
+            WHERE h.key_id = CAST(k.value AS BIGINT)
+            UNION ALL
+            SELECT max(r.observed_at) FROM partition_offsets_recent AS r
+            WHERE r.key_id = CAST(k.value AS BIGINT)
+        ) AS both_tables
     ) FROM ({keys}) AS k
 """
 
@@ -71,6 +80,8 @@ class PartitionPlan:
     seen: tuple[str, str, float, set[Key]] | None = None  # (cluster, source, at, keys listed)
     offsets: tuple[str, tuple[PartitionOffsets, ...]] | None = None  # an offsets plan's observation
     newest: dict[Key, float | None] = field(default_factory=dict)  # asked by write() for the log-end memory
+    at: float = 0.0  # the observation's time
+    recent: RecentWrite = NOTHING  # what its write did with the recent history rows (store.recent)
 
 
 # An offsets plan written: (its observation's partitions, when they were observed, the keys they listed)
@@ -87,9 +98,7 @@ class PartitionWriter:
         self.log_ends = LogEndMemory(version)
         self._newest = _NEWEST.format(keys=conn.dialect.json_array_values("?"))
         self._touch = _TOUCH.format(greatest=conn.dialect.greatest("last_seen_at", "?"))
-        self._insert_history = conn.dialect.replace_into(
-            "partition_offsets_history", _HISTORY_COLUMNS, ("key_id", "observed_at")
-        )
+        self._recent = Recent(conn, "partition_offsets_history", "partition_offsets_recent", _HISTORY_COLUMNS)
         # (cluster, source) -> (observed_at, partitions listed) of the source's latest observation
         self._seen: dict[tuple[str, str], tuple[float, set[Key]]] = {}
         rows = conn.execute(
@@ -144,7 +153,7 @@ class PartitionWriter:
     ) -> PartitionPlan:
         """The rows ``updates`` write; with a ``source``, also the times of its partitions no longer
         listed, and what it lists (:meth:`seen_at`)."""
-        plan = PartitionPlan()
+        plan = PartitionPlan(at=at)
         next_id = self._next_id
         planned: set[Key] = set()
         for topic, partition, log_start, log_end, leader, epoch in updates:
@@ -190,8 +199,7 @@ class PartitionWriter:
             self._conn.executemany(_INSERT_LATEST, plan.inserts)
         if plan.updates:
             self._conn.executemany(_UPDATE_LATEST, plan.updates)
-        if plan.history:
-            self._conn.executemany(self._insert_history, plan.history)
+        plan.recent = self._recent.write(self._conn, plan.history, plan.at)
         if plan.touches:
             self._conn.executemany(self._touch, plan.touches)
         return WriteCounts(history_rows=len(plan.history), new_keys=len(plan.inserts))
@@ -212,6 +220,7 @@ class PartitionWriter:
 
     def apply(self, plan: PartitionPlan) -> None:
         """The transaction that wrote ``plan`` committed: make the cache agree with the database."""
+        self._recent.written(plan.recent)
         if plan.history:
             inserted = {row[0] for row in plan.inserts}
             self.log_ends.add(
@@ -250,7 +259,8 @@ class PartitionWriter:
         return max(times) if times else None
 
     def flush_seen(self) -> None:
-        """Write every remembered last-seen time (in the caller's open transaction)."""
+        """Write every remembered last-seen time, and merge the recent history rows (in the caller's open
+        transaction: the store's close)."""
         touches = [
             (at, self._latest[key][0])
             for at, keys in self._seen.values()
@@ -259,6 +269,12 @@ class PartitionWriter:
         ]
         if touches:
             self._conn.executemany(self._touch, touches)
+        self.merge_recent()
+
+    def merge_recent(self) -> None:
+        """Move the recent history rows into ``partition_offsets_history`` now (in the caller's open
+        transaction; retention reads only that table)."""
+        self._recent.merge(self._conn)
 
 
 def _updates(partitions: Iterable[PartitionOffsets]) -> Iterable[Update]:

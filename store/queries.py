@@ -125,17 +125,32 @@ def partition_history(
     until: float | None,
 ) -> tuple[PartitionPoint, ...]:
     low, high = _bounds(since, until)
-    rows = conn.execute(
-        """
+    arm = """
         SELECT l.partition, h.observed_at, h.log_start, h.log_end, h.leader, h.leader_epoch
-        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
-        WHERE l.cluster = ? AND l.topic = ? AND (? IS NULL OR l.partition = ?)
-          AND h.observed_at BETWEEN ? AND ?
-        ORDER BY l.partition, h.observed_at
-        """,
-        (cluster, topic, partition, partition, low, high),
+        FROM latest_partition_offsets AS l JOIN {table} AS h ON h.key_id = l.id
+        WHERE l.cluster = :cluster AND l.topic = :topic AND (:partition IS NULL OR l.partition = :partition)
+          AND h.observed_at BETWEEN :low AND :high
+    """
+    rows = conn.execute(
+        _partition_rows(arm, "1, 2"),
+        {"cluster": cluster, "topic": topic, "partition": partition, "low": low, "high": high},
     )
     return tuple(PartitionPoint(cluster, topic, *row) for row in rows)
+
+
+# A merged partition history row (h) that no recent row replaces (store.recent)
+_PARTITION_NOT_REPLACED = """
+    AND NOT EXISTS (
+        SELECT 1 FROM partition_offsets_recent AS r
+        WHERE r.key_id = h.key_id AND r.observed_at = h.observed_at)
+"""
+
+
+def _partition_rows(arm: str, order: str) -> str:
+    """``arm`` (a query of the history rows ``h`` of ``{table}``) over the partition history's two tables
+    (store.recent): the recent rows, and the merged rows none of them replaces, ordered by ``order``."""
+    recent, merged = (arm.format(table=t) for t in ("partition_offsets_recent", "partition_offsets_history"))
+    return f"{recent} UNION ALL {merged} {_PARTITION_NOT_REPLACED} ORDER BY {order}"
 
 
 def latest_partitions(conn: Connection, cluster: str, topic: str | None) -> tuple[LatestPartition, ...]:
@@ -165,32 +180,38 @@ def range_samples(
     """Every stored log-range change in ``[since, until]`` (rows with both ends known), by partition
     then time: the samples the pipeline's skip and outside-the-log rules read."""
     low, high = _bounds(since, until)
-    rows = conn.execute(
-        """
+    arm = """
         SELECT l.cluster, l.topic, l.partition, CAST(round(h.observed_at * 1000) AS BIGINT),
                h.log_start, h.log_end
-        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
-        WHERE (? IS NULL OR l.cluster = ?) AND h.observed_at BETWEEN ? AND ?
+        FROM latest_partition_offsets AS l JOIN {table} AS h ON h.key_id = l.id
+        WHERE (:cluster IS NULL OR l.cluster = :cluster) AND h.observed_at BETWEEN :low AND :high
           AND h.log_start IS NOT NULL AND h.log_end IS NOT NULL
-        ORDER BY l.cluster, l.topic, l.partition, h.observed_at
-        """,
-        (cluster, cluster, low, high),
-    )
+    """
+    rows = conn.execute(_partition_rows(arm, "1, 2, 3, 4"), {"cluster": cluster, "low": low, "high": high})
     return [tuple(row) for row in rows]
 
 
 def partition_at(
     conn: Connection, cluster: str, topic: str, partition: int, at: float
 ) -> PartitionPoint | None:
+    # The newest row of each of the history's two tables (store.recent); the recent one wins a tie.
+    arm = """
+        SELECT * FROM (
+            SELECT {rank} AS merged, h.observed_at, h.log_start, h.log_end, h.leader, h.leader_epoch
+            FROM latest_partition_offsets AS l JOIN {table} AS h ON h.key_id = l.id
+            WHERE l.cluster = :cluster AND l.topic = :topic AND l.partition = :partition
+              AND h.observed_at <= :at
+            ORDER BY h.observed_at DESC
+            LIMIT 1
+        ) AS {table}_newest
+    """
     row = conn.execute(
-        """
-        SELECT h.observed_at, h.log_start, h.log_end, h.leader, h.leader_epoch
-        FROM latest_partition_offsets AS l JOIN partition_offsets_history AS h ON h.key_id = l.id
-        WHERE l.cluster = ? AND l.topic = ? AND l.partition = ? AND h.observed_at <= ?
-        ORDER BY h.observed_at DESC
-        LIMIT 1
-        """,
-        (cluster, topic, partition, at),
+        "SELECT observed_at, log_start, log_end, leader, leader_epoch FROM ("
+        + arm.format(rank=0, table="partition_offsets_recent")
+        + " UNION ALL "
+        + arm.format(rank=1, table="partition_offsets_history")
+        + ") AS newest ORDER BY observed_at DESC, merged LIMIT 1",
+        {"cluster": cluster, "topic": topic, "partition": partition, "at": at},
     ).fetchone()
     return None if row is None else PartitionPoint(cluster, topic, partition, *row)
 
@@ -200,19 +221,34 @@ def log_end_reached_at(
 ) -> float | None:
     # Only the current run counts: if the log end later fell below `offset` again (truncation, topic
     # re-created), the earlier crossing says nothing about when today's records were written.
+    # The history's two tables (store.recent): the recent rows, and the merged rows none of them replaces.
     row = conn.execute(
         """
         WITH k AS (
-            SELECT id FROM latest_partition_offsets WHERE cluster = ? AND topic = ? AND partition = ?
+            SELECT id FROM latest_partition_offsets
+            WHERE cluster = :cluster AND topic = :topic AND partition = :partition
         ), h AS (
-            SELECT observed_at, log_end FROM partition_offsets_history
-            WHERE key_id = (SELECT id FROM k) AND observed_at <= ?
+            SELECT observed_at, log_end FROM partition_offsets_recent
+            WHERE key_id = (SELECT id FROM k) AND observed_at <= :until
+            UNION ALL
+            SELECT observed_at, log_end FROM partition_offsets_history AS h
+            WHERE key_id = (SELECT id FROM k) AND observed_at <= :until
+        """
+        + _PARTITION_NOT_REPLACED
+        + """
         )
         SELECT min(observed_at) FROM h
-        WHERE log_end >= ?
-          AND observed_at > coalesce((SELECT max(observed_at) FROM h WHERE log_end < ?), ?)
+        WHERE log_end >= :offset
+          AND observed_at > coalesce((SELECT max(observed_at) FROM h WHERE log_end < :offset), :far_past)
         """,
-        (cluster, topic, partition, _FAR_FUTURE if until is None else until, offset, offset, _FAR_PAST),
+        {
+            "cluster": cluster,
+            "topic": topic,
+            "partition": partition,
+            "until": _FAR_FUTURE if until is None else until,
+            "offset": offset,
+            "far_past": _FAR_PAST,
+        },
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
 

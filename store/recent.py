@@ -1,22 +1,22 @@
 """A history's newest rows, kept in a table of their own and merged into the history about once a minute.
 
-A history table is ordered by key, then time (its primary key ``(key_id, observed_at)``), so one key's
-history is a seek. But a write in which every key moved then dirties one page per key: at 12,500 moving
+A history table is ordered by key, then time (its primary key ``(key_id, observed_at)``), so one key's history
+is a seek. But a write in which every key moved then dirties one page per key: at 12,500 moving
 group-partitions every 5 s, 12.5k pages (the WAL and its checkpoint write each twice, and once the table
-outgrows the writer's cache it is read back too). Rows go first to a table of the same columns keyed by
-time first, ``(observed_at, key_id)``, where each write appends. Every :data:`MERGE_AFTER` seconds of
-observed time (or :data:`MERGE_ROWS` rows) one statement moves them into the history, about a dozen rows
-of a key to its page at once, and empties it. A write of fewer than :data:`KEEP_FROM` rows while none are
-kept goes straight to the history: at a few hundred keys a write a key seldom moves twice a minute, and the
-copy only adds work (3x the bytes written at 20k partitions / 50k group-partitions with 1 % moving). Both
-tables live in the same database and are written in the same transactions, so a crash or a fenced write
-loses nothing the single table would keep.
+outgrows the writer's cache it is read back too). Rows go first to a small table of the same columns (keyed by
+time first where only the API reads it, so that each write appends). Every :data:`MERGE_AFTER` seconds of
+observed time (or :data:`MERGE_ROWS` rows) one statement moves them into the history, about a dozen rows of a
+key to its page at once, and empties it. A write of fewer than :data:`KEEP_FROM` rows while none are kept goes
+straight to the history: at a few hundred keys a write a key seldom moves twice a minute, and the copy only
+adds work (3x the bytes written at 20k partitions / 50k group-partitions with 1 % moving). Both tables live in
+the same database and are written in the same transactions, so a crash or a fenced write loses nothing the
+single table would keep.
 
 Readers take both tables (:mod:`store.queries`): the recent rows, and the history's rows no recent row
 replaces. A (key, instant) written again replaces the row, as ``INSERT OR REPLACE`` did in the single table:
 the recent table's row wins over the history's until the merge replaces the older one. Each read puts the
 ``UNION ALL`` at its top, one arm per table (a join against a compound subquery would have SQLite build the
-whole history first), and reads the recent rows in one pass over them: they are not ordered by key.
+whole history first), or combines each table's answer (:mod:`store.log_end_times`).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class Recent:
         if conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None:
             self._since = -math.inf  # rows another process kept: merged by the first write (due at once)
 
-    def write(self, conn: Connection, rows: Sequence[tuple[object, ...]], at: float) -> Written:
+    def write(self, conn: Connection, rows: Sequence[tuple[object, ...]], at: float) -> RecentWrite:
         """Keep ``rows`` (observed at ``at``), merging first if the rows kept are due, or write them
         straight to the history if few and none are kept (in the caller's open transaction; pass what it
         returns to :meth:`written` once that commits)."""
@@ -64,12 +64,12 @@ class Recent:
         if due:
             self.merge(conn)
         if not rows:
-            return Written(due, 0, at)
+            return RecentWrite(due, 0, at)
         if len(rows) < KEEP_FROM and (due or self._since is None):
             conn.executemany(self._direct, rows)
-            return Written(due, 0, at)
+            return RecentWrite(due, 0, at)
         conn.executemany(self._insert, rows)
-        return Written(due, len(rows), at)
+        return RecentWrite(due, len(rows), at)
 
     def due(self, at: float) -> bool:
         """The rows kept are old enough (in observed time; a clock gone back counts), or many enough."""
@@ -81,7 +81,7 @@ class Recent:
         for statement in self._merge:
             conn.execute(statement)
 
-    def written(self, write: Written) -> None:
+    def written(self, write: RecentWrite) -> None:
         """The transaction of a :meth:`write` committed."""
         if write.merged:
             self._since, self._rows = None, 0
@@ -91,7 +91,7 @@ class Recent:
             self._rows += write.kept
 
 
-class Written(NamedTuple):
+class RecentWrite(NamedTuple):
     """What a :meth:`Recent.write` did: merged the rows kept first, kept ``kept`` rows observed ``at``."""
 
     merged: bool
@@ -99,4 +99,4 @@ class Written(NamedTuple):
     at: float
 
 
-NOTHING = Written(False, 0, 0.0)
+NOTHING = RecentWrite(False, 0, 0.0)

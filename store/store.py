@@ -242,9 +242,8 @@ class Store:
         totals: dict[str, tuple[int, int]] = {}
         for kind in retention.HISTORY_TABLES:
             with self._writing("thin history") as conn:
-                if kind == "committed":  # retention reads the history's merged rows (store.recent)
-                    with transaction(conn):
-                        self._committed.merge_recent()
+                with transaction(conn):  # retention reads the history's merged rows (store.recent)
+                    (self._committed if kind == "committed" else self._partitions).merge_recent()
                 chunks = retention.key_chunks(conn, kind)
                 if kind == "partitions":  # before any delete: what the kept log-end rows may lose
                     self._partitions.log_ends.trim(retention.deletes_before(horizons))
