@@ -154,12 +154,15 @@ def retention_delete_records(stage: Stage, spec: CellSpec) -> None:
 
 
 def retention_time(stage: Stage, spec: CellSpec) -> None:
-    """Time retention (12 s, 1 s segments) passes a stopped group while a producer writes on."""
-    t = stage.create_topic(stage.name("t"), configs={"retention.ms": "12000", "segment.ms": "1000"})
+    """Time retention (12 s, 1 s segments) passes a stopped group while a producer writes on. The retention
+    is set once the group has read its 40: a member slow to start (a JVM on a loaded machine) must not find
+    them deleted already."""
+    t = stage.create_topic(stage.name("t"), configs={"segment.ms": "1000"})
     g = stage.name("g")
     stage.watch(g, t)
     stage.produce(t, 40)
     read_to(stage, spec, g, t, 40)
+    ops.set_topic_configs(stage.kafka, t, {"retention.ms": "12000", "segment.ms": "1000"})
     deadline = time.monotonic() + 90
     while not _log_start_past(stage, t, 45):
         assert time.monotonic() < deadline, f"{stage.cell}: retention did not pass 45 on {t}"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kafka import KafkaAdminClient
-from kafka.admin import NewTopic
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
 from sandbox.cluster import SandboxCluster
 
@@ -276,6 +276,24 @@ def add_partitions(
     out = run(cluster, TOPICS, *args)
     wait_topic(cluster, topic, lambda d: len(d["partitions"]) >= total)
     return out
+
+
+def set_topic_configs(cluster: SandboxCluster, topic: str, configs: Mapping[str, str]) -> None:
+    """Set ``configs`` on ``topic`` (what ``kafka-configs --alter --add-config`` asks of the brokers)."""
+    admin = KafkaAdminClient(**cluster.client_config())
+    try:
+        result = admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, topic, configs=dict(configs))])
+    finally:
+        admin.close()
+    failed = [outcome for by_name in result.values() for outcome in by_name.values() if _failed(outcome)]
+    if failed:
+        raise ToolError(f"set configs of {topic}", 1, "", repr(failed))
+
+
+def _failed(outcome: object) -> bool:
+    return isinstance(outcome, BaseException) or (
+        isinstance(outcome, type) and issubclass(outcome, Exception)
+    )
 
 
 def delete_topic(cluster: SandboxCluster, topic: str, *, wait: bool = True) -> str:
