@@ -84,8 +84,16 @@ def operator_commit(move: CommitMove, *, forward: bool = False) -> bool:
     ``assign()`` group, which never has members). ``forward``: a move a consumer's progress could also
     make, so the group must be known memberless all along: a tail-seen commit (its group records say
     the state at that commit), or a poll-seen one whose group epoch did not change (a classic group's
-    poll has none: a batch job may have joined, read and left between two polls)."""
+    poll has none: a batch job may have joined, read and left between two polls).
+
+    A move forward committed with a leader epoch is a consumer's, never an operator's: Kafka's reset tool
+    (``kafka-consumer-groups --reset-offsets``, every mode) commits an offset alone, a consumer the leader
+    epoch of the last record it fetched (KIP-320: the Java consumer, librdkafka, kafka-python). It is the
+    departing member's own last commit however long after its leave it arrives (librdkafka's close commit
+    came over a second after its LeaveGroup on a loaded machine), or an ``assign()`` reader's."""
     if not memberless(move.group_state) or move.protocol_type == "":
+        return False
+    if move.new.offset > move.old.offset and move.new.leader_epoch is not None:
         return False
     if not forward or move.new.source == "tail":
         return True
@@ -94,7 +102,8 @@ def operator_commit(move: CommitMove, *, forward: bool = False) -> bool:
 
 # A consumer leaving its group may commit its position just after the leave (a KIP-848 Java consumer's
 # last commit can reach the coordinator after its leave, sent without the member epoch): a commit this
-# soon after the group became memberless may be that member's own, not an operator's.
+# soon after the group became memberless may be that member's own, not an operator's (one carrying a
+# leader epoch is a consumer's at any time, see operator_commit; this is for clients that send none).
 LAST_COMMIT_SECONDS = 1.0
 LEFT_OR_ADMIN = "member_left_or_admin_reset"  # the offset_skip cause then
 

@@ -17,8 +17,8 @@ at least E_lo (:func:`alerts.moves.reset_floor`). So:
   ``unknown`` (between the ends). ``messages_skipped`` = D (the certain part), ``messages_skipped_max`` =
   N - O (a reset to latest skipped the rest), ``messages_read_past_max`` = N - O - D (a reset to earliest
   read it). Critical (D > 0).
-* committed while the group had no members (``admin_reset``, info): an operator's tool reads nothing on
-  the way, ``messages_skipped`` = N - O exactly.
+* committed while the group had no members, without a leader epoch (``admin_reset``, info): an operator's
+  tool reads nothing on the way, ``messages_skipped`` = N - O exactly.
 
 **From beyond the log end, forward**: only the offsets that held messages count (up to the log end around
 the move); none, no finding. ``admin_reset`` or ``unknown`` (a reset to latest from beyond the end moves
@@ -35,13 +35,15 @@ at most ``messages_replayed_max`` = T - the log start before the truncation. Not
 ``auto_reset_direction_unknown``, ``messages_skipped`` 0, warning, whatever the group state.
 
 **Forward from a fetchable offset** while the group had no members (and is not a standalone
-``assign()`` group): an operator's reset (``kafka-consumer-groups --reset-offsets --to-latest`` on a
-stopped group), ``admin_reset``, info, ``messages_skipped`` = the messages between O and N (up to the log
-end around the move) exactly; none, or no log range observed, no finding. Seen on the tail before the
-range is observed again, past the last log end observed: that count is certain, ``messages_skipped_max``
-= N - O. A group with members moving forward is reading: never reported, nor a standalone group's.
-Committed at most :data:`alerts.moves.LAST_COMMIT_SECONDS` after the group became memberless, it may
-as well be the departing member's own last commit (a KIP-848 Java consumer's, arriving after its leave):
+``assign()`` group), committed without a leader epoch (a consumer's commit carries one, Kafka's tool's
+never: :func:`alerts.moves.operator_commit`): an operator's reset (``kafka-consumer-groups
+--reset-offsets --to-latest`` on a stopped group), ``admin_reset``, info, ``messages_skipped`` = the
+messages between O and N (up to the log end around the move) exactly; none, or no log range observed, no
+finding. Seen on the tail before the range is observed again, past the last log end observed: that count
+is certain, ``messages_skipped_max`` = N - O. A group with members moving forward is reading: never
+reported, nor a standalone group's, nor a commit with a leader epoch. Committed at most
+:data:`alerts.moves.LAST_COMMIT_SECONDS` after the group became memberless, it may as well be the
+departing member's own last commit (of a client that commits no leader epoch, arriving after its leave):
 ``member_left_or_admin_reset``, info, ``messages_skipped`` 0, ``messages_skipped_max`` the count above.
 """
 

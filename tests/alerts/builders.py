@@ -100,6 +100,7 @@ def commit(
     partition: int = 0,
     generation: int | None = None,
     member_epoch: int | None = None,
+    leader_epoch: int | None = None,
 ) -> CommitEvent:
     return CommitEvent(
         C,
@@ -107,7 +108,7 @@ def commit(
         T,
         partition,
         offset,
-        None,
+        leader_epoch,
         int(at * 1000),
         0,
         source_offset,

@@ -551,6 +551,38 @@ def test_detect_offset_skips_forward_commit_after_the_groups_empty_record(after:
     assert (f.magnitude["messages_skipped"], f.magnitude.get("messages_skipped_max", 1200)) == (skipped, 1200)
 
 
+def test_detect_offset_skips_forward_commit_with_a_leader_epoch_long_after_the_empty_record_nothing() -> None:
+    # a consumer's commit (Kafka's reset tool commits no leader epoch): librdkafka's close commit reached
+    # the coordinator 2.4 s after its LeaveGroup on a loaded machine (CI: "8 never read (admin_reset)"; it
+    # had read them)
+    for after in (0.5, 2.4, 60.0):
+        reset = inputs(
+            offsets=offsets(80, {(T, 0): (0, 1500)}),
+            commit_events=(commit(1500, 5 + after, 3, leader_epoch=1),),
+            tail_live=True,
+        )
+        assert detect_offset_skips(_stopped_at_300(), reset, 80, TH) == ()
+
+
+def test_detect_offset_skips_memberless_consumer_commit_over_retention_not_an_operators_reset() -> None:
+    # with a leader epoch the reset past retention was a consumer's: 400 deleted unread for certain, and
+    # 1000 is below the log end sampled before it (1500), where no reset to latest lands: the consumer
+    # reset to the log start and read the 300 after it, not "700 never read" by an operator
+    s, _ = _stopped_at_300_then_delete_records()
+    reset = inputs(
+        offsets=offsets(26, {(T, 0): (700, 1500)}),
+        commit_events=(commit(1000, 25, 4, leader_epoch=0),),
+        tail_live=True,
+    )
+    [skip] = detect_offset_skips(s, reset, 26, TH)
+    assert (skip.severity, skip.cause) == ("critical", "auto_reset_earliest")
+    assert skip.magnitude == {
+        "messages_skipped": 400,
+        "messages_deleted_unread": 400,
+        "messages_read_past": 300,
+    }
+
+
 def test_detect_offset_skips_empty_group_forward_over_nothing_no_finding() -> None:
     s = run(
         DetectionState(),
