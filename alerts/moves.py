@@ -86,14 +86,14 @@ def operator_commit(move: CommitMove, *, forward: bool = False) -> bool:
     the state at that commit), or a poll-seen one whose group epoch did not change (a classic group's
     poll has none: a batch job may have joined, read and left between two polls).
 
-    A move forward committed with a leader epoch is a consumer's, never an operator's: Kafka's reset tool
+    A move committed with a leader epoch is a consumer's, never an operator's: Kafka's reset tool
     (``kafka-consumer-groups --reset-offsets``, every mode) commits an offset alone, a consumer the leader
     epoch of the last record it fetched (KIP-320: the Java consumer, librdkafka, kafka-python). It is the
     departing member's own last commit however long after its leave it arrives (librdkafka's close commit
     came over a second after its LeaveGroup on a loaded machine), or an ``assign()`` reader's."""
     if not memberless(move.group_state) or move.protocol_type == "":
         return False
-    if move.new.offset > move.old.offset and move.new.leader_epoch is not None:
+    if move.new.leader_epoch is not None:
         return False
     if not forward or move.new.source == "tail":
         return True

@@ -3,8 +3,8 @@
 ``messages_replayed`` = old - new, the messages between the two offsets, read again (certain).
 
 Causes, first match wins: ``auto_reset_earliest`` (the old offset had become unfetchable, beyond a
-truncated log end, and the new one is the log start), ``admin_reset`` (the group had no members: only an
-operator's tool commits then; not for standalone groups, which never have members),
+truncated log end, and the new one is the log start), ``admin_reset`` (the group had no members and the
+commit carries no leader epoch: an operator's tool; not for standalone groups, which never have members),
 ``rebalance_recommit`` (a stale member's commit: an older generation / member epoch, or a rewind undone
 by a newer commit within ``recommit_window_seconds``), else ``unknown`` (``auto_reset_earliest`` after a
 truncation, below).

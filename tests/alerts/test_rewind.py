@@ -255,6 +255,21 @@ def test_detect_offset_rewinds_membership_at_each_commit_from_tail_group_records
     ]
 
 
+def test_detect_offset_rewinds_memberless_commit_with_a_leader_epoch_a_consumers_not_admin() -> None:
+    # the group had no members, but the commit carries a leader epoch: a consumer committed it (a departing
+    # member's late last commit, an assign() reader), never kafka-consumer-groups, which commits none
+    s = run(
+        DetectionState(),
+        inputs(commit_events=(group_event("Stable", 1, 1), commit(500, 2, 2)), tail_live=True),
+        2,
+    )
+    events = (group_event("Empty", 3, 3), commit(100, 4, 4, leader_epoch=0))
+    [f] = detect_offset_rewinds(
+        s, inputs(commit_events=events[1:], group_events=events[:1], tail_live=True), 6, TH
+    )
+    assert (f.severity, f.cause, f.magnitude["messages_replayed"]) == ("critical", "unknown", 400)
+
+
 def test_detect_offset_rewinds_back_from_a_recommit_right_after_the_offset_vanished_bounded_warning() -> None:
     # The truth matrix's topic deleted under a running aiokafka consumer: the deletion tombstones the
     # group's 50; the consumer re-commits its position 50 (now on the re-created topic), then resets to 0.
