@@ -74,6 +74,20 @@ class Fresh:
         return frozenset(out)
 
 
+def unranged(fresh: Fresh) -> frozenset[tuple[str, int]]:
+    """(topic, partition) the fresh offsets observation could not give a log range (its partition
+    failures: no leader, a leader that did not answer); empty without one."""
+    offsets = fresh.observations.get("offsets")
+    if offsets is None or not offsets.failures:
+        return frozenset()
+    out = set()
+    for f in offsets.failures:
+        topic, _, partition = f.key.rpartition("/")
+        if f.scope == "partition" and partition.isdigit():
+            out.add((topic, int(partition)))
+    return frozenset(out)
+
+
 class FreshObservations:
     """Remembers the ``observed_at`` of what was handed on last, per kind."""
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from alerts.model import Finding
+from service.detection.inputs import COVERAGE
 from store.alert_records import (
     FIRING,
     RESOLVED,
@@ -51,6 +52,10 @@ VOLATILE_EVIDENCE = frozenset(
         "log_end_went_back",
     }
 )
+
+
+# judged on a partition's log range: not judged where this evaluation has none (plan's ``unranged``)
+RANGED_KINDS = COVERAGE["offsets"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +90,15 @@ def plan(
     rules: LifecycleRules,
     new_id: str | None = None,
     resolved: frozenset[tuple[Fingerprint, str]] = frozenset(),
+    unranged: frozenset[tuple[str, int]] = frozenset(),
 ) -> Plan:
     """The writes this cycle needs. ``covered``: kinds whose input this evaluation had (a state-like alert
     of another kind is neither refreshed nor counted clean). ``resolved``: (fingerprint, occurrence) of
     event-like alerts resolved lately; the same occurrence reported again (re-read after a crash) does
-    not fire a new alert."""
+    not fire a new alert. ``unranged``: (topic, partition) whose log range this evaluation's offsets
+    observation lacks (no leader, a broker that did not answer): an alert there of a kind judged on log
+    ranges (:data:`RANGED_KINDS`) is not counted clean either. Counted, a standing alert of a partition
+    offline through a broker's restart resolved, and fired again, a second page, once its range was back."""
     working = dict(firing)
     streaks = {fp: n for fp, n in clean_streaks.items() if fp in working}
     writes: list[AlertWrite] = []
@@ -122,7 +131,9 @@ def plan(
         if is_event_like(alert.kind):
             if now - alert.updated_at >= rules.quiet_period_seconds:
                 writes.append(_resolve(alert, now, "quiet_period"))
-        elif alert.kind in covered:
+        elif alert.kind in covered and not (
+            unranged and alert.kind in RANGED_KINDS and (alert.topic, alert.partition) in unranged
+        ):
             streaks[fp] = streaks.get(fp, 0) + 1
             if streaks[fp] >= rules.resolve_after_clean:
                 writes.append(_resolve(alert, now, "cleared"))

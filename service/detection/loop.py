@@ -51,6 +51,7 @@ from service.detection.inputs import (
     CollectorHealth,
     FailureGrace,
     FreshObservations,
+    unranged,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.out_of_scope import resolve_out_of_scope
@@ -438,6 +439,7 @@ class DetectionLoop:
         if settling(state.blind_spans, now, self._thresholds.rate_min_span_seconds):  # rates cannot judge yet
             covered -= SETTLING_KINDS
         holding = self._grace.holding(now)
+        missing = unranged(fresh)
         planned: list[Plan] = []
 
         def planner(
@@ -448,7 +450,9 @@ class DetectionLoop:
                 for f in findings
                 if not (holding and f.kind == COLLECTOR_FAILURE and f.fingerprint not in firing)
             ]
-            p = plan(firing, kept, covered, self._streaks, now, self._rules, resolved=resolved)
+            p = plan(
+                firing, kept, covered, self._streaks, now, self._rules, resolved=resolved, unranged=missing
+            )
             planned.append(p)
             return p.writes
 

@@ -8,6 +8,7 @@ baseline and not counted.
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from kafka.admin import NewTopic
 from collectors.model import OFFSETS_TOPIC
 from sandbox.cluster import SandboxCluster
 from service.scheduler import CollectorStatus as JobStatus
+from store.alert_records import Alert
 from tests.e2e.harness import RuntimeThread, create_topics, e2e_settings, short, wait_for
 from tests.e2e.workload import Member, Traffic
 
@@ -119,4 +121,16 @@ def test_rebalances_rolling_restart_preferred_election_controller_restart_no_ale
     assert all(m.error is None for m in members), [m.error for m in members]
     assert traffic.sent > 500
     alarms = runtime.new_pages(baseline)
-    assert alarms == [], f"false alerts: {[short(a) for a in alarms]} (present before: {before})"
+    accounts = "\n".join(_account(a, runtime) for a in alarms)
+    assert alarms == [], f"false alerts: {[short(a) for a in alarms]} (present before: {before})\n{accounts}"
+
+
+def _account(alert: Alert, runtime: RuntimeThread) -> str:
+    """A false page and every stored alert of its key, oldest first: when each started, resolved and why."""
+    same = [a for a in runtime.list_alerts() if a.fingerprint == alert.fingerprint]
+    lines = [
+        f"  {a.id} {a.status} {a.severity} started {a.started_at:.1f} updated {a.updated_at:.1f} resolved "
+        f"{a.resolved_at} ({a.resolved_reason}): {a.summary} {json.dumps(dict(a.evidence), default=str)}"
+        for a in sorted(same, key=lambda a: a.started_at)
+    ]
+    return "\n".join([short(alert), *lines])

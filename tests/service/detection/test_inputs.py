@@ -8,12 +8,26 @@ import pytest
 from alerts.engine import evaluate
 from alerts.model import CONFIG_RISK, LAG_HIGH
 from alerts.state import CommitKey, CommitPoint, DetectionState, OffsetSample, PartitionKey, Recreation
+from collectors.model import Failure
 from service.detection import state_codec
-from service.detection.inputs import CollectorHealth, FreshObservations
+from service.detection.inputs import CollectorHealth, FreshObservations, unranged
 from service.scheduler import CollectorStatus as JobStatus
 from service.state import LatestObservations
 from tests.alerts.builders import TH, commit, committed, groups, inputs, metadata, metrics, offsets
 from tests.service.detection.builders import C, T
+
+
+async def test_unranged_the_partitions_the_fresh_offsets_observation_failed() -> None:
+    latest = LatestObservations()
+    fresh = FreshObservations(C, latest)
+    assert unranged(fresh.peek()) == frozenset()
+    failures = (
+        Failure("partition", f"{T}/3", "NoLeader", "partition has no leader"),
+        Failure("broker", "2", "KafkaConnectionError", "down"),
+        Failure("partition", "a/b/12", "KafkaConnectionError", "down"),
+    )
+    await latest.put(replace(offsets(2.0, {(T, 0): (0, 10)}), failures=failures))
+    assert unranged(fresh.peek()) == {(T, 3), ("a/b", 12)}
 
 
 async def test_fresh_observations_each_handed_once_metadata_joins_offsets() -> None:

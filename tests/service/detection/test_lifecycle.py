@@ -3,7 +3,7 @@ from dataclasses import replace
 from alerts.model import LAG_HIGH
 from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
 from store.alert_records import Alert, AlertWrite, Fingerprint
-from tests.service.detection.builders import lag, rewind
+from tests.service.detection.builders import T, lag, rewind
 
 RULES = LifecycleRules(quiet_period_seconds=100.0, resolve_after_clean=3, refresh_seconds=30.0)
 ALL = frozenset({LAG_HIGH})
@@ -89,6 +89,22 @@ def test_plan_state_like_uncovered_evaluation_not_counted_clean() -> None:
         p = plan(firing, [], frozenset(), streaks, float(now), RULES)
         firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
     assert len(firing) == 1
+
+
+def test_plan_state_like_alert_of_a_partition_without_a_log_range_not_counted_clean() -> None:
+    # its partition offline through a broker's restart: the offsets observation has no range for it, so
+    # nothing says the lag (or a commit beyond the log end) went away; counted clean, it resolved and
+    # fired again, a second page, when the range came back
+    firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
+    streaks: dict[Fingerprint, int] = {}
+    for now in range(11, 20):
+        p = plan(firing, [], ALL, streaks, float(now), RULES, unranged=frozenset({(T, 0)}))
+        firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
+    assert len(firing) == 1
+    for now in (20.0, 21.0, 22.0):  # another partition's range missing counts nothing here
+        p = plan(firing, [], ALL, streaks, now, RULES, unranged=frozenset({(T, 1)}))
+        firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
+    assert firing == {}
 
 
 def test_plan_state_like_reported_again_resets_streak() -> None:
