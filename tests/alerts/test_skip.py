@@ -315,15 +315,20 @@ def test_evaluate_forward_skip_over_delete_records_deleted_unread_only_to_log_st
     }
 
 
-def test_detect_offset_skips_landed_below_log_end_sampled_before_reset_auto_reset_earliest() -> None:
+@pytest.mark.parametrize("members", [True, False], ids=["member-back", "memberless-with-epoch"])
+def test_detect_offset_skips_landed_below_log_end_sampled_before_reset_auto_reset_earliest(
+    members: bool,
+) -> None:
     # the same restart judged with the range observed again (log start still 700): landed past the log
     # start, below 1500, the log end sampled while 300 was still fetchable (before any reset): a reset to
-    # latest lands at 1500 or later, so this one was to earliest (was: cause unknown)
+    # latest lands at 1500 or later, so this one was to earliest (was: cause unknown). Committed with a
+    # leader epoch while the group had no members, it is a consumer's reset all the same, not "700 never
+    # read" by an operator's tool (which commits no epoch)
     s, _ = _stopped_at_300_then_delete_records()
     restart = inputs(
         offsets=offsets(26, {(T, 0): (700, 1500)}),
-        group_events=(group_event("Stable", 24, 3),),
-        commit_events=(commit(1000, 25, 4),),
+        group_events=(group_event("Stable", 24, 3),) if members else (),
+        commit_events=(commit(1000, 25, 4, leader_epoch=None if members else 0),),
         tail_live=True,
     )
     [skip] = detect_offset_skips(s, restart, 26, TH)
@@ -562,25 +567,6 @@ def test_detect_offset_skips_forward_commit_with_a_leader_epoch_long_after_the_e
             tail_live=True,
         )
         assert detect_offset_skips(_stopped_at_300(), reset, 80, TH) == ()
-
-
-def test_detect_offset_skips_memberless_consumer_commit_over_retention_not_an_operators_reset() -> None:
-    # with a leader epoch the reset past retention was a consumer's: 400 deleted unread for certain, and
-    # 1000 is below the log end sampled before it (1500), where no reset to latest lands: the consumer
-    # reset to the log start and read the 300 after it, not "700 never read" by an operator
-    s, _ = _stopped_at_300_then_delete_records()
-    reset = inputs(
-        offsets=offsets(26, {(T, 0): (700, 1500)}),
-        commit_events=(commit(1000, 25, 4, leader_epoch=0),),
-        tail_live=True,
-    )
-    [skip] = detect_offset_skips(s, reset, 26, TH)
-    assert (skip.severity, skip.cause) == ("critical", "auto_reset_earliest")
-    assert skip.magnitude == {
-        "messages_skipped": 400,
-        "messages_deleted_unread": 400,
-        "messages_read_past": 300,
-    }
 
 
 def test_detect_offset_skips_empty_group_forward_over_nothing_no_finding() -> None:
