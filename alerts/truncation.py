@@ -1,6 +1,15 @@
 """``log_truncation`` (a partition's log end went backwards) and ``epoch_divergence`` (a committed
 (offset, leader epoch) lies past the end of that epoch on the current leader, as KIP-320 consumers check).
 
+``epoch_divergence`` is claimed only for a commit the partition's log range this evaluation shows inside
+the log (at most its end): the offset is in the log, but its messages are not the ones the group read
+(a consumer that does not check epochs resumes there and never reads the new leader's messages below it).
+A commit beyond the log end is ``committed_beyond_log_end``'s (:mod:`alerts.log_range`), whose cause and
+severity tell a truncation from a re-created topic; an epoch is asked about only once its partition's
+leader epoch moved past it, so claiming it there too paged a second time for a standing commit at the
+next leader change, and called a re-created topic's stale commit a truncation. Once the log grows past
+such a commit, it is this rule's.
+
 A clean leader change never lowers the reported high watermark: a new leader answers ListOffsets with
 OFFSET_NOT_AVAILABLE until its high watermark reaches the start of its epoch.
 
@@ -12,7 +21,7 @@ topic it belongs to is judged once one does (:func:`alerts.topic_change.unconfir
 from __future__ import annotations
 
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, Finding
-from alerts.state import CycleInputs, DetectionState
+from alerts.state import CycleInputs, DetectionState, PartitionKey
 from alerts.thresholds import Thresholds
 from alerts.topic_change import id_changed
 from alerts.view import View, view_of
@@ -87,13 +96,17 @@ def detect_epoch_divergence(
     if not ends:
         return ()  # nothing asked of the leaders this cycle
     findings = []
-    commits = view_of(view, previous, inputs, thresholds).replayed.commits
-    for key, point in commits.items():  # findings sorted at the end
+    v = view_of(view, previous, inputs, thresholds)
+    partitions = v.partitions
+    for key, point in v.replayed.commits.items():  # findings sorted at the end
         if point.leader_epoch is None:
             continue
         e = ends.get((key.topic, key.partition, point.leader_epoch))
         if e is None or e.end_offset < 0 or e.leader_epoch < 0 or point.offset <= e.end_offset:
             continue
+        r = partitions.get(PartitionKey(key.topic, key.partition))
+        if r is None or r.log_end is None or point.offset > r.log_end:
+            continue  # beyond the log end, or not known inside it: committed_beyond_log_end's to say
         diverged = point.offset - e.end_offset
         findings.append(
             Finding(

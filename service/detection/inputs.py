@@ -19,6 +19,7 @@ from alerts.model import (
     COMMITTED_BEYOND_LOG_END,
     CONFIG_RISK,
     CONSUMER_STALLED,
+    EPOCH_DIVERGENCE,
     LAG_HIGH,
     OFFSETS_EXPIRY_RISK,
     OFFSETS_TOPIC_CLEANER_STALLED,
@@ -47,8 +48,17 @@ KINDS: dict[str, type[Any]] = {
 }
 # State-like kinds an evaluation can judge only with that observation in hand.
 COVERAGE: Mapping[str, frozenset[str]] = {
+    # epoch_divergence too: claimed only inside a log range (alerts.truncation), from epoch ends asked or
+    # kept every evaluation; absent once the group committed past it (or the log went back under it)
     "offsets": frozenset(
-        {COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, LAG_HIGH, CONSUMER_STALLED, RETENTION_RISK}
+        {
+            COMMITTED_BELOW_LOG_START,
+            COMMITTED_BEYOND_LOG_END,
+            EPOCH_DIVERGENCE,
+            LAG_HIGH,
+            CONSUMER_STALLED,
+            RETENTION_RISK,
+        }
     ),
     "configs": frozenset({CONFIG_RISK}),
     "metrics": frozenset({OFFSETS_TOPIC_CLEANER_STALLED, OUT_OF_RANGE_FETCHES}),

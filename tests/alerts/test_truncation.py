@@ -1,12 +1,14 @@
 from dataclasses import replace
 
+import pytest
+
 from alerts.engine import evaluate
 from alerts.model import EPOCH_DIVERGENCE, LOG_TRUNCATION, TOPIC_DELETED, EpochEnd
 from alerts.state import CycleInputs, DetectionState
 from alerts.topic_change import unconfirmed_resets
 from alerts.truncation import detect_epoch_divergence, detect_log_truncations
 from collectors.model import OffsetsObservation, PartitionOffsets
-from tests.alerts.builders import TH, C, T, commit, committed, inputs, metadata, offsets, run
+from tests.alerts.builders import TH, C, T, commit, committed, inputs, kinds, metadata, offsets, run
 
 
 def _before() -> DetectionState:
@@ -108,26 +110,45 @@ def _committed_epoch(epoch: int | None) -> DetectionState:
     return run(DetectionState(), inputs(commit_events=(ev,), tail_live=True), 2)
 
 
-def test_detect_epoch_divergence_committed_past_epoch_end_critical_divergence_offset() -> None:
+def _ranged(log_end: int, ends: tuple[EpochEnd, ...]) -> CycleInputs:
+    """The epoch ends with a log range of the partition observed after the commit (at 4)."""
+    return inputs(offsets=offsets(4, {(T, 0): (0, log_end)}), epoch_ends=ends)
+
+
+@pytest.mark.parametrize("log_end", [150, 180])
+def test_detect_epoch_divergence_committed_past_epoch_end_inside_the_log_critical(log_end: int) -> None:
+    # 150 committed at epoch 3, which ended at 100: the log grew back to (or past) 150 under a later epoch
     ends = (EpochEnd(T, 0, 3, 3, 100),)
-    [f] = detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH)
+    [f] = detect_epoch_divergence(_committed_epoch(3), _ranged(log_end, ends), 5, TH)
     assert (f.kind, f.severity, f.group) == (EPOCH_DIVERGENCE, "critical", "g")
     assert f.magnitude == {"divergence_offset": 100, "messages_diverged": 50}
 
 
+@pytest.mark.parametrize("log_end", [100, 149])
+def test_detect_epoch_divergence_commit_beyond_the_log_end_nothing(log_end: int) -> None:
+    # committed_beyond_log_end says it (tests/alerts/test_log_range.py): not a second claim of the commit
+    ends = (EpochEnd(T, 0, 3, 3, 100),)
+    assert detect_epoch_divergence(_committed_epoch(3), _ranged(log_end, ends), 5, TH) == ()
+
+
+def test_detect_epoch_divergence_without_a_log_range_nothing() -> None:
+    ends = (EpochEnd(T, 0, 3, 3, 100),)
+    assert detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH) == ()
+
+
 def test_detect_epoch_divergence_epoch_ends_after_committed_nothing() -> None:
     ends = (EpochEnd(T, 0, 3, 3, 150),)
-    assert detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH) == ()
+    assert detect_epoch_divergence(_committed_epoch(3), _ranged(180, ends), 5, TH) == ()
 
 
 def test_detect_epoch_divergence_undefined_answer_nothing() -> None:
     ends = (EpochEnd(T, 0, 3, -1, -1),)
-    assert detect_epoch_divergence(_committed_epoch(3), inputs(epoch_ends=ends), 5, TH) == ()
+    assert detect_epoch_divergence(_committed_epoch(3), _ranged(180, ends), 5, TH) == ()
 
 
 def test_detect_epoch_divergence_commit_without_epoch_nothing() -> None:
     ends = (EpochEnd(T, 0, 3, 3, 100),)
-    assert detect_epoch_divergence(_committed_epoch(None), inputs(epoch_ends=ends), 5, TH) == ()
+    assert detect_epoch_divergence(_committed_epoch(None), _ranged(180, ends), 5, TH) == ()
 
 
 def test_detect_log_truncations_leader_seen_by_metadata_first_still_unclean_cause() -> None:
@@ -163,3 +184,27 @@ def test_detect_log_truncations_same_epoch_past_topic_confirm_seconds_judged() -
     )
     [f] = detect_log_truncations(s, inp, late, TH)
     assert (f.severity, f.magnitude["messages_truncated"]) == ("critical", 50)
+
+
+def test_standing_commit_beyond_the_log_end_one_claim_through_a_leader_change_then_divergence() -> None:
+    """A monitor finds 50 committed at epoch 0 past a log ending at 0 (truncated, or the topic re-created:
+    it cannot tell): committed_beyond_log_end. A leader change makes epoch 0's end askable (0): still that
+    one claim, no second page for the same commit. The log grows past 50 under the new epoch: the offset is
+    in the log, its messages not the group's: epoch_divergence, and no longer beyond the log end."""
+    state = run(
+        DetectionState(), inputs(commit_events=(commit(50, 1, 1, leader_epoch=0),), tail_live=True), 2
+    )
+    first = inputs(metadata=metadata(10, {(T, 0): (1, 0, (1, 2))}), offsets=offsets(10, {(T, 0): (0, 0)}))
+    found, state = evaluate(state, first, 10, TH)
+    assert kinds(found) == ["committed_beyond_log_end"]
+    moved = inputs(
+        metadata=metadata(20, {(T, 0): (2, 1, (1, 2))}),
+        offsets=offsets(20, {(T, 0): (0, 0)}),
+        epoch_ends=(EpochEnd(T, 0, 0, 0, 0),),
+    )
+    found, state = evaluate(state, moved, 20, TH)
+    assert kinds(found) == ["committed_beyond_log_end"]
+    grown = inputs(offsets=offsets(30, {(T, 0): (0, 80)}), epoch_ends=(EpochEnd(T, 0, 0, 0, 0),))
+    found, _ = evaluate(state, grown, 30, TH)
+    assert kinds(found) == ["epoch_divergence"]
+    assert found[0].magnitude == {"divergence_offset": 0, "messages_diverged": 50}

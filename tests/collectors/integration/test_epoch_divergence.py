@@ -1,4 +1,5 @@
-"""KIP-320 against the three-broker sandbox: a commit past the end of its leader epoch is detected."""
+"""KIP-320 against the three-broker sandbox: a commit past the end of its leader epoch, in a log that grew
+past it under the next epoch, is detected."""
 
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ def test_commit_past_its_epoch_end_is_epoch_divergence(
 
         after = wait_for(moved, what="the follower to lead")
         assert after.leader_epoch > epoch
+        produce(kafka3, topic, {0: 10})  # 10-19 under the new epoch: 15 is in the log, not a message of e
 
         def committed() -> bool:  # 15 at epoch e: past where epoch e ends (10)
             tp = KTopicPartition(topic, 0)
@@ -63,7 +65,9 @@ def test_commit_past_its_epoch_end_is_epoch_divergence(
         tp = TopicPartition(topic, 0)
         answer = c.seam.offsets_for_leader_epoch(after.leader, [(tp, epoch)])
         meta = asyncio.run(c.metadata.collect())
-        polled = CycleInputs("it", committed=asyncio.run(c.committed.collect()))
+        polled = CycleInputs(
+            "it", offsets=asyncio.run(c.offsets.collect()), committed=asyncio.run(c.committed.collect())
+        )
         commits = {k: p for k, p in replay(DetectionState(), polled).commits.items() if k.group == group}
         ends = EpochEnds("it", c.seam.offsets_for_leader_epoch)(commits, meta)
     finally:

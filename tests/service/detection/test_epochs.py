@@ -140,13 +140,17 @@ def test_a_raising_source_is_contained() -> None:
     assert EpochEnds("c", source)({CommitKey("g", T, 0): _point(15, 4)}, META) == ()
 
 
-async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer(tmp_path: Path) -> None:
+async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer_resolves_once_committed_past(
+    tmp_path: Path,
+) -> None:
     latest = LatestObservations()
     fake = FakeSeam(epoch_ends={(TP0, 4): (4, 10)})
     now = time.time()
     await latest.put(b.metadata(now - 1, {(T, 0): (1, 5, (1,))}))
     obs = CommittedObservation(b.C, now, (CommittedOffset("g", T, 0, 15, 4),), ("g",))
     await latest.put(obs)
+    # the log grew past 15 under epoch 5: the commit is inside it (beyond, committed_beyond_log_end's)
+    await latest.put(b.offsets(now, {(T, 0): (0, 30)}))
     with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
         loop = DetectionLoop(
             b.C,
@@ -157,5 +161,16 @@ async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer(tmp_p
         )
         await loop.evaluate_now()
         [a] = alerts.firing(b.C)
-    assert (a.kind, a.group, a.magnitude["messages_diverged"]) == (EPOCH_DIVERGENCE, "g", 5)
-    assert fake.calls == [("offsets_for_leader_epoch", 1, ((TP0, 4),))]
+        assert (a.kind, a.group, a.magnitude["messages_diverged"]) == (EPOCH_DIVERGENCE, "g", 5)
+        assert fake.calls == [("offsets_for_leader_epoch", 1, ((TP0, 4),))]
+        for i in range(1, 3):  # the same commit, ranges observed again: the answer is kept, still firing
+            await latest.put(b.offsets(now + i, {(T, 0): (0, 30)}))
+            await loop.evaluate_now()
+        assert [x.id for x in alerts.firing(b.C)] == [a.id]
+        # the group commits 30 under epoch 5: resolved after three evaluations with a range and without it
+        await latest.put(CommittedObservation(b.C, now + 3, (CommittedOffset("g", T, 0, 30, 5),), ("g",)))
+        for i in range(4, 7):
+            await latest.put(b.offsets(now + i, {(T, 0): (0, 30)}))
+            await loop.evaluate_now()
+        assert alerts.firing(b.C) == ()
+    assert len(fake.calls) == 1
