@@ -7,7 +7,9 @@ questions that failed or got no defined answer are asked again only after :data:
 ``max_per_cycle`` partitions are asked per evaluation. A failure is logged and yields no answer (so no
 finding); it never raises. Which committed offsets are behind is kept between calls: a call told what
 changed since the previous one looks at those only (a 5 s cycle changes a few of 50,000), and at all of
-them again when the metadata changes.
+them again when the metadata changes. ``complete`` says whether the last call had an answer (an end, or
+a leader's word that it has none) for every one of them on a partition with a leader: only then does the
+absence of a divergence mean there is none.
 
 Runs inside the detection loop's worker thread: the source (the cluster seam's
 ``offsets_for_leader_epoch``) is blocking.
@@ -60,6 +62,8 @@ class EpochEnds:
         # the committed offsets last looked at, and those of them behind their leader epoch (by epoch)
         self._commits: Mapping[CommitKey, CommitPoint] | None = None
         self._behind: dict[CommitKey, int] | None = None
+        # whether the last call had an answer for every committed offset behind its leader epoch
+        self.complete = False
 
     def __call__(
         self,
@@ -71,6 +75,7 @@ class EpochEnds:
         ``commits`` (a replay's ``changed``); then only those are looked at again, unless the metadata
         changed (the current leader epochs with it)."""
         if metadata is None:
+            self.complete = False
             return ()
         if self._indexed is None or self._indexed[0] is not metadata:  # metadata changes every 30 s
             self._indexed = (
@@ -98,6 +103,7 @@ class EpochEnds:
         known: dict[EpochKey, EpochEnd] = {}
         wanted: dict[int, list[tuple[TopicPartition, int]]] = defaultdict(list)
         asked: set[EpochKey] = set()
+        deferred = False  # an end not known and not asked this call (retried later, or over the bound)
         for key, epoch in behind.items():
             ek = (key.topic, key.partition, epoch)
             if ek in known or ek in asked:
@@ -107,12 +113,17 @@ class EpochEnds:
                 known[ek] = cached
                 continue
             p = current[(key.topic, key.partition)]
-            if p.leader is not None and self._retry_at.get(ek, 0.0) <= now and len(asked) < self._max:
+            if p.leader is None:
+                continue  # offline: no log range either, on which the detector judges first
+            if self._retry_at.get(ek, 0.0) <= now and len(asked) < self._max:
                 asked.add(ek)
                 wanted[p.leader].append((TopicPartition(key.topic, key.partition), epoch))
+            else:
+                deferred = True
         for leader, questions in sorted(wanted.items()):
             for batch in _rounds(questions):
                 known.update(self._ask(leader, batch, now))
+        self.complete = not deferred and asked.issubset(known)
         return tuple(known[k] for k in sorted(known))
 
     def _ask(

@@ -48,17 +48,8 @@ KINDS: dict[str, type[Any]] = {
 }
 # State-like kinds an evaluation can judge only with that observation in hand.
 COVERAGE: Mapping[str, frozenset[str]] = {
-    # epoch_divergence too: claimed only inside a log range (alerts.truncation), from epoch ends asked or
-    # kept every evaluation; absent once the group committed past it (or the log went back under it)
     "offsets": frozenset(
-        {
-            COMMITTED_BELOW_LOG_START,
-            COMMITTED_BEYOND_LOG_END,
-            EPOCH_DIVERGENCE,
-            LAG_HIGH,
-            CONSUMER_STALLED,
-            RETENTION_RISK,
-        }
+        {COMMITTED_BELOW_LOG_START, COMMITTED_BEYOND_LOG_END, LAG_HIGH, CONSUMER_STALLED, RETENTION_RISK}
     ),
     "configs": frozenset({CONFIG_RISK}),
     "metrics": frozenset({OFFSETS_TOPIC_CLEANER_STALLED, OUT_OF_RANGE_FETCHES}),
@@ -66,6 +57,11 @@ COVERAGE: Mapping[str, frozenset[str]] = {
 # Kinds judged from rates over clean history: right after a blind spell (alerts.blind.settling) their
 # absence says nothing yet, so a firing one is not resolved by it.
 SETTLING_KINDS = frozenset({RETENTION_RISK})
+# Judged on a log range and on the epoch ends of every commit behind its leader epoch (alerts.truncation):
+# covered by an evaluation with offsets only when every one of those ends was known
+# (service.detection.epochs.EpochEnds.complete). Counted clean without them, a standing divergence whose
+# end was not asked again yet (a restart, more than a cycle's questions) resolved and fired again.
+EPOCH_KINDS = frozenset({EPOCH_DIVERGENCE})
 ALWAYS_COVERED = frozenset({COLLECTOR_FAILURE, OFFSETS_EXPIRY_RISK})  # statuses and the clock suffice
 
 

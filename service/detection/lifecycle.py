@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from alerts.model import Finding
-from service.detection.inputs import COVERAGE
+from service.detection.inputs import COVERAGE, EPOCH_KINDS
 from store.alert_records import (
     FIRING,
     RESOLVED,
@@ -55,7 +55,7 @@ VOLATILE_EVIDENCE = frozenset(
 
 
 # judged on a partition's log range: not judged where this evaluation has none (plan's ``unranged``)
-RANGED_KINDS = COVERAGE["offsets"]
+RANGED_KINDS = COVERAGE["offsets"] | EPOCH_KINDS
 
 
 @dataclass(frozen=True, slots=True)

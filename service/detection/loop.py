@@ -37,7 +37,7 @@ import service.detection.state_codec as state_codec
 from alerts.blind import settling
 from alerts.commits import Replay, replay
 from alerts.engine import evaluate
-from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
+from alerts.model import COLLECTOR_FAILURE, COMMITTED_BEYOND_LOG_END, CommitEvent, EpochEnd, GroupEvent
 from alerts.narrow import narrow
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
@@ -47,6 +47,7 @@ from collectors.scope import EVERYTHING, Scope
 from service.detection.backlog import AlertBacklog, Planner
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
+    EPOCH_KINDS,
     SETTLING_KINDS,
     CollectorHealth,
     FailureGrace,
@@ -436,6 +437,8 @@ class DetectionLoop:
         failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
         self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
         covered = self._grace.covered(fresh.covered())
+        if COMMITTED_BEYOND_LOG_END in covered and self._epoch_ends is not None and self._epoch_ends.complete:
+            covered |= EPOCH_KINDS  # every epoch end known: a divergence not found is none (inputs.py)
         if settling(state.blind_spans, now, self._thresholds.rate_min_span_seconds):  # rates cannot judge yet
             covered -= SETTLING_KINDS
         holding = self._grace.holding(now)
@@ -501,6 +504,7 @@ class DetectionLoop:
             return self._epoch_ends(rp.commits, meta, (self.state.commits, rp.changed))
         except Exception:  # a bug here must not cost the other detectors their evaluation
             log.exception("detection %s: epoch ends not asked", self.cluster, extra=self._where)
+            self._epoch_ends.complete = False
             return ()
 
     async def _report(self, written: Sequence[tuple[Alert, str | None]]) -> None:

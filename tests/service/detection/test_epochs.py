@@ -53,14 +53,17 @@ def test_asks_only_older_epochs_of_their_current_leader_and_caches() -> None:
     }
     first = ends(commits, META)
     assert first == (EpochEnd(T, 0, 4, 4, 10), EpochEnd(T, 1, 1, 1, 7))
+    assert ends.complete  # every end asked is known; g5's offline partition has no range to judge either
     assert sorted(c for c in fake.calls) == [
         ("offsets_for_leader_epoch", 1, ((TP0, 4),)),
         ("offsets_for_leader_epoch", 2, ((TP1, 1),)),
     ]
     fake.calls.clear()
     assert ends(commits, META) == first  # answered from the cache
-    assert fake.calls == []
+    assert fake.calls == [] and ends.complete
     assert ends(commits, None) == ()
+    assert not ends.complete
+    assert ends({CommitKey("g2", T, 0): _point(20, 5)}, META) == () and ends.complete  # none behind
 
 
 def test_failures_yield_nothing_and_are_retried_later_only() -> None:
@@ -69,11 +72,14 @@ def test_failures_yield_nothing_and_are_retried_later_only() -> None:
     ends = EpochEnds("c", fake.offsets_for_leader_epoch, clock=lambda: now[0])
     commits = {CommitKey("g", T, 0): _point(15, 4)}
     assert ends(commits, META) == ()
+    assert not ends.complete  # asked, not answered
     assert ends(commits, META) == ()
+    assert not ends.complete  # not asked again yet
     assert len(fake.calls) == 1  # not asked again before the retry time
     fake.down.clear()
     now[0] = RETRY_SECONDS + 1
     assert ends(commits, META) == (EpochEnd(T, 0, 4, 4, 10),)
+    assert ends.complete
 
 
 def test_bounded_per_cycle_and_one_epoch_per_partition_per_request() -> None:
@@ -91,8 +97,10 @@ def test_bounded_per_cycle_and_one_epoch_per_partition_per_request() -> None:
     }
     got = ends(commits, META)
     assert len(got) == 2
+    assert not ends.complete  # one left for the next cycle
     assert all(len(requests) == 1 for _, requests in asked)  # t/0 twice: two requests
     assert len(ends(commits, META)) == 3  # the rest next cycle
+    assert ends.complete
 
 
 def _answering(leader: int, requests: Sequence[tuple[TopicPartition, int]]) -> EpochEndResult:
@@ -137,7 +145,9 @@ def test_a_raising_source_is_contained() -> None:
     def source(leader: int, requests: Sequence[tuple[TopicPartition, int]]) -> EpochEndResult:
         raise KafkaUnavailableError("down", cluster="c")
 
-    assert EpochEnds("c", source)({CommitKey("g", T, 0): _point(15, 4)}, META) == ()
+    ends = EpochEnds("c", source)
+    assert ends({CommitKey("g", T, 0): _point(15, 4)}, META) == ()
+    assert not ends.complete
 
 
 async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer_resolves_once_committed_past(
@@ -174,3 +184,38 @@ async def test_detection_loop_fires_epoch_divergence_from_the_seams_answer_resol
             await loop.evaluate_now()
         assert alerts.firing(b.C) == ()
     assert len(fake.calls) == 1
+
+
+async def test_a_standing_divergence_stays_while_its_end_is_not_known_again(tmp_path: Path) -> None:
+    """A restart (no end kept) with the leader not answering: evaluations with ranges but without the
+    end judge nothing of it, so the alert stays firing instead of resolving and firing again later."""
+    latest = LatestObservations()
+    now = time.time()
+    await latest.put(b.metadata(now - 1, {(T, 0): (1, 5, (1,))}))
+    await latest.put(CommittedObservation(b.C, now, (CommittedOffset("g", T, 0, 15, 4),), ("g",)))
+    await latest.put(b.offsets(now, {(T, 0): (0, 30)}))
+    settings = DetectionSettings(state_save_seconds=3600)
+    with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
+        answering = FakeSeam(epoch_ends={(TP0, 4): (4, 10)})
+        loop = DetectionLoop(
+            b.C,
+            settings,
+            latest=latest,
+            alerts=alerts,
+            epoch_ends=EpochEnds(b.C, answering.offsets_for_leader_epoch),
+        )
+        await loop.evaluate_now()
+        [a] = alerts.firing(b.C)
+        down = FakeSeam(epoch_ends={(TP0, 4): (4, 10)}, down={1})
+        loop = DetectionLoop(  # restarted: no state saved, no end kept
+            b.C,
+            settings,
+            latest=latest,
+            alerts=alerts,
+            epoch_ends=EpochEnds(b.C, down.offsets_for_leader_epoch),
+        )
+        for i in range(1, 6):
+            await latest.put(b.offsets(now + i, {(T, 0): (0, 30)}))
+            await loop.evaluate_now()
+        assert [x.id for x in alerts.firing(b.C)] == [a.id]
+        assert len(down.calls) == 1  # asked once, retried only after RETRY_SECONDS

@@ -1,6 +1,8 @@
 from dataclasses import replace
 
-from alerts.model import LAG_HIGH
+import pytest
+
+from alerts.model import EPOCH_DIVERGENCE, LAG_HIGH
 from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
 from store.alert_records import Alert, AlertWrite, Fingerprint
 from tests.service.detection.builders import T, lag, rewind
@@ -91,18 +93,20 @@ def test_plan_state_like_uncovered_evaluation_not_counted_clean() -> None:
     assert len(firing) == 1
 
 
-def test_plan_state_like_alert_of_a_partition_without_a_log_range_not_counted_clean() -> None:
+@pytest.mark.parametrize("kind", [LAG_HIGH, EPOCH_DIVERGENCE])
+def test_plan_state_like_alert_of_a_partition_without_a_log_range_not_counted_clean(kind: str) -> None:
     # its partition offline through a broker's restart: the offsets observation has no range for it, so
-    # nothing says the lag (or a commit beyond the log end) went away; counted clean, it resolved and
-    # fired again, a second page, when the range came back
-    firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
+    # nothing says the lag (or a commit beyond the log end, or past its epoch's end) went away; counted
+    # clean, it resolved and fired again, a second page, when the range came back
+    covered = frozenset({kind})
+    firing = _apply({}, plan({}, [replace(lag(), kind=kind)], covered, {}, 10.0, RULES).writes)
     streaks: dict[Fingerprint, int] = {}
     for now in range(11, 20):
-        p = plan(firing, [], ALL, streaks, float(now), RULES, unranged=frozenset({(T, 0)}))
+        p = plan(firing, [], covered, streaks, float(now), RULES, unranged=frozenset({(T, 0)}))
         firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
     assert len(firing) == 1
     for now in (20.0, 21.0, 22.0):  # another partition's range missing counts nothing here
-        p = plan(firing, [], ALL, streaks, now, RULES, unranged=frozenset({(T, 1)}))
+        p = plan(firing, [], covered, streaks, now, RULES, unranged=frozenset({(T, 1)}))
         firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
     assert firing == {}
 
