@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import repeat
-from operator import attrgetter
 
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import observed_retention_seconds
-from alerts.history import OffsetHistory, RangeHistory, sampled_each
+from alerts.history import OffsetHistory, RangeHistory, fold_ranges, sampled_each, through
 from alerts.recreation import pruned
 from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind, RangeSample
 from alerts.sweep import sweeping
@@ -37,21 +35,10 @@ def advance(
         # until metadata says whether it is a truncation or another topic
         partitions[key] = previous.partitions[key]
     if inputs.offsets is not None:
-        # Every partition of the offsets observation has its log range, observed now: its range
-        # history takes the sample (each built in C, as the named tuple it is).
-        at = inputs.offsets.observed_at
-        points = ranged.values()
-        fresh = map(
-            tuple.__new__, repeat(RangeSample), zip(repeat(at), map(_START, points), map(_END, points))
-        )
-        get = ranges.get
-        for key, sample in zip(ranged.keys(), fresh, strict=True):
-            hist = get(key)
-            # RangeHistory.ranged called directly on the state's histories: two Python calls fewer for
-            # each of 20,000 partitions, most of them idle
-            ranges[key] = (
-                hist.ranged(sample, keep) if type(hist) is RangeHistory else _ranged(hist or (), sample, keep)
-            )
+        # Every partition of the offsets observation has its log range, observed now: its range history
+        # takes the sample, unless it only goes on with the run of its range (then the partition's point,
+        # kept beside it, is the run's end: alerts.history.fold_ranges).
+        fold_ranges(ranges, ranged, previous.partitions, keep, view.unconfirmed)
     for key, cur in view.unranged.items():
         old = partitions.get(key)
         if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):
@@ -64,9 +51,8 @@ def advance(
         partitions[key] = cur
         observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
         if observed and cur.log_start is not None and cur.log_end is not None:
-            ranges[key] = _ranged(
-                ranges.get(key, ()), RangeSample(cur.observed_at, cur.log_start, cur.log_end), keep
-            )
+            run = through(ranges.get(key), previous.partitions.get(key))
+            ranges[key] = run.ranged(RangeSample(cur.observed_at, cur.log_start, cur.log_end), keep)
     if inputs.metadata is not None and not inputs.metadata.failures:
         topics = {t.name for t in inputs.metadata.topics}
         for key in [k for k in partitions if k.topic not in topics]:
@@ -121,10 +107,6 @@ def advance(
         recreated=recreated,
         polled=rp.polled,
     )
-
-
-_START = attrgetter("log_start")
-_END = attrgetter("log_end")
 
 
 def _sampled(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from alerts.history import RangeHistory
+from alerts.history import RangeHistory, through
 from alerts.memo import per_object
 from alerts.state import (
     CommitKey,
@@ -166,12 +166,19 @@ def offsets_retention_seconds(previous: DetectionState, inputs: CycleInputs, thr
     return thresholds.offsets_retention_minutes * 60.0
 
 
+def range_history(state: DetectionState, key: PartitionKey) -> RangeHistory:
+    """The partition's range history in ``state``, its newest sample the partition's last observation
+    (:attr:`~alerts.state.DetectionState.ranges` keeps an idle partition's run as it was when it began:
+    :func:`alerts.history.fold_ranges`)."""
+    return through(state.ranges.get(key), state.partitions.get(key))
+
+
 def samples(
     previous: DetectionState, key: PartitionKey, now_point: PartitionPoint | None
 ) -> Sequence[RangeSample]:
     """The partition's range history, oldest first, ending with the current observation if any (a
     :class:`~alerts.history.RangeHistory`: the state's arrays, not a copy)."""
-    out = RangeHistory.of(previous.ranges.get(key, ()))
+    out = range_history(previous, key)
     if now_point is not None and now_point.log_start is not None and now_point.log_end is not None:
         out = out.plus(RangeSample(now_point.observed_at, now_point.log_start, now_point.log_end))
     return out

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
 from alerts.history_base import History
-from alerts.state import CommitKey, CommitPoint, OffsetSample, RangeSample
+from alerts.state import CommitKey, CommitPoint, OffsetSample, PartitionKey, PartitionPoint, RangeSample
 
 
 class RangeHistory(History[RangeSample]):
@@ -42,6 +42,35 @@ class RangeHistory(History[RangeSample]):
                     self._at, self._values, self._lo, self._hi, prev, sample, self._ordered, self._cap
                 )
         return self.appended(sample, keep)
+
+    def extended(self, at: float, log_start: int, log_end: int) -> RangeHistory:
+        """This history as :meth:`ranged` would have left it had it taken every later observation of the
+        range ``log_start``..``log_end`` up to ``at``: when its two newest samples are a run of that range
+        and ``at`` is later than the newest, the newest moves to ``at``; otherwise itself. (The state keeps
+        an idle partition's history as it was when its range last stopped changing: :func:`fold_ranges`.)"""
+        last = self._last
+        if last is None or at <= last[0] or last[1] != log_start or last[2] != log_end or not self._run():
+            return self
+        return RangeHistory(
+            self._at,
+            self._values,
+            self._lo,
+            self._hi,
+            self._prev,
+            tuple.__new__(RangeSample, (at, log_start, log_end)),
+            self._ordered,
+            self._cap,
+        )
+
+    def _run(self) -> bool:
+        """The two newest samples have the same range."""
+        last, prev = self._last, self._prev
+        if last is None:
+            return False
+        if prev is not None:
+            return prev[1] == last[1] and prev[2] == last[2]
+        j, v = self._hi - 1, self._values
+        return j >= self._lo and v[2 * j] == last[1] and v[2 * j + 1] == last[2]
 
     def may_be_out_of_range(self, offset: int, committed_at: float, moved_after: float) -> bool:
         """False when no sample can make :func:`alerts.current.out_of_range_reason` answer: none taken
@@ -155,3 +184,52 @@ def sampled_each(
         else:
             out[key] = other(kept or (), now, point.offset, keep, spacing)
     return out
+
+
+def through(history: Sequence[RangeSample] | None, point: PartitionPoint | None) -> RangeHistory:
+    """``history`` (a partition's, as the state keeps it) with its newest sample at ``point``'s observation
+    when that one only continued the run of its range (:meth:`RangeHistory.extended`): the history every
+    reader of :attr:`~alerts.state.DetectionState.ranges` means (:func:`alerts.current.range_history`)."""
+    out = RangeHistory.of(history or ())
+    if point is None or point.log_start is None or point.log_end is None:
+        return out
+    return out.extended(point.observed_at, point.log_start, point.log_end)
+
+
+def fold_ranges(
+    ranges: dict[PartitionKey, Sequence[RangeSample]],
+    points: Mapping[PartitionKey, PartitionPoint],
+    before: Mapping[PartitionKey, PartitionPoint],
+    keep: int,
+    rewrite: Container[PartitionKey],
+) -> None:
+    """Each partition's point of an offsets observation (``points``, every one with its log range) folded
+    into its history in ``ranges`` (the next state's copy, changed in place), as :meth:`RangeHistory.ranged`
+    folds a sample.
+
+    A history whose two newest samples are already a run of the point's range is left as it is: that run
+    goes on to the partition's point, kept beside it in the state (:func:`through` reads them together).
+    Most of 20,000 partitions are idle; each cost a new history every evaluation, and now costs a few
+    comparisons. Any other history is first carried to its partition's point of ``before`` (the previous
+    state's: the run's end as last observed), then given the sample. ``rewrite``: the partitions whose
+    point the next state will not keep (:func:`alerts.advance.advance`'s unconfirmed ones), always folded.
+    """
+    get = ranges.get
+    prior = before.get
+    for key, p in points.items():
+        start, end = p.log_start, p.log_end
+        hist = get(key)
+        if type(hist) is RangeHistory:
+            # RangeHistory._run inline, for the idle partition: no call, nothing built
+            last = hist._last
+            if last is not None and last[1] == start and last[2] == end and key not in rewrite:
+                prev = hist._prev
+                if prev is not None:
+                    if prev[1] == start and prev[2] == end:
+                        continue
+                else:
+                    j, v = hist._hi - 1, hist._values
+                    if j >= hist._lo and v[2 * j] == start and v[2 * j + 1] == end:
+                        continue
+        hist = through(hist, prior(key))
+        ranges[key] = hist.ranged(tuple.__new__(RangeSample, (p.observed_at, start, end)), keep)

@@ -25,7 +25,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 from alerts.blind import SETTLE_SECONDS, clean_since
-from alerts.current import committed_of
+from alerts.current import committed_of, range_history
 from alerts.model import RETENTION_RISK, Finding
 from alerts.state import (
     CommitKey,
@@ -104,7 +104,7 @@ def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
 def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) -> _LogStarts | None:
     """The log starts to measure a rate over: the partition's range history since its log last went
     back, and this cycle's observation; None when the log start has not moved since the oldest sample."""
-    history: Sequence[RangeSample] = previous.ranges.get(key, ())
+    history: Sequence[RangeSample] = range_history(previous, key)
     if not history or history[0].log_start == r.log_start:
         return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:

@@ -227,7 +227,10 @@ class DetectionState:
     """Everything the detectors compare against. Empty on the first cycle."""
 
     partitions: Mapping[PartitionKey, PartitionPoint] = field(default_factory=dict)
-    # histories, oldest first: alerts.history's compact kinds once advanced (tuples compare equal to them)
+    # histories, oldest first: alerts.history's compact kinds once advanced (tuples compare equal to them).
+    # A partition's range history whose two newest samples have its point's range ends, in truth, at its
+    # point's observation (a run goes on without a new history each cycle): read it with
+    # alerts.current.range_history (alerts.history.through), never as it is.
     ranges: Mapping[PartitionKey, Sequence[RangeSample]] = field(default_factory=dict)
     commits: Mapping[CommitKey, CommitPoint] = field(default_factory=dict)
     commit_history: Mapping[CommitKey, Sequence[OffsetSample]] = field(default_factory=dict)

@@ -26,7 +26,7 @@ from itertools import chain, groupby, islice
 from operator import add, attrgetter, is_, itemgetter
 from typing import Any
 
-from alerts.history import OffsetHistory, RangeHistory
+from alerts.history import OffsetHistory, RangeHistory, through
 from alerts.state import (
     BlindSpan,
     CommitKey,
@@ -97,7 +97,7 @@ def dumps(state: DetectionState) -> str:
     pieces = [_encode(_small(state))[:-1]]
     for name in _SECTIONS:
         pieces.append(f",{_encode(name)}:[")
-        pieces.append(",".join(_text(name, ks, vs)[1:-1] for ks, vs in _section(getattr(state, name))))
+        pieces.append(",".join(_text(name, ks, vs)[1:-1] for ks, vs in _section(state, name)))
         pieces.append("]")
     pieces.append("}")
     return "".join(pieces)
@@ -137,15 +137,22 @@ _SECTIONS = ("partitions", "ranges", "commits", "commit_history")  # the large o
 def _chunked(state: DetectionState) -> Iterator[Chunk]:
     """The large sections' chunks, in the order saved."""
     for name in _SECTIONS:
-        for ks, vs in _section(getattr(state, name)):
+        for ks, vs in _section(state, name):
             yield name, ks, vs
 
 
-def _section(mapping: Mapping[Any, Any]) -> Iterator[tuple[list[Any], list[Any]]]:
-    """The keys and values of a large section, up to :data:`CHUNK_ROWS` at a time."""
+def _section(state: DetectionState, name: str) -> Iterator[tuple[list[Any], list[Any]]]:
+    """The keys and values of a large section, up to :data:`CHUNK_ROWS` at a time. A range history is
+    saved as it is read, its run carried to its partition's point (:func:`alerts.history.through`): the
+    body is what it was when every history took every sample."""
+    mapping: Mapping[Any, Any] = getattr(state, name)
     keys, values = iter(mapping), iter(mapping.values())
+    point = state.partitions.get
     while ks := list(islice(keys, CHUNK_ROWS)):
-        yield ks, list(islice(values, CHUNK_ROWS))
+        vs = list(islice(values, CHUNK_ROWS))
+        if name == "ranges":
+            vs = [through(v, point(k)) for k, v in zip(ks, vs, strict=True)]
+        yield ks, vs
 
 
 def _same(held: Chunk, chunk: Chunk) -> bool:

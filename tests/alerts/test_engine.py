@@ -6,9 +6,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alerts.counters import UNCLEAN_ELECTIONS
+from alerts.current import range_history
 from alerts.engine import DETECTORS, evaluate
 from alerts.model import CommitEvent, Finding, GroupEvent
-from alerts.state import CommitKey, DetectionState
+from alerts.state import CommitKey, DetectionState, PartitionKey
 from tests.alerts.builders import TH, C, T, committed, groups, inputs, kinds, metadata, metrics, offsets
 
 G = ("g", T, 0)
@@ -144,7 +145,7 @@ def test_range_history_keeps_a_run_of_equal_ranges_as_first_and_last() -> None:
     state = DetectionState()
     for at, end in ((0.0, 10), (5.0, 10), (10.0, 10), (15.0, 10), (20.0, 12), (25.0, 12), (30.0, 12)):
         state = evaluate(state, inputs(offsets=offsets(at, {(T, 0): (0, end)})), at, TH)[1]
-    [history] = state.ranges.values()
+    history = range_history(state, PartitionKey(T, 0))  # the run's end is the partition's point
     assert [(s.at, s.log_end) for s in history] == [(0.0, 10), (15.0, 10), (20.0, 12), (30.0, 12)]
 
 

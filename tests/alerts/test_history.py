@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from alerts.advance import _ranged, _sampled
 from alerts.current import out_of_range_reason
-from alerts.history import OffsetHistory, RangeHistory, sampled_each
-from alerts.state import CommitKey, CommitPoint, OffsetSample, RangeSample
+from alerts.history import OffsetHistory, RangeHistory, fold_ranges, sampled_each, through
+from alerts.state import CommitKey, CommitPoint, OffsetSample, PartitionKey, PartitionPoint, RangeSample
 
 KEEP = 10
 
@@ -255,3 +257,74 @@ def test_sampled_each_equals_sampling_each_history_alone(spacing: float, now: fl
     assert got == want and list(got) == list(want)
     assert [type(h) for h in got.values()] == [type(h) for h in want.values()]
     assert (got[CommitKey("g", "t", 0)] is idle) == (spacing > 0 and now - 50.0 < spacing)
+
+
+# Partitions of fold_ranges' property test: two, so one's change and the other's run mix in one fold.
+_KEYS = (PartitionKey("t", 0), PartitionKey("t", 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=2, max_size=2),
+            st.sets(st.sampled_from(_KEYS)),  # observed this step
+            st.sets(st.sampled_from(_KEYS)),  # whose point the next state does not keep (unconfirmed)
+        ),
+        max_size=40,
+    ),
+    keep=st.integers(1, 8),
+)
+def test_fold_ranges_read_through_the_points_equals_every_sample_taken(
+    steps: list[tuple[list[tuple[int, int]], set[PartitionKey], set[PartitionKey]]], keep: int
+) -> None:
+    """What the state keeps (histories left as they were while their run goes on, and the partitions'
+    points), read with ``through``, is each history as ``ranged`` gives it taking every sample."""
+    eager: dict[PartitionKey, object] = {}
+    ranges: dict[PartitionKey, Sequence[RangeSample]] = {}
+    points: dict[PartitionKey, PartitionPoint] = {}
+    for i, (values, observed, unconfirmed) in enumerate(steps):
+        at = 5.0 * i
+        now = {
+            k: PartitionPoint(at, start, start + grow)
+            for k, (start, grow) in zip(_KEYS, values, strict=True)
+            if k in observed
+        }
+        ranges = dict(ranges)
+        fold_ranges(ranges, now, points, keep, unconfirmed)
+        points = {**points, **{k: p for k, p in now.items() if k not in unconfirmed or k not in points}}
+        for k, p in now.items():
+            eager[k] = _ranged(eager.get(k, ()), RangeSample(at, p.log_start, p.log_end), keep)  # type: ignore[arg-type]
+        for k in _KEYS:
+            assert through(ranges.get(k), points.get(k)) == eager.get(k, ())
+
+
+def test_fold_ranges_an_idle_partition_keeps_its_history_object() -> None:
+    key = _KEYS[0]
+    ranges: dict[PartitionKey, Sequence[RangeSample]] = {}
+    points: dict[PartitionKey, PartitionPoint] = {}
+    kept = []
+    for at in (0.0, 5.0, 10.0, 15.0):
+        now = {key: PartitionPoint(at, 3, 9)}
+        fold_ranges(ranges, now, points, KEEP, ())
+        points = now
+        kept.append(ranges[key])
+    assert kept[2] is kept[1] and kept[3] is kept[1]  # a run from the second sample on: nothing rebuilt
+    assert list(through(ranges[key], points[key])) == [RangeSample(0.0, 3, 9), RangeSample(15.0, 3, 9)]
+    fold_ranges(ranges, {key: PartitionPoint(20.0, 3, 11)}, points, KEEP, ())
+    assert list(ranges[key]) == [RangeSample(0.0, 3, 9), RangeSample(15.0, 3, 9), RangeSample(20.0, 3, 11)]
+
+
+@pytest.mark.parametrize(
+    ("at", "start", "end", "newest"),
+    [
+        (30.0, 3, 9, 30.0),  # later, same range: the run goes on to it
+        (10.0, 3, 9, 20.0),  # not later: as it is
+        (30.0, 3, 10, 20.0),  # another range: as it is (the next fold appends it)
+    ],
+)
+def test_extended_moves_only_a_run_s_newest_sample(at: float, start: int, end: int, newest: float) -> None:
+    run = RangeHistory.of([RangeSample(0.0, 3, 9), RangeSample(20.0, 3, 9)])
+    assert run.extended(at, start, end)[-1].at == newest
+    lone = RangeHistory.of([RangeSample(0.0, 1, 2), RangeSample(20.0, 3, 9)])  # no run: never moved
+    assert lone.extended(30.0, 3, 9) is lone

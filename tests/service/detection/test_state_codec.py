@@ -134,3 +134,20 @@ def test_encode_changes_a_section_all_changed_not_held_again(monkeypatch: pytest
     body, parts, _ = _by_change(observed, after)  # the same state again: the partitions encoded anyway
     assert [seq for seq, (_, text) in enumerate(parts) if text is not None] == [0, 1]
     assert body == state_codec.encode(observed)[0]
+
+
+def test_a_range_run_is_saved_to_its_partition_s_point() -> None:
+    """A history left as it was while its run goes on (alerts.history.fold_ranges) is saved as it is
+    read: its newest sample at the partition's point, as a state that took every sample saves it."""
+    key = PartitionKey(T, 0)
+    run = RangeHistory.of([RangeSample(0.0, 0, 100), RangeSample(5.0, 0, 100)])
+    lazy = replace(_state(), ranges={key: run}, partitions={key: PartitionPoint(30.0, 0, 100, 1, 3, (1,))})
+    ended = RangeHistory.of([RangeSample(0.0, 0, 100), RangeSample(30.0, 0, 100)])
+    eager = replace(lazy, ranges={key: ended})
+    lazy_body, lazy_parts = state_codec.encode(lazy)
+    saved = list(lazy_parts)
+    eager_body, eager_parts = state_codec.encode(eager)
+    assert (lazy_body, saved) == (eager_body, list(eager_parts))
+    loaded = state_codec.load(lazy_body, state_codec.FORMAT, saved)
+    assert list(loaded.ranges[key]) == list(eager.ranges[key])
+    assert state_codec.dumps(lazy) == state_codec.dumps(eager)
