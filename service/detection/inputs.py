@@ -65,6 +65,12 @@ EPOCH_KINDS = frozenset({EPOCH_DIVERGENCE})
 ALWAYS_COVERED = frozenset({COLLECTOR_FAILURE, OFFSETS_EXPIRY_RISK})  # statuses and the clock suffice
 
 
+def with_epochs(covered: frozenset[str], complete: bool) -> frozenset[str]:
+    """``covered`` with :data:`EPOCH_KINDS` when it has the offsets observation's kinds and every epoch
+    end asked was known (``complete``: :attr:`service.detection.epochs.EpochEnds.complete`)."""
+    return covered | EPOCH_KINDS if complete and COVERAGE["offsets"] <= covered else covered
+
+
 @dataclass(frozen=True)
 class Fresh:
     """Observations not yet handed to detection, and what taking them would mark as seen."""

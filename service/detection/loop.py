@@ -37,7 +37,7 @@ import service.detection.state_codec as state_codec
 from alerts.blind import settling
 from alerts.commits import Replay, replay
 from alerts.engine import evaluate
-from alerts.model import COLLECTOR_FAILURE, COMMITTED_BEYOND_LOG_END, CommitEvent, EpochEnd, GroupEvent
+from alerts.model import COLLECTOR_FAILURE, CommitEvent, EpochEnd, GroupEvent
 from alerts.narrow import narrow
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
@@ -47,12 +47,12 @@ from collectors.scope import EVERYTHING, Scope
 from service.detection.backlog import AlertBacklog, Planner
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
-    EPOCH_KINDS,
     SETTLING_KINDS,
     CollectorHealth,
     FailureGrace,
     FreshObservations,
     unranged,
+    with_epochs,
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.out_of_scope import resolve_out_of_scope
@@ -437,8 +437,8 @@ class DetectionLoop:
         failing = any(f.kind == COLLECTOR_FAILURE for f in findings)
         self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
         covered = self._grace.covered(fresh.covered())
-        if COMMITTED_BEYOND_LOG_END in covered and self._epoch_ends is not None and self._epoch_ends.complete:
-            covered |= EPOCH_KINDS  # every epoch end known: a divergence not found is none (inputs.py)
+        # every epoch end known: a divergence not found is none (inputs.py)
+        covered = with_epochs(covered, self._epoch_ends is not None and self._epoch_ends.complete)
         if settling(state.blind_spans, now, self._thresholds.rate_min_span_seconds):  # rates cannot judge yet
             covered -= SETTLING_KINDS
         holding = self._grace.holding(now)

@@ -10,7 +10,15 @@ from alerts.model import CONFIG_RISK, LAG_HIGH
 from alerts.state import CommitKey, CommitPoint, DetectionState, OffsetSample, PartitionKey, Recreation
 from collectors.model import Failure
 from service.detection import state_codec
-from service.detection.inputs import CollectorHealth, FreshObservations, unranged
+from service.detection.inputs import (
+    ALWAYS_COVERED,
+    COVERAGE,
+    EPOCH_KINDS,
+    CollectorHealth,
+    FreshObservations,
+    unranged,
+    with_epochs,
+)
 from service.scheduler import CollectorStatus as JobStatus
 from service.state import LatestObservations
 from tests.alerts.builders import TH, commit, committed, groups, inputs, metadata, metrics, offsets
@@ -50,6 +58,21 @@ def test_fresh_observations_not_taken_offered_again() -> None:
     fresh = FreshObservations(C, latest)
     fresh.peek()
     assert set(fresh.peek().observations) == {"offsets"}
+
+
+@pytest.mark.parametrize(
+    ("marks", "complete", "epochs"),
+    [
+        (("offsets",), True, True),
+        (("offsets",), False, False),  # an epoch end not known: a divergence not found may stand
+        (("committed", "configs"), True, False),  # no log range this evaluation
+    ],
+)
+def test_with_epochs_only_with_offsets_and_every_end_known(
+    marks: tuple[str, ...], complete: bool, epochs: bool
+) -> None:
+    covered = ALWAYS_COVERED.union(*(COVERAGE.get(m, frozenset()) for m in marks))
+    assert (with_epochs(covered, complete) >= EPOCH_KINDS) is epochs
 
 
 def test_collector_health_single_failure_ok_stale_failure_down() -> None:
