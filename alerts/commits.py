@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from alerts.current import current_groups
 from alerts.membership import DEAD, EMPTY, polled_point
 from alerts.model import CommitEvent, GroupEvent
-from alerts.polled import all_known, still_known
+from alerts.polled import all_known, still_known, unknown_offsets
 from alerts.state import (
     CommitKey,
     CommitPoint,
@@ -234,7 +234,8 @@ def _apply_poll(
     # looked up (and marked seen) without building a key object for each of them.
     lookup: Mapping[tuple[str, str, int], CommitPoint] = commits  # type: ignore[assignment]
     track = not inputs.tail_live  # only a poll without the tail judges deletions by what it saw
-    for c in obs.offsets:
+    offsets = unknown_offsets(obs, commits) if inputs.tail_live else obs.offsets  # (tail live: known skipped)
+    for c in offsets:
         plain = (c.group, c.topic, c.partition)
         if track:
             seen.add(plain)

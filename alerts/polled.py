@@ -6,11 +6,13 @@ are known only what a replay changed needs looking at (50,000 lookups spared an 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from itertools import filterfalse
 from operator import attrgetter
 
 from alerts.state import CommitKey, CommitPoint, DetectionState, Polled
-from collectors.model import CommittedObservation
+from collectors.model import CommittedObservation, CommittedOffset
 
 _KEY = attrgetter("group", "topic", "partition")
 
@@ -59,3 +61,17 @@ def _none_removed(
     """No key of ``changed`` that ``keys`` holds is missing from ``commits``: set operations in C over
     the changed keys (all 12,500 at --churn 1), where a generator looked each up twice."""
     return not changed.intersection(keys).difference(commits)
+
+
+def unknown_offsets(
+    obs: CommittedObservation, commits: Mapping[CommitKey, CommitPoint]
+) -> Sequence[CommittedOffset]:
+    """The offsets of ``obs`` whose key has no point in ``commits``, in order. Each key is built and looked
+    up in C (a :class:`CommitKey` compares as its plain tuple): with the tail live, a poll only seeds what
+    the tail never delivered, mostly nothing, and a Python walk of 50,000 offsets to skip each cost ~10 ms
+    an evaluation."""
+    offsets = obs.offsets
+    unknown = set(filterfalse(commits.__contains__, map(_KEY, offsets)))
+    if not unknown:
+        return ()
+    return [c for c in offsets if _KEY(c) in unknown]

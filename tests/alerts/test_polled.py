@@ -1,8 +1,8 @@
 from dataclasses import replace
 
 from alerts.commits import replay
-from alerts.polled import all_known, still_known
-from alerts.state import CommitKey, DetectionState, Polled
+from alerts.polled import all_known, still_known, unknown_offsets
+from alerts.state import CommitKey, CommitPoint, DetectionState, Polled
 from collectors.model import CommittedObservation, CommittedOffset
 from tests.alerts.builders import T, commit, inputs, run
 
@@ -62,3 +62,23 @@ def test_replay_state_without_polled_memo_same_replay_as_with_it() -> None:
     assert with_memo.commits == without.commits and with_memo.changed == without.changed == {K}
     assert with_memo.commits[K].offset == 50
     assert s == replace(s, polled=None)  # not compared: it is no part of what detection knows
+
+
+def test_unknown_offsets_only_those_without_a_point_in_order() -> None:
+    more = (*OFFS, CommittedOffset("g3", T, 2, 9, None), CommittedOffset("g", T, 3, 1, None))
+    point = CommitPoint(50, None, 1.0, 1.0, "tail", None, None)
+    commits = {K: point, CommitKey("g3", T, 2): point}
+    assert unknown_offsets(poll(1, more), commits) == [more[1], more[3]]
+    assert unknown_offsets(poll(1, more), {CommitKey(*k): point for k in map(_key, more)}) == ()
+
+
+def test_replay_tail_live_poll_seeds_only_the_offsets_it_did_not_know() -> None:
+    s = run(DetectionState(), inputs(commit_events=(commit(60, 3, 1),), tail_live=True), 1)
+    assert s.commits[K].offset == 60
+    s = run(s, inputs(committed=poll(2), tail_live=True), 2)  # polled 50 on K: the tail's 60 stands
+    assert s.commits[K].offset == 60 and s.commits[K].source == "tail"
+    assert s.commits[CommitKey("g2", T, 1)].offset == 7 and s.commits[CommitKey("g2", T, 1)].source == "poll"
+
+
+def _key(c: CommittedOffset) -> tuple[str, str, int]:
+    return (c.group, c.topic, c.partition)
