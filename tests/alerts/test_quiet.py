@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
+
 from alerts.engine import evaluate
 from alerts.model import Finding
-from alerts.state import CycleInputs, DetectionState
+from alerts.quiet import ranges_changed
+from alerts.state import CycleInputs, DetectionState, PartitionKey
 from alerts.thresholds import Limits, Thresholds
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 
@@ -88,3 +91,23 @@ def test_quiet_lag_carried_while_nothing_changes() -> None:
     _, state = evaluate(state, CycleInputs(C, offsets=_offsets(1030.0, 100)), 1030.0, TH)
     assert state.swept is not None and state.swept.at == 1030.0
     assert state.swept.lag_quiet == quiet  # not judged again: the same answer, carried
+
+
+_A, _B, _C = (PartitionKey("t", p) for p in range(3))
+
+
+@pytest.mark.parametrize(
+    ("now", "changed"),
+    [
+        ({_A: (0, 5), _B: (0, 7)}, set()),
+        ({_A: (0, 6), _B: (0, 7)}, {_A}),
+        ({_A: (0, 5), _C: (0, 7)}, {_B, _C}),  # as many as before, one gone and one new
+        ({_A: (0, 5)}, {_B}),  # one gone
+        ({_A: (0, 5), _B: (0, 7), _C: (1, 1)}, {_C}),  # one new
+        ({_A: (None, None), _B: (0, 7)}, {_A}),  # its range no longer observed
+    ],
+)
+def test_ranges_changed_counts_moved_gone_and_new(
+    now: dict[PartitionKey, tuple[int | None, int | None]], changed: set[PartitionKey]
+) -> None:
+    assert ranges_changed({_A: (0, 5), _B: (0, 7)}, now) == changed
