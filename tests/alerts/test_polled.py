@@ -69,7 +69,7 @@ def test_unknown_offsets_only_those_without_a_point_in_order() -> None:
     point = CommitPoint(50, None, 1.0, 1.0, "tail", None, None)
     commits = {K: point, CommitKey("g3", T, 2): point}
     assert unknown_offsets(poll(1, more), commits) == [more[1], more[3]]
-    assert unknown_offsets(poll(1, more), {CommitKey(*k): point for k in map(_key, more)}) == ()
+    assert unknown_offsets(poll(1, more), {CommitKey(*k): point for k in map(_key, more)}) == []
 
 
 def test_replay_tail_live_poll_seeds_only_the_offsets_it_did_not_know() -> None:
