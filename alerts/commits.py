@@ -234,7 +234,7 @@ def _apply_poll(
     # looked up (and marked seen) without building a key object for each of them.
     lookup: Mapping[tuple[str, str, int], CommitPoint] = commits  # type: ignore[assignment]
     track = not inputs.tail_live  # only a poll without the tail judges deletions by what it saw
-    offsets = unknown_offsets(obs, commits) if inputs.tail_live else obs.offsets  # (tail live: known skipped)
+    offsets = unknown_offsets(obs, commits) if inputs.tail_live else obs.offsets  # a live tail's only seeds
     for c in offsets:
         plain = (c.group, c.topic, c.partition)
         if track:

@@ -208,11 +208,11 @@ def fold_ranges(
     folds a sample.
 
     A history whose two newest samples are already a run of the point's range is left as it is: that run
-    goes on to the partition's point, kept beside it in the state (:func:`through` reads them together).
-    Most of 20,000 partitions are idle; each cost a new history every evaluation, and now costs a few
-    comparisons. Any other history is first carried to its partition's point of ``before`` (the previous
-    state's: the run's end as last observed), then given the sample. ``rewrite``: the partitions whose
-    point the next state will not keep (:func:`alerts.advance.advance`'s unconfirmed ones), always folded.
+    goes on to the partition's point, kept beside it in the state (:func:`through` reads them together):
+    an idle partition, most of 20,000, costs a few comparisons and no new history. Any other history is
+    first carried to its partition's point of ``before`` (the previous state's: the run's end as last
+    observed), then given the sample. ``rewrite``: the partitions whose point the next state will not keep
+    (:func:`alerts.advance.advance`'s unconfirmed ones), always folded.
     """
     get = ranges.get
     prior = before.get
