@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import observed_retention_seconds
-from alerts.history import OffsetHistory, RangeHistory, fold_ranges, sampled_each, through
+from alerts.history import OffsetHistory, carried, fold_ranges, sampled_each
 from alerts.recreation import pruned
-from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind, RangeSample
+from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind
 from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
 from alerts.topic_change import id_changed
@@ -51,8 +51,7 @@ def advance(
         partitions[key] = cur
         observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
         if observed and cur.log_start is not None and cur.log_end is not None:
-            run = through(ranges.get(key), previous.partitions.get(key))
-            ranges[key] = run.ranged(RangeSample(cur.observed_at, cur.log_start, cur.log_end), keep)
+            ranges[key] = carried(ranges.get(key), previous.partitions.get(key), cur, keep)
     if inputs.metadata is not None and not inputs.metadata.failures:
         topics = {t.name for t in inputs.metadata.topics}
         for key in [k for k in partitions if k.topic not in topics]:
@@ -116,9 +115,10 @@ def _sampled(
 
     An offset that has not moved since a sample less than ``spacing`` old adds nothing (and costs no copy
     of the history): the caller's own current sample stands for it. A run of samples with the same offset
-    keeps its first and last (as :func:`_ranged` does for log ranges): an idle group-partition's history
-    stays two samples however long it is idle, and a rate over it is what it was with every sample kept.
-    A sample less than ``spacing`` after the one before it is replaced by the next.
+    keeps its first and last (as :meth:`~alerts.history.RangeHistory.ranged` does for log ranges): an
+    idle group-partition's history stays two samples however long it is idle, and a rate over it is what
+    it was with every sample kept. A sample less than ``spacing`` after the one before it is replaced by
+    the next.
     """
     if isinstance(kept, OffsetHistory):
         return kept.sampled(now, offset, keep, spacing)  # the same, read in place
@@ -136,16 +136,6 @@ def _sampled(
         # appending, trimming to ``keep`` and then dropping it would)
         return history.with_last(OffsetSample(now, offset)).trimmed(keep - 1)
     return history.appended(OffsetSample(now, offset), keep)
-
-
-def _ranged(kept: Sequence[RangeSample], sample: RangeSample, keep: int) -> Sequence[RangeSample]:
-    """``kept`` with ``sample`` appended; a run of samples with the same range keeps its first and last.
-
-    An idle partition's history is then two samples however long it stays idle, and every question the
-    detectors ask of it (the range at a time, when the log end first reached an offset, a rate between
-    two times) has the answer it had with every sample kept: within a run the range did not change.
-    """
-    return RangeHistory.of(kept).ranged(sample, keep)
 
 
 def _unexpired(tombstoned: Mapping[CommitKey, float], polled_at: float | None) -> Mapping[CommitKey, float]:

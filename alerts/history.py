@@ -27,20 +27,13 @@ class RangeHistory(History[RangeSample]):
 
     def ranged(self, sample: RangeSample, keep: int) -> RangeHistory:
         """:meth:`appended`, except that a run of samples with the same range keeps only its first and
-        last: when the two newest have ``sample``'s range, ``sample`` replaces the newest. (Called for
-        every partition every cycle; an idle one takes the first branch, read in place.)"""
+        last: when the two newest have ``sample``'s range, ``sample`` replaces the newest (nothing copied).
+        """
         last = self._last
-        if last is not None and last[1] == sample[1] and last[2] == sample[2]:
-            prev = self._prev
-            if prev is not None:
-                run = prev[1] == sample[1] and prev[2] == sample[2]
-            else:
-                j, v = self._hi - 1, self._values
-                run = j >= self._lo and v[2 * j] == sample[1] and v[2 * j + 1] == sample[2]
-            if run:
-                return RangeHistory(
-                    self._at, self._values, self._lo, self._hi, prev, sample, self._ordered, self._cap
-                )
+        if last is not None and last[1] == sample[1] and last[2] == sample[2] and self._run():
+            return RangeHistory(
+                self._at, self._values, self._lo, self._hi, self._prev, sample, self._ordered, self._cap
+            )
         return self.appended(sample, keep)
 
     def extended(self, at: float, log_start: int, log_end: int) -> RangeHistory:
@@ -231,5 +224,13 @@ def fold_ranges(
                     j, v = hist._hi - 1, hist._values
                     if j >= hist._lo and v[2 * j] == start and v[2 * j + 1] == end:
                         continue
-        hist = through(hist, prior(key))
-        ranges[key] = hist.ranged(tuple.__new__(RangeSample, (p.observed_at, start, end)), keep)
+        ranges[key] = carried(hist, prior(key), p, keep)
+
+
+def carried(
+    history: Sequence[RangeSample] | None, before: PartitionPoint | None, point: PartitionPoint, keep: int
+) -> RangeHistory:
+    """``history`` carried to ``before`` (its partition's previous point: :func:`through`), then given
+    ``point``'s range (which it must have) as a sample (:meth:`RangeHistory.ranged`)."""
+    sample = tuple.__new__(RangeSample, (point.observed_at, point.log_start, point.log_end))
+    return through(history, before).ranged(sample, keep)

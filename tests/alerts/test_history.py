@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from alerts.advance import _ranged, _sampled
+from alerts.advance import _sampled
 from alerts.current import out_of_range_reason
 from alerts.history import OffsetHistory, RangeHistory, fold_ranges, sampled_each, through
 from alerts.state import CommitKey, CommitPoint, OffsetSample, PartitionKey, PartitionPoint, RangeSample
@@ -216,7 +216,7 @@ def test_history_ranged_same_as_tuples(steps: list[tuple[int, int]], keep: int) 
     for i, (start, grow) in enumerate(steps):
         sample = RangeSample(float(i), start, start + grow)
         ref = _ranged_as_tuples(ref, sample, keep)
-        h = _ranged(h, sample, keep)  # type: ignore[arg-type]
+        h = RangeHistory.of(h).ranged(sample, keep)  # type: ignore[arg-type]
         assert h == ref
 
 
@@ -294,7 +294,8 @@ def test_fold_ranges_read_through_the_points_equals_every_sample_taken(
         fold_ranges(ranges, now, points, keep, unconfirmed)
         points = {**points, **{k: p for k, p in now.items() if k not in unconfirmed or k not in points}}
         for k, p in now.items():
-            eager[k] = _ranged(eager.get(k, ()), RangeSample(at, p.log_start, p.log_end), keep)  # type: ignore[arg-type]
+            sample = RangeSample(at, p.log_start, p.log_end)  # type: ignore[arg-type]
+            eager[k] = RangeHistory.of(eager.get(k, ())).ranged(sample, keep)  # type: ignore[arg-type]
         for k in _KEYS:
             assert through(ranges.get(k), points.get(k)) == eager.get(k, ())
 
