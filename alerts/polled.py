@@ -1,7 +1,8 @@
 """What a replay learns of the polled committed offsets for the next one (:class:`~alerts.state.Polled`,
 kept in the detection state): a committed view fed by the tail hands the same offsets (one tuple) again
-every cycle while nothing moved, and a live tail's poll only seeds offsets never seen, so once all of them
-are known only what a replay changed needs looking at (50,000 lookups spared an evaluation).
+every cycle while nothing moved and the same key set while no key came or went, and a live tail's poll
+only seeds offsets never seen, so once all of them are known only what a replay changed needs looking at
+(50,000 lookups spared an evaluation).
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ def all_known(
 ) -> Polled:
     """Whether every offset of ``obs`` has a point in ``commits`` (``previous``'s with ``changed``
     changed): ``found_in`` is ``commits`` when they have, None when not known cheaply. A committed view fed
-    by the tail hands the same offsets (one tuple) again while nothing moved: from their second evaluation
-    on their keys are a set kept beside them (``previous.polled``), and once found all in the previous
-    state's offsets only those this replay changed are looked at again."""
+    by the tail hands the same offsets (one tuple) again while nothing moved, and the same key set
+    (:attr:`~collectors.model.CommittedObservation.keys`) while no key came or went: from the second
+    evaluation of either on, their keys are a set kept beside them (``previous.polled``), and once found
+    all in the previous state's offsets only those this replay changed are looked at again."""
     offsets = obs.offsets
     last = previous.polled
-    if last is None or last.offsets is not offsets:
-        return Polled(offsets)  # seen once: the caller walks them (they may change)
+    same = last is not None and (last.offsets is offsets or (obs.keys is not None and last.keys is obs.keys))
+    if last is None or not same:
+        return Polled(offsets, obs.keys)  # seen once: the caller walks them (they may change)
     keys = last.keys
     if keys is None:
         keys = frozenset(map(_KEY, offsets))

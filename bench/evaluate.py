@@ -84,6 +84,7 @@ class World:
         self.committed_made: dict[tuple[int, int], CommittedOffset] = {}
         self.offsets_tuple: tuple[CommittedOffset, ...] | None = None
         self.committed_moved = False
+        self.committed_keys: frozenset[tuple[str, str, int]] | None = None
         self.source_offset = 0
 
     def move(self, share: float, now: float) -> list[CommitEvent]:
@@ -134,7 +135,8 @@ class World:
 
     def committed_obs(self, now: float) -> CommittedObservation:
         """As the tail-fed committed view (collectors.tail_committed) hands it: the same offsets tuple
-        while nothing moved, unchanged offsets the same objects when it is rebuilt."""
+        while nothing moved, unchanged offsets the same objects when it is rebuilt, one key set (no key
+        comes or goes here)."""
         if self.offsets_tuple is None or self.committed_moved:
             made = self.committed_made
             for (g, i), o in self.committed.items():
@@ -143,7 +145,10 @@ class World:
                     made[(g, i)] = CommittedOffset(f"group-{g:05d}", *self.tps[i], o, None)
             self.offsets_tuple = tuple(made[k] for k in self.committed)
             self.committed_moved = False
-        return CommittedObservation(CLUSTER, now, self.offsets_tuple, tuple(self.group_names()))
+        if self.committed_keys is None:
+            self.committed_keys = frozenset((c.group, c.topic, c.partition) for c in self.offsets_tuple)
+        names = tuple(self.group_names())
+        return CommittedObservation(CLUSTER, now, self.offsets_tuple, names, keys=self.committed_keys)
 
     def group_names(self) -> list[str]:
         return [f"group-{g:05d}" for g in range(len(self.members))]

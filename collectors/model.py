@@ -188,6 +188,10 @@ class CommittedObservation:
     # (collectors.tail_committed): a record appended before ``observed_at`` may not be in it yet, so it
     # cannot tell that a key a tombstone removed was committed again (the tail will tell that itself)
     from_tail: bool = False
+    # The (group, topic, partition) of every offset when its source keeps them as one set: the same object
+    # for as long as no key came or went (the tail-fed view's), so a reader that looked them up once can
+    # tell without a walk that the key set has not changed since. None: not kept (walk ``offsets``).
+    keys: frozenset[tuple[str, str, int]] | None = field(default=None, compare=False, repr=False)
 
     def unseen_topics(self) -> frozenset[str]:
         """Topics whose offsets this poll could not see (an ACL hides them): not seen, never deleted."""

@@ -76,6 +76,7 @@ class TailCommitted:
         self._groups: tuple[str, ...] = ()
         self._flat: tuple[CommittedOffset, ...] = ()
         self._stale = True  # the group list or a run must be rebuilt
+        self._keys: frozenset[Key] | None = None  # every key held, one set while none comes or goes
         # the offsets less those on the hidden topics: (hidden, the flat tuple it was built from, result)
         self._hidden: tuple[frozenset[str], tuple[CommittedOffset, ...], tuple[CommittedOffset, ...]] | None
         self._hidden = None
@@ -147,7 +148,9 @@ class TailCommitted:
         self._dirty.add(group)
 
     def _count(self, group: str, topic: str, n: int) -> None:
-        """Keep the (group, topic) pairs and the topics holding offsets counted (``n``: +1 or -1)."""
+        """A key came (``n`` +1) or went (-1): keep the (group, topic) pairs and the topics holding offsets
+        counted, and the key set is to be built again."""
+        self._keys = None
         pair = (group, topic)
         left = self._pairs.get(pair, 0) + n
         if left:
@@ -213,15 +216,24 @@ class TailCommitted:
         self, observed_at: float, hidden: frozenset[str] = frozenset(), failures: tuple[Failure, ...] = ()
     ) -> CommittedObservation:
         """The offsets as a poll lists them (groups sorted, each group's offsets by topic and partition);
-        those on ``hidden`` topics left out, as a poll that may not see them leaves them out."""
+        those on ``hidden`` topics left out, as a poll that may not see them leaves them out. Without
+        hidden topics the observation carries the keys as one set, the same object while no key came or
+        went (:attr:`CommittedObservation.keys`)."""
         self._rebuild()
         flat = self._flat
+        keys = None
         if hidden:
             held = self._hidden
             if held is None or held[0] != hidden or held[1] is not flat:
                 held = self._hidden = (hidden, flat, tuple(o for o in flat if o.topic not in hidden))
             flat = held[2]
-        return CommittedObservation(self.cluster, observed_at, flat, self._groups, failures, from_tail=True)
+        else:
+            keys = self._keys
+            if keys is None:
+                keys = self._keys = frozenset((g, *tp) for g, parts in self._offsets.items() for tp in parts)
+        return CommittedObservation(
+            self.cluster, observed_at, flat, self._groups, failures, from_tail=True, keys=keys
+        )
 
     # ------------------------------------------------------------------ a poll's side
     def apply_poll(self, poll: CommittedObservation, since: int) -> list[Difference]:

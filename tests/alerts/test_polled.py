@@ -36,6 +36,24 @@ def test_replay_an_equal_but_other_offsets_tuple_starts_over() -> None:
     assert s.polled is not None and s.polled.offsets is not OFFS and s.polled.keys is None
 
 
+def test_replay_other_offsets_tuple_with_the_same_keys_object_found_all_without_a_walk() -> None:
+    """A tail-fed view's new tuple (an offset moved) with the key set it handed before: found all in the
+    state's offsets from the second evaluation on, as the same tuple is; another key set starts over."""
+    keys = frozenset({("g", T, 0), ("g2", T, 1)})
+    moved = (CommittedOffset("g", T, 0, 60, None), OFFS[1])
+
+    def keyed(at: float, offsets: tuple[CommittedOffset, ...], ks: frozenset[tuple[str, str, int]]) -> object:
+        return inputs(committed=replace(poll(at, offsets), keys=ks), tail_live=True)
+
+    s = run(DetectionState(), keyed(1, OFFS, keys), 1)  # type: ignore[arg-type]
+    assert s.polled == Polled(OFFS, keys) and s.polled.found_in is None
+    s = run(s, keyed(2, moved, keys), 2)  # type: ignore[arg-type]
+    assert s.polled is not None and s.polled.keys is keys and s.polled.found_in is s.commits
+    assert s.commits[K].offset == 50  # a live tail's view only seeds: the move is the tail's to tell
+    s = run(s, keyed(3, OFFS, frozenset([*keys])), 3)  # type: ignore[arg-type]
+    assert s.polled is not None and s.polled.found_in is None  # another set: walked again
+
+
 def test_still_known_tombstone_of_a_polled_key_clears_found_in() -> None:
     s = run(DetectionState(), inputs(committed=poll(1), tail_live=True), 1)
     s = run(s, inputs(committed=poll(2), tail_live=True), 2)

@@ -89,6 +89,29 @@ def test_tail_committed_unchanged_recommit_same_objects_no_rebuild() -> None:
     assert third.offsets[1] == co("b", "t", 0, 2)
 
 
+def test_tail_committed_keys_one_set_while_no_key_comes_or_goes() -> None:
+    view = TailCommitted(C)
+    view.apply([commit("a", "t", 0, 7), commit("b", "t", 0, 1)])
+    first = view.observation(1.0)
+    view.apply([commit("a", "t", 0, 8)])  # a move: another tuple, the same keys
+    moved = view.observation(2.0)
+    view.apply([commit("b", "t", 1, 4)])  # a key came
+    came = view.observation(3.0)
+    view.apply([tombstone("a", "t", 0)])  # a key went
+    went = view.observation(4.0)
+    view.apply([commit("b", "t", 1, -1)])  # as a poll reports no offset: gone too
+    none = view.observation(5.0)
+
+    assert first.keys == {("a", "t", 0), ("b", "t", 0)}
+    assert moved.offsets is not first.offsets and moved.keys is first.keys
+    assert came.keys == {("a", "t", 0), ("b", "t", 0), ("b", "t", 1)}
+    assert went.keys == {("b", "t", 0), ("b", "t", 1)} and none.keys == {("b", "t", 0)}
+    for obs in (first, moved, came, went, none):
+        assert obs.keys == {(o.group, o.topic, o.partition) for o in obs.offsets}
+    # not kept with hidden topics (the offsets listed are not all those held)
+    assert view.observation(6.0, frozenset({"t"})).keys is None
+
+
 def test_tail_committed_negative_offset_and_epoch_as_a_poll_reports_them() -> None:
     view = TailCommitted(C)
     view.apply([commit("a", "t", 0, 7, epoch=-1), commit("a", "t", 1, 3)])
