@@ -31,8 +31,7 @@ def all_known(
     all in the previous state's offsets only those this replay changed are looked at again."""
     offsets = obs.offsets
     last = previous.polled
-    same = last is not None and (last.offsets is offsets or (obs.keys is not None and last.keys is obs.keys))
-    if last is None or not same:
+    if last is None or not (last.offsets is offsets or (obs.keys is not None and last.keys is obs.keys)):
         return Polled(offsets, obs.keys)  # seen once: the caller walks them (they may change)
     keys = last.keys
     if keys is None:

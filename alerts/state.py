@@ -214,8 +214,9 @@ class Swept:
 @dataclass(frozen=True, slots=True)
 class Polled:
     """The offsets of the last committed observation (the tail-fed view hands the same tuple again while
-    nothing moved), their keys once handed twice, and the committed offsets they were last found all in
-    (the state's own, or None): what spares a replay looking each of them up again (alerts.commits)."""
+    nothing moved), their keys (the view's key set from its first observation, else built once the same
+    tuple is handed twice), and the committed offsets they were last found all in (the state's own, or
+    None): what spares a replay looking each of them up again (alerts.commits)."""
 
     offsets: tuple[CommittedOffset, ...]
     keys: frozenset[tuple[str, str, int]] | None = None

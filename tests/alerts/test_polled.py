@@ -2,7 +2,7 @@ from dataclasses import replace
 
 from alerts.commits import replay
 from alerts.polled import all_known, still_known, unknown_offsets
-from alerts.state import CommitKey, CommitPoint, DetectionState, Polled
+from alerts.state import CommitKey, CommitPoint, CycleInputs, DetectionState, Polled
 from collectors.model import CommittedObservation, CommittedOffset
 from tests.alerts.builders import T, commit, inputs, run
 
@@ -42,15 +42,17 @@ def test_replay_other_offsets_tuple_with_the_same_keys_object_found_all_without_
     keys = frozenset({("g", T, 0), ("g2", T, 1)})
     moved = (CommittedOffset("g", T, 0, 60, None), OFFS[1])
 
-    def keyed(at: float, offsets: tuple[CommittedOffset, ...], ks: frozenset[tuple[str, str, int]]) -> object:
+    def keyed(
+        at: float, offsets: tuple[CommittedOffset, ...], ks: frozenset[tuple[str, str, int]]
+    ) -> CycleInputs:
         return inputs(committed=replace(poll(at, offsets), keys=ks), tail_live=True)
 
-    s = run(DetectionState(), keyed(1, OFFS, keys), 1)  # type: ignore[arg-type]
+    s = run(DetectionState(), keyed(1, OFFS, keys), 1)
     assert s.polled == Polled(OFFS, keys) and s.polled.found_in is None
-    s = run(s, keyed(2, moved, keys), 2)  # type: ignore[arg-type]
+    s = run(s, keyed(2, moved, keys), 2)
     assert s.polled is not None and s.polled.keys is keys and s.polled.found_in is s.commits
     assert s.commits[K].offset == 50  # a live tail's view only seeds: the move is the tail's to tell
-    s = run(s, keyed(3, OFFS, frozenset([*keys])), 3)  # type: ignore[arg-type]
+    s = run(s, keyed(3, OFFS, frozenset([*keys])), 3)
     assert s.polled is not None and s.polled.found_in is None  # another set: walked again
 
 
