@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from operator import attrgetter
+from collections.abc import Callable, Iterable
+from operator import attrgetter, itemgetter
 
 from collectors.errors import KafkaError
 from collectors.model import (
@@ -47,14 +47,42 @@ class OffsetsCollector(SeamCollector):
         # PartitionInfo objects, so an unchanged leader compares by identity and gets the same tuple
         # again, which the seam recognises cheaply (it caches the encoded request per partition set).
         self._asked: dict[int, tuple[tuple[PartitionInfo, ...], tuple[TopicPartition, ...]]] = {}
-        # The last observation's offsets by partition: an unchanged one is the same object again (most
-        # partitions of a cycle), so nothing is built for it and readers can tell it apart by identity.
-        self._known: dict[TopicPartition, PartitionOffsets] = {}
+        # The plan of the last metadata object (the same object for a metadata interval, six cycles).
+        self._plan: _Plan | None = None
+        # Per leader: the partitions asked last time and the offsets found for each (None: not found). An
+        # unchanged one is the same object again (most partitions of a cycle), so nothing is built for it
+        # and readers can tell it apart by identity.
+        self._last: dict[int, tuple[tuple[TopicPartition, ...], list[PartitionOffsets | None]]] = {}
 
     async def collect(self) -> OffsetsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
         meta = await self._metadata()
         observed_at = self._clock()
+        plan = self._planned(meta)
+        before = _Before(self._last)
+        rounds = await asyncio.gather(
+            *(self._ask_leader(leader, infos, tps, before) for leader, (infos, tps) in plan.leaders.items())
+        )
+        self._last = {
+            leader: (tps, now)
+            for (leader, (_, tps)), (now, _) in zip(plan.leaders.items(), rounds, strict=True)
+        }
+        failures = list(plan.failures)
+        for _, lost in rounds:
+            failures.extend(lost)
+        answered = [o for now, _ in rounds for o in now]
+        if len(failures) == len(plan.failures):  # every leader answered for every partition: the plan's order
+            partitions = plan.ordered(answered)
+        else:
+            partitions = tuple(sorted((o for o in answered if o is not None), key=_by_partition))
+        return OffsetsObservation(self.cluster, observed_at, partitions, tuple(failures))
+
+    def _planned(self, meta: ClusterMetadata) -> _Plan:
+        """The partitions to ask each leader for, and those without a leader: built once per metadata
+        object (and scope), not walked again every cycle."""
+        plan = self._plan
+        if plan is not None and plan.meta is meta and plan.scope is self.scope:
+            return plan
         by_leader: dict[int, list[PartitionInfo]] = defaultdict(list)
         failures: list[Failure] = []
         topic_in = self.scope.topic_in  # the metadata keeps __consumer_offsets even when out of scope
@@ -67,41 +95,32 @@ class OffsetsCollector(SeamCollector):
                 )
             else:
                 by_leader[p.leader].append(p)
-        known: dict[TopicPartition, PartitionOffsets] = {}
-        rounds = await asyncio.gather(
-            *(self._ask_leader(meta, leader, ps, known) for leader, ps in by_leader.items())
-        )
-        self._known = known
-        partitions: list[PartitionOffsets] = []
-        for found, lost in rounds:
-            partitions.extend(found)
-            failures.extend(lost)
-        partitions.sort(key=_by_partition)
-        return OffsetsObservation(self.cluster, observed_at, tuple(partitions), tuple(failures))
+        leaders = {}
+        for leader, ps in by_leader.items():
+            infos = tuple(ps)
+            leaders[leader] = (infos, self._partitions(leader, infos))
+        self._plan = plan = _Plan(meta, self.scope, leaders, tuple(failures))
+        return plan
 
     async def _ask_leader(
         self,
-        meta: ClusterMetadata,
         leader: int,
-        infos: list[PartitionInfo],
-        known: dict[TopicPartition, PartitionOffsets],
-    ) -> tuple[list[PartitionOffsets], list[Failure]]:
-        """The offsets ``leader`` gave for ``infos`` (each also put in ``known``) and what it did not."""
-        tps = self._partitions(leader, tuple(infos))
+        infos: tuple[PartitionInfo, ...],
+        tps: tuple[TopicPartition, ...],
+        before: _Before,
+    ) -> tuple[list[PartitionOffsets | None], list[Failure]]:
+        """The offsets ``leader`` gave for each of ``infos`` (None where it gave none) and what it did not."""
         try:
             ranges, errors = await asyncio.to_thread(self._seam.list_offsets, leader, tps)
         except KafkaError as exc:
             lost = [failure("broker", str(leader), exc)]
             lost.extend(failure("partition", f"{t}/{p}", exc) for t, p in tps)
-            return [], lost
-        found: list[PartitionOffsets] = []
+            return [None] * len(tps), lost
+        now: list[PartitionOffsets | None] = []
         lost = []
-        last = self._known
-        for info, tp in zip(infos, tps, strict=True):
-            r = ranges.get(tp)
+        for info, tp, r, o in zip(infos, tps, map(ranges.get, tps), before.of(leader, tps), strict=True):
             if r is not None:
                 epoch = r.leader_epoch if r.leader_epoch is not None else info.leader_epoch
-                o = last.get(tp)
                 if (
                     o is None
                     or o.log_end != r.log_end
@@ -110,12 +129,12 @@ class OffsetsCollector(SeamCollector):
                     or o.leader != leader
                 ):
                     o = PartitionOffsets(tp.topic, tp.partition, r.log_start, r.log_end, leader, epoch)
-                found.append(o)
-                known[tp] = o
+                now.append(o)
             else:
+                now.append(None)
                 err = errors.get(tp) or KafkaError("no offsets returned", cluster=self.cluster)
                 lost.append(failure("partition", f"{tp.topic}/{tp.partition}", err))
-        return found, lost
+        return now, lost
 
     def _partitions(self, leader: int, infos: tuple[PartitionInfo, ...]) -> tuple[TopicPartition, ...]:
         last = self._asked.get(leader)
@@ -124,3 +143,61 @@ class OffsetsCollector(SeamCollector):
         tps = tuple(TopicPartition(p.topic, p.partition) for p in infos)
         self._asked[leader] = (infos, tps)
         return tps
+
+
+class _Plan:
+    """Per leader, the partitions of one metadata object to ask it for; the partitions without a leader
+    (failures); and the order that sorts every leader's answers, once taken (:meth:`ordered`)."""
+
+    def __init__(
+        self,
+        meta: ClusterMetadata,
+        scope: Scope,
+        leaders: dict[int, tuple[tuple[PartitionInfo, ...], tuple[TopicPartition, ...]]],
+        failures: tuple[Failure, ...],
+    ) -> None:
+        self.meta = meta
+        self.scope = scope
+        self.leaders = leaders
+        self.failures = failures
+        self._order: Callable[[list[PartitionOffsets | None]], tuple[PartitionOffsets, ...]] | None = None
+
+    def ordered(self, answered: list[PartitionOffsets | None]) -> tuple[PartitionOffsets, ...]:
+        """``answered`` (every leader's partitions, in the plan's leader order, none missing) sorted by
+        topic and partition: the permutation is the same every cycle of the plan, applied in C."""
+        order = self._order
+        if order is None:
+            keys = [(tp.topic, tp.partition) for _, tps in self.leaders.values() for tp in tps]
+            at = sorted(range(len(keys)), key=keys.__getitem__)
+            # itemgetter of one index gives the item, not a tuple of it (and of none, refuses)
+            order = itemgetter(*at) if len(at) > 1 else _as_tuple
+            self._order = order
+        return order(answered)
+
+
+def _as_tuple(answered: list[PartitionOffsets | None]) -> tuple[PartitionOffsets, ...]:
+    return tuple(o for o in answered if o is not None)
+
+
+class _Before:
+    """The offsets of the last cycle, aligned with what a leader is asked now: its own list when it is
+    asked for the very partitions it was, else looked up by partition (a map built once, when needed)."""
+
+    def __init__(
+        self, last: dict[int, tuple[tuple[TopicPartition, ...], list[PartitionOffsets | None]]]
+    ) -> None:
+        self._last = last
+        self._by_partition: dict[TopicPartition, PartitionOffsets] | None = None
+
+    def of(self, leader: int, tps: tuple[TopicPartition, ...]) -> Iterable[PartitionOffsets | None]:
+        held = self._last.get(leader)
+        if held is not None and held[0] is tps:
+            return held[1]
+        if self._by_partition is None:
+            self._by_partition = {
+                tp: o
+                for asked, found in self._last.values()
+                for tp, o in zip(asked, found, strict=True)
+                if o is not None
+            }
+        return map(self._by_partition.get, tps)

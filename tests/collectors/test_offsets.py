@@ -141,3 +141,45 @@ async def test_offsets_topics_out_of_scope_never_asked() -> None:
 
     assert [p.topic for p in observed.partitions] == ["a"]
     assert seam.calls == [("list_offsets", 1, (TP("a", 0),))]
+
+
+async def test_offsets_partition_failing_then_answered_again_sorted_and_rebuilt() -> None:
+    err = KafkaResponseError("broker answered UNKNOWN", error_code=-1, error_name="UNKNOWN", cluster=CLUSTER)
+    seam = FakeSeam(offsets=dict(RANGES))
+    collector = OffsetsCollector(seam, CLUSTER, source(META))
+    first = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+
+    seam.partition_errors = {TP("a", 0): err}  # the same metadata object: the same plan, one answer missing
+    failing = await collector.collect()
+    assert [(o.topic, o.partition) for o in failing.partitions] == [("a", 1), ("a", 2), ("b", 0)]
+    assert failing.partitions[2] is first[("b", 0)]
+
+    seam.partition_errors = {}
+    again = await collector.collect()
+    assert [(o.topic, o.partition) for o in again.partitions] == [("a", 0), ("a", 1), ("a", 2), ("b", 0)]
+    assert again.partitions[0] == first[("a", 0)] and again.partitions[0] is not first[("a", 0)]
+    assert again.partitions[3] is first[("b", 0)] and [f.key for f in again.failures] == ["b/1"]
+
+
+async def test_offsets_new_metadata_with_a_partition_added_keeps_the_unchanged_objects() -> None:
+    seam = FakeSeam(offsets={**RANGES, TP("c", 0): OffsetRange(0, 4, 0)})
+    grown = metadata(
+        [1, 2, 3],
+        {
+            "a": [partition("a", 0, 1, epoch=3), partition("a", 1, 2), partition("a", 2, 3)],
+            "b": [partition("b", 0, 1), partition("b", 1, None)],
+            "c": [partition("c", 0, 1)],  # leader 1 is asked for one partition more
+        },
+    )
+    metas = iter([META, grown])
+
+    async def changing() -> ClusterMetadata:
+        return next(metas)
+
+    collector = OffsetsCollector(seam, CLUSTER, changing)
+    first = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+    second = (await collector.collect()).partitions
+
+    assert [(o.topic, o.partition) for o in second] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("c", 0)]
+    assert all(o is first[(o.topic, o.partition)] for o in second[:4])
+    assert second[4] == PartitionOffsets("c", 0, 0, 4, leader=1, leader_epoch=0)
