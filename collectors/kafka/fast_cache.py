@@ -6,6 +6,8 @@
 * OffsetFetch: per coordinator, each error-free group's bytes with its decoded offsets.
 * ListOffsets answers per (leader, timestamp): the last error-free body with its decoded offsets (the
   EARLIEST answer, log starts, is the same bytes until retention deletes a segment).
+* ListOffsets ranges per leader: the last complete pair of answers with the ranges merged from them, to
+  merge the next pair by what changed.
 
 Each entry is replaced, not grown, by the next answer of the same kind, so memory stays about one cycle's
 answers. Values are immutable or copied out, and entries are swapped whole, so concurrent seam calls can
@@ -19,9 +21,12 @@ from collections.abc import Callable, Mapping
 from collectors.kafka.fast_metadata import TopicCache
 from collectors.kafka.fast_offsets import GroupCache
 from collectors.model import TopicPartition
+from collectors.seam import OffsetRange
 
 Listed = Mapping[tuple[str, int], tuple[int, int]]  # (topic, partition) -> (offset, leader epoch)
 _Body = tuple[tuple[TopicPartition, ...], int, int, bytes]  # partitions, timeout_ms, version, body
+# the partitions asked, the log starts and ends answered for exactly them, and the ranges merged from those
+Ranges = tuple[tuple[TopicPartition, ...], Listed, Listed, Mapping[TopicPartition, OffsetRange]]
 
 
 class WireCache:
@@ -32,6 +37,7 @@ class WireCache:
         self.topics: TopicCache = {}
         self._groups: dict[int, GroupCache] = {}
         self._answers: dict[tuple[int, int], tuple[int, bytes, Listed]] = {}
+        self._ranges: dict[int, Ranges] = {}
 
     def list_offsets_body(
         self,
@@ -60,6 +66,14 @@ class WireCache:
     def keep_listed(self, leader: int, timestamp: int, version: int, body: bytes, listed: Listed) -> None:
         """Remember an error-free answer and what it decoded to (callers never change ``listed``)."""
         self._answers[leader, timestamp] = (version, body, listed)
+
+    def ranges(self, leader: int) -> Ranges | None:
+        """The last complete answers of ``leader`` and the ranges merged from them."""
+        return self._ranges.get(leader)
+
+    def keep_ranges(self, leader: int, ranges: Ranges) -> None:
+        """Remember ``leader``'s complete answers and their ranges (callers never change them)."""
+        self._ranges[leader] = ranges
 
     def groups(self, coordinator: int) -> GroupCache:
         """The groups last decoded from ``coordinator``'s answers."""

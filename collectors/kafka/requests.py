@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from functools import partial
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from kafka.future import Future
@@ -40,6 +42,7 @@ from collectors.model import TopicPartition
 from collectors.seam import ConfigValue, EpochEndResult, MetadataSnapshot, OffsetRange, OffsetsResult
 
 _EARLIEST, _LATEST = -2, -1
+_range = tuple.__new__  # an OffsetRange from its three values in one C call (its __new__ is Python)
 _TOPIC, _BROKER = 2, 4  # DescribeConfigs resource types
 _LOTopic = ListOffsetsRequest.ListOffsetsTopic
 _LOPartition = _LOTopic.ListOffsetsPartition
@@ -165,11 +168,12 @@ async def list_offsets(
     starts, errors = _listed(wire, leader_id, _EARLIEST, earliest, cluster)
     ends, end_errors = _listed(wire, leader_id, _LATEST, latest, cluster)
     errors.update(end_errors)
-    ranges: dict[TopicPartition, OffsetRange] = {}
-    for tp in key:
+    if not errors and (ranges := _moved(wire, leader_id, key, starts, ends)) is not None:
+        return ranges, errors
+    ranges = {}
+    for tp, start, end in zip(key, map(starts.get, key), map(ends.get, key), strict=True):
         if errors and tp in errors:
             continue
-        start, end = starts.get(tp), ends.get(tp)
         if start is None or end is None:
             errors[tp] = KafkaUnavailableError(
                 "leader did not answer for the partition",
@@ -179,8 +183,37 @@ async def list_offsets(
             )
             continue
         epoch = end[1]
-        ranges[tp] = OffsetRange(start[0], end[0], epoch if epoch >= 0 else None)
+        ranges[tp] = _range(OffsetRange, (start[0], end[0], epoch if epoch >= 0 else None))
+    if not errors and len(starts) == len(ends) == len(ranges):  # exactly the partitions asked
+        wire.keep_ranges(leader_id, (key, starts, ends, ranges))
     return ranges, errors
+
+
+def _moved(
+    wire: WireCache, leader: int, key: tuple[TopicPartition, ...], starts: Listed, ends: Listed
+) -> dict[TopicPartition, OffsetRange] | None:
+    """The ranges of the leader's last complete answers, for the same partitions, with those whose start
+    or end changed since replaced; None when not known that way (another partition set, or an answer
+    listing its partitions otherwise than the last). An answer lists them in the order asked, so the
+    changed ones are found by comparing the two answers entry by entry, in C: a cycle moves a few of a
+    leader's thousands, and the whole merge walked all of them in Python."""
+    held = wire.ranges(leader)
+    if held is None or held[0] is not key:
+        return None
+    _, was_starts, was_ends, was = held
+    changed: set[tuple[str, int]] = set()
+    for now, then in ((starts, was_starts), (ends, was_ends)):
+        if now is not then:  # the same bytes decode to the same object (WireCache.listed)
+            if len(now) != len(then) or any(map(ne, now, then)):
+                return None
+            changed.update(compress(now, map(ne, now.values(), then.values())))
+    ranges = dict(was)  # a copy: the held ranges are what the last call returned
+    for k in changed:
+        start, end = starts[k], ends[k]
+        # the dict keeps its key, the asked TopicPartition (an equal one replaces only the value)
+        ranges[TopicPartition(*k)] = _range(OffsetRange, (start[0], end[0], end[1] if end[1] >= 0 else None))
+    wire.keep_ranges(leader, (key, starts, ends, ranges))
+    return ranges
 
 
 def _list_offsets_body(
