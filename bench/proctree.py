@@ -55,6 +55,52 @@ def cpu_seconds(root: int) -> float:
     return total / TICKS
 
 
+def thread_cpu(pid: int) -> dict[int, float]:
+    """User + system CPU seconds of each live thread of ``pid`` (by thread id)."""
+    out: dict[int, float] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = raw[raw.rindex(")") + 2 :].split()
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / TICKS
+    return out
+
+
+# a Python thread's name -> what it does in offsetguard serve (its kind)
+_KINDS = (
+    ("MainThread", "event loop (collectors, tail, HTTP)"),
+    ("asyncio_", "worker threads (detection, store writes, state saves)"),
+    ("kafka-io", "Kafka client I/O thread (requests, answers decoded)"),
+    ("metrics-render", "/metrics render"),
+)
+
+
+def thread_kinds(
+    pid: int, before: dict[int, float], after: dict[int, float], minutes: float
+) -> dict[str, float]:
+    """CPU seconds per minute between ``before`` and ``after`` (:func:`thread_cpu`) by kind of thread, the
+    threads named by ``py-spy dump``; empty when py-spy cannot name them (not a Python process)."""
+    spy = Path(sys.executable).with_name("py-spy")
+    if not spy.exists() or minutes <= 0:
+        return {}
+    dump = subprocess.run([str(spy), "dump", "--pid", str(pid)], capture_output=True, text=True, timeout=60)
+    names = {int(m[1], 0): m[2] for m in re.finditer(r"^Thread (\S+) \(.*?\): \"(.*?)\"", dump.stdout, re.M)}
+    if not names:
+        return {}
+    kinds: collections.Counter[str] = collections.Counter()
+    for tid, seconds in after.items():
+        name = names.get(tid, "")
+        kind = next((k for prefix, k in _KINDS if name.startswith(prefix)), "other threads")
+        kinds[kind] += (seconds - before.get(tid, 0.0)) / minutes
+    return {k: round(v, 2) for k, v in kinds.most_common()}
+
+
 def rss_bytes(root: int) -> int:
     """Resident memory of the tree now."""
     total = 0

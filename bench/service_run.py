@@ -207,13 +207,17 @@ class ServiceRun:
 
     def _steady(self, client: httpx.Client, proc: subprocess.Popen[bytes], seconds: float) -> dict[str, Any]:
         cpu0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
+        threads0 = proctree.thread_cpu(proc.pid)
         latencies, body, wire = self._scrapes(client, proc, seconds)
         cpu = proctree.cpu_seconds(proc.pid) - cpu0
         elapsed = time.monotonic() - t0
+        threads = proctree.thread_cpu(proc.pid)
         latencies.sort()
         return {
             "steady_s": round(elapsed, 1),
             "cpu_s_per_min": round(cpu * 60.0 / elapsed, 2),
+            # the service process's threads by kind (not its render worker, when one runs apart)
+            "cpu_s_per_min_by_thread": proctree.thread_kinds(proc.pid, threads0, threads, elapsed / 60.0),
             "scrapes": len(latencies),
             "scrape_p50_s": round(statistics.median(latencies), 3),
             "scrape_p99_s": round(latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 3),
