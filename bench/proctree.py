@@ -20,7 +20,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def _stat(pid: int) -> list[str] | None:
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/{pid}/stat`` after the command name (``pid`` may be ``"PID/task/TID"``);
+    None when the process (or thread) is gone."""
     try:
         raw = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -63,12 +65,9 @@ def thread_cpu(pid: int) -> dict[int, float]:
     except OSError:
         return out
     for tid in tids:
-        try:
-            raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        fields = raw[raw.rindex(")") + 2 :].split()
-        out[int(tid)] = (int(fields[11]) + int(fields[12])) / TICKS
+        fields = _stat(f"{pid}/task/{tid}")
+        if fields is not None:  # else gone meanwhile
+            out[int(tid)] = (int(fields[11]) + int(fields[12])) / TICKS
     return out
 
 
@@ -194,7 +193,8 @@ def profile(pid: int, seconds: float, out: Path, rate: int = 50) -> dict[str, An
 def wait_gone(pid: int, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if _stat(pid) is None or _stat(pid)[0] == "Z":  # type: ignore[index]
+        fields = _stat(pid)
+        if fields is None or fields[0] == "Z":
             return True
         time.sleep(0.1)
     return False

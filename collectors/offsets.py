@@ -99,6 +99,8 @@ class OffsetsCollector(SeamCollector):
         for leader, ps in by_leader.items():
             infos = tuple(ps)
             leaders[leader] = (infos, self._partitions(leader, infos))
+        for gone in self._asked.keys() - leaders.keys():  # a broker that leads nothing in scope now
+            del self._asked[gone]
         self._plan = plan = _Plan(meta, self.scope, leaders, tuple(failures))
         return plan
 

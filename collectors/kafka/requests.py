@@ -182,11 +182,15 @@ async def list_offsets(
                 partition=tp.partition,
             )
             continue
-        epoch = end[1]
-        ranges[tp] = _range(OffsetRange, (start[0], end[0], epoch if epoch >= 0 else None))
+        ranges[tp] = _offset_range(start, end)
     if not errors and len(starts) == len(ends) == len(ranges):  # exactly the partitions asked
         wire.keep_ranges(leader_id, (key, starts, ends, ranges))
     return ranges, errors
+
+
+def _offset_range(start: tuple[int, int], end: tuple[int, int]) -> OffsetRange:
+    """A partition's range from its (offset, leader epoch) start and end answers; epoch -1 is unknown."""
+    return _range(OffsetRange, (start[0], end[0], end[1] if end[1] >= 0 else None))
 
 
 def _moved(
@@ -209,9 +213,8 @@ def _moved(
             changed.update(compress(now, map(ne, now.values(), then.values())))
     ranges = dict(was)  # a copy: the held ranges are what the last call returned
     for k in changed:
-        start, end = starts[k], ends[k]
         # the dict keeps its key, the asked TopicPartition (an equal one replaces only the value)
-        ranges[TopicPartition(*k)] = _range(OffsetRange, (start[0], end[0], end[1] if end[1] >= 0 else None))
+        ranges[TopicPartition(*k)] = _offset_range(starts[k], ends[k])
     wire.keep_ranges(leader, (key, starts, ends, ranges))
     return ranges
 
