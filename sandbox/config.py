@@ -17,6 +17,7 @@ import base64
 import os
 import random
 import socket
+import threading
 import uuid
 from collections.abc import Mapping
 from contextlib import ExitStack
@@ -105,21 +106,29 @@ def ephemeral_range() -> tuple[int, int]:
         return 49152, 65535
 
 
+_HANDED: set[int] = set()  # every port free_ports has handed out in this process
+_HANDED_LOCK = threading.Lock()
+
+
 def free_ports(count: int) -> list[int]:
     """``count`` distinct loopback ports that were free a moment ago (all held open while choosing).
 
     Chosen below the ephemeral range: a broker stopped for a while keeps its ports, and a port in the
     ephemeral range can meanwhile become the local end of any outgoing connection (a client's, another
-    test's), so the restart would fail to bind. Outside it only an explicit bind can take the port.
+    test's), so the restart would fail to bind. Outside it only an explicit bind can take the port. Nor
+    is a port handed out twice by this process: two sandboxes started at once (each binds its ports only
+    when its JVMs start) never get the same one.
     """
     low = ephemeral_range()[0]
     candidates = list(range(LOWEST_PORT, low)) if low - LOWEST_PORT >= 100 * count else []
     random.shuffle(candidates)
-    with ExitStack() as stack:
+    with ExitStack() as stack, _HANDED_LOCK:
         ports: list[int] = []
         for port in candidates:
             if len(ports) == count:
                 break
+            if port in _HANDED:
+                continue
             sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             try:
                 sock.bind((HOST, port))
@@ -130,6 +139,7 @@ def free_ports(count: int) -> list[int]:
             sock = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
             sock.bind((HOST, 0))
             ports.append(int(sock.getsockname()[1]))
+        _HANDED.update(ports)
         return ports
 
 

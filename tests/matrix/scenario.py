@@ -22,8 +22,9 @@ import json
 import re
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,6 +38,7 @@ from sandbox.cluster import SandboxCluster, start_sandbox
 from tests.collectors.codec.golden.kafka_tools import parse_concatenated_json
 from tests.e2e.consumers import consume_and_commit, group_consumer, join
 from tests.e2e.harness import create_topics, produce, retrying, wait_for
+from tests.matrix.ahead import Ahead, Release
 
 __all__ = [  # what each module runs on its release: ``from tests.matrix.scenario import *``
     "test_every_offset_commit_decodes_as_the_release_s_console_formatter_prints_it",
@@ -59,9 +61,9 @@ class MatrixRun:
     unclean: dict[str, str] = field(default_factory=dict)
 
 
-def matrix_run(version: str, mode: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MatrixRun]:
-    """The module's cluster and ``offsetguard serve`` on it, both scenarios replayed."""
-    work = tmp_path_factory.mktemp(f"kafka-{version}-{mode}")
+def matrix_run(release: Release, work: Path) -> Generator[MatrixRun, None, None]:
+    """The release's cluster and ``offsetguard serve`` on it (in ``work``), both scenarios replayed."""
+    version, mode = release
     kafka = start_sandbox(work / "sandbox", brokers=3, kafka_version=version, mode=mode, broker_heap="256m")
     settings = {
         "intervals": {
@@ -91,11 +93,15 @@ def matrix_run(version: str, mode: str, tmp_path_factory: pytest.TempPathFactory
 
 
 def release_fixture(version: str, mode: str) -> Any:
-    """The module-scoped ``matrix`` fixture of a module testing ``version`` in ``mode``."""
+    """The module-scoped ``matrix`` fixture of a module testing ``version`` in ``mode`` (the module's
+    ``RELEASE``), its run set up while the module before it was tested (:mod:`tests.matrix.ahead`)."""
 
     @pytest.fixture(scope="module", name="matrix")
-    def matrix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MatrixRun]:
-        yield from matrix_run(version, mode, tmp_path_factory)
+    def matrix(matrix_ahead: Ahead[MatrixRun]) -> Iterator[MatrixRun]:
+        try:
+            yield matrix_ahead.take((version, mode))
+        finally:
+            matrix_ahead.done((version, mode))
 
     return matrix
 

@@ -6,4 +6,5 @@ from tests.matrix.scenario import *  # noqa: F403 (the tests this module runs on
 from tests.matrix.scenario import release_fixture
 
 pytestmark = pytest.mark.integration
-matrix = release_fixture("3.9", "zookeeper")
+RELEASE = ("3.9", "zookeeper")  # (Kafka version, mode): see tests.matrix.ahead
+matrix = release_fixture(*RELEASE)
