@@ -66,8 +66,11 @@ imports: $(INSTALLED)
 typecheck: $(INSTALLED)
 	$(VENV)/bin/mypy
 
+# Two workers: the tests of the real components (Kafka, Spark) on one, in order, the rest beside them
+# (tests/parallel.py); PYTEST_WORKERS=0 runs everything in one process
+PYTEST_WORKERS ?= 2
 pytest: install $(MATRIX_JARS)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(if $(filter-out 0,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup) $(PYTEST_ARGS)
 
 # Every benchmark (each prints its figures and writes bench/results/<name>.json); one: make bench BENCH=poll
 # bench/service (the whole service at fleet sizes, ~1 h for three sizes) runs alone: make bench BENCH=service

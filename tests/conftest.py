@@ -20,6 +20,7 @@ from sandbox.cluster import SandboxCluster, start_sandbox
 
 pytest_plugins = [
     "tests.ordering",  # --module-order=reverse|random[:SEED]
+    "tests.parallel",  # under xdist: every test of a real component on one worker (make test: -n 2)
     "tests.support.postgres",  # postgres_server (one per session), postgres_url: a real PostgreSQL
     "tests.support.expiry",  # kafka_expiry: offsets expire after a minute; early_standalone_commit
 ]

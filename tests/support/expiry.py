@@ -32,6 +32,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from sandbox.cluster import SandboxCluster, start_sandbox
+from tests.parallel import needs_real
 
 BROKER_PROPERTIES = {
     "offsets.retention.minutes": 1,
@@ -133,7 +134,10 @@ def _expiry_sandbox_early(
     starter = _Starter(tmp_path_factory.mktemp("kafka-expiry"), commit=commit)
     request.config.stash[_STARTER] = starter
     request.config.stash[_LAST_USER] = users[-1].nodeid
-    starter.start()
+    if not hasattr(request.config, "workerinput"):
+        starter.start()
+    # else an xdist worker: started at the first real component's test it runs (pytest_runtest_setup),
+    # so only the worker that runs them (tests/parallel.py) starts it
     try:
         yield
     finally:
@@ -170,6 +174,14 @@ def kafka_expiry(request: pytest.FixtureRequest) -> SandboxCluster:
 def early_standalone_commit(request: pytest.FixtureRequest, kafka_expiry: SandboxCluster) -> StandaloneCommit:
     """A standalone commit of offset 7 on partition 1, made as soon as ``kafka_expiry`` was up."""
     return request.config.stash[_STARTER].early_commit()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """On an xdist worker, starts the expiry sandbox at the first test of the real components it runs."""
+    starter = item.config.stash.get(_STARTER, None)
+    if starter is not None and starter.ident is None and needs_real(item):
+        starter.start()
 
 
 @pytest.hookimpl(wrapper=True)

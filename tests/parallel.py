@@ -1,0 +1,92 @@
+"""``make test`` runs the suite on two pytest-xdist workers (``-n 2 --dist loadgroup``): the suite waits on
+Kafka, services and clocks for most of its length (about 43 % of two cores busy when run in one process),
+so the tests that need no real component run beside the ones that do.
+
+Every test of a real component started once per session (the ``integration`` marker: the sandbox Kafka,
+Spark, the secured and expiry sandboxes) or using one of their session fixtures is in one group: one
+worker runs all of them, in their order, with one set of session sandboxes, as a single process would.
+The other tests (in-memory fakes, SQLite, the session's PostgreSQL, which each worker starts for itself)
+are shared out between the two workers module by module. Without xdist (a plain ``pytest``, or
+``make test PYTEST_WORKERS=0``) nothing changes.
+
+xdist's own groups (``xdist_group`` marks) rename the node ids, which pytest 9.2 no longer lets a plugin
+do; so here each worker writes the ids of the group's tests to a file when it has collected them, and the
+scheduler (:class:`RealGroupScheduling`, for ``--dist loadgroup``) reads it before it shares out work.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+GROUP = "real components"
+# session fixtures of a real component that one worker must own (each worker would start its own)
+_REAL_FIXTURES = frozenset({"kafka1", "kafka3", "kafka_sasl", "kafka_expiry", "spark"})
+_DIR = pytest.StashKey[Path]()
+_INPUT = "offsetguard_real_group"  # workerinput key: the directory the workers write the group to
+
+
+def needs_real(item: pytest.Item) -> bool:
+    """Whether ``item`` needs the session's real components (so runs on the worker that owns them)."""
+    if item.get_closest_marker("integration") is not None:
+        return True
+    return not _REAL_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+
+
+class RealGroupScheduling(LoadScopeScheduling):
+    """xdist's scheduling by scope, the scopes being: the real components' tests (one scope, the largest,
+    so given out first), and each other test module."""
+
+    def __init__(self, config: pytest.Config, log: Any = None, *, directory: Path) -> None:
+        super().__init__(config, log)
+        self._directory = directory
+        self._real: frozenset[str] | None = None
+
+    def _split_scope(self, nodeid: str) -> str:
+        if self._real is None:  # every worker has collected (and written) by the time work is shared out
+            lists = [json.loads(p.read_text()) for p in sorted(self._directory.glob("*.json"))]
+            self._real = frozenset(lists[0]) if lists else frozenset()
+        return GROUP if nodeid in self._real else nodeid.split("::", 1)[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput") and config.getoption("dist", "no") == "loadgroup":
+        config.stash[_DIR] = Path(tempfile.mkdtemp(prefix="offsetguard-xdist-"))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _DIR in config.stash:
+        shutil.rmtree(config.stash[_DIR], ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """The controller tells each worker where to write the group's node ids."""
+    if _DIR in node.config.stash:
+        node.workerinput[_INPUT] = str(node.config.stash[_DIR])
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> RealGroupScheduling | None:
+    if _DIR not in config.stash:
+        return None
+    return RealGroupScheduling(config, log, directory=config.stash[_DIR])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a worker: write the ids of the real components' tests for the scheduler."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or _INPUT not in workerinput:
+        return
+    real = [item.nodeid for item in items if needs_real(item)]
+    out = Path(workerinput[_INPUT]) / f"{workerinput['workerid']}.json"
+    partial = out.with_suffix(".part")
+    partial.write_text(json.dumps(real))
+    partial.replace(out)  # whole or not there
