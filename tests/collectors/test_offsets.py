@@ -111,7 +111,7 @@ async def test_offsets_unchanged_partition_is_the_same_object_changed_one_new() 
     assert third[("a", 0)] is second[("a", 0)]
 
 
-async def test_offsets_partition_led_elsewhere_is_a_new_object() -> None:
+async def test_offsets_partition_led_elsewhere_is_a_new_object_a_broker_leading_nothing_forgotten() -> None:
     seam = FakeSeam(offsets=dict(RANGES))
     moved = metadata([1, 2, 3], {"a": [partition("a", 0, 1, epoch=3)], "b": [partition("b", 0, 2)]})
     metas = iter([META, moved])
@@ -123,6 +123,8 @@ async def test_offsets_partition_led_elsewhere_is_a_new_object() -> None:
     [before] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
     [after] = [o for o in (await collector.collect()).partitions if (o.topic, o.partition) == ("b", 0)]
     assert before.leader == 1 and after == PartitionOffsets("b", 0, 0, 50, leader=2, leader_epoch=0)
+    # broker 3 led a/2 and leads nothing now: what it was asked is not kept for it
+    assert sorted(collector._asked) == [1, 2] and sorted(collector._last) == [1, 2]
 
 
 async def test_offsets_topics_out_of_scope_never_asked() -> None:
@@ -183,18 +185,3 @@ async def test_offsets_new_metadata_with_a_partition_added_keeps_the_unchanged_o
     assert [(o.topic, o.partition) for o in second] == [("a", 0), ("a", 1), ("a", 2), ("b", 0), ("c", 0)]
     assert all(o is first[(o.topic, o.partition)] for o in second[:4])
     assert second[4] == PartitionOffsets("c", 0, 0, 4, leader=1, leader_epoch=0)
-
-
-async def test_offsets_broker_leading_nothing_any_more_is_forgotten() -> None:
-    seam = FakeSeam(offsets=dict(RANGES))
-    moved = metadata([1, 2, 3], {"a": [partition("a", 0, 1, epoch=3)], "b": [partition("b", 0, 2)]})
-    metas = iter([META, moved])
-
-    async def changing() -> ClusterMetadata:
-        return next(metas)
-
-    collector = OffsetsCollector(seam, CLUSTER, changing)
-    await collector.collect()
-    assert sorted(collector._asked) == [1, 2, 3]
-    await collector.collect()  # broker 3 leads nothing now: what it was asked is not kept for it
-    assert sorted(collector._asked) == [1, 2] and sorted(collector._last) == [1, 2]
