@@ -5,7 +5,10 @@ so the tests that need no real component run beside the ones that do.
 Every test of a real component started once per session (the ``integration`` marker: the sandbox Kafka,
 Spark, the secured and expiry sandboxes) or using one of their session fixtures is in one group: one
 worker runs all of them, in their order, with one set of session sandboxes, as a single process would.
-The other tests (in-memory fakes, SQLite, the session's PostgreSQL, which each worker starts for itself)
+The modules marked ``apart`` (real components too, but mostly waiting: a replica frozen for a minute,
+offsets expiring, ACLs taking effect; on sandboxes of their own or the 1-node one) are a second such
+group, which the other worker takes (it starts its own 1-node sandbox and SparkSession for them). The
+other tests (in-memory fakes, SQLite, the session's PostgreSQL, which each worker starts for itself)
 are shared out between the two workers module by module. Without xdist (a plain ``pytest``, or
 ``make test PYTEST_WORKERS=0``) nothing changes.
 
@@ -25,7 +28,7 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-GROUP = "real components"
+GROUP, APART = "real components", "real components, apart"
 # session fixtures of a real component that one worker must own (each worker would start its own)
 _REAL_FIXTURES = frozenset({"kafka1", "kafka3", "kafka_sasl", "kafka_expiry", "spark"})
 _DIR = pytest.StashKey[Path]()
@@ -39,20 +42,27 @@ def needs_real(item: pytest.Item) -> bool:
     return not _REAL_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
 
 
+def group(item: pytest.Item) -> str | None:
+    """The group ``item`` runs in under xdist (None: any worker)."""
+    if not needs_real(item):
+        return None
+    return APART if item.get_closest_marker("apart") is not None else GROUP
+
+
 class RealGroupScheduling(LoadScopeScheduling):
     """xdist's scheduling by scope, the scopes being: the real components' tests (one scope, the largest,
-    so given out first), and each other test module."""
+    so given out first), those set apart (one scope), and each other test module."""
 
     def __init__(self, config: pytest.Config, log: Any = None, *, directory: Path) -> None:
         super().__init__(config, log)
         self._directory = directory
-        self._real: frozenset[str] | None = None
+        self._groups: dict[str, str] | None = None
 
     def _split_scope(self, nodeid: str) -> str:
-        if self._real is None:  # every worker has collected (and written) by the time work is shared out
-            lists = [json.loads(p.read_text()) for p in sorted(self._directory.glob("*.json"))]
-            self._real = frozenset(lists[0]) if lists else frozenset()
-        return GROUP if nodeid in self._real else nodeid.split("::", 1)[0]
+        if self._groups is None:  # every worker has collected (and written) by the time work is shared out
+            written = [json.loads(p.read_text()) for p in sorted(self._directory.glob("*.json"))]
+            self._groups = written[0] if written else {}
+        return self._groups.get(nodeid) or nodeid.split("::", 1)[0]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,11 +91,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> RealGroupSch
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On a worker: write the ids of the real components' tests for the scheduler."""
+    """On a worker: write the group of each test that has one, by node id, for the scheduler."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is None or _INPUT not in workerinput:
         return
-    real = [item.nodeid for item in items if needs_real(item)]
+    real = {item.nodeid: name for item in items if (name := group(item)) is not None}
     out = Path(workerinput[_INPUT]) / f"{workerinput['workerid']}.json"
     partial = out.with_suffix(".part")
     partial.write_text(json.dumps(real))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.parallel import needs_real
+from tests.parallel import GROUP, group, needs_real
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,6 +30,12 @@ def spark():
 def test_real(n):
     _note(f"real-{n}")
 
+@pytest.mark.integration
+@pytest.mark.apart
+@pytest.mark.parametrize("n", range(3))
+def test_apart(n):
+    _note(f"apart-{n}")
+
 def test_uses_spark(spark):
     _note("spark")
 
@@ -42,7 +48,9 @@ def test_unit(n):
 def _run(tmp_path: Path, *args: str) -> dict[str, str | None]:
     (tmp_path / "suite").mkdir()
     (tmp_path / "suite" / "test_suite.py").write_text(SUITE)
-    (tmp_path / "suite" / "pytest.ini").write_text("[pytest]\nmarkers =\n    integration: real\n")
+    (tmp_path / "suite" / "pytest.ini").write_text(
+        "[pytest]\nmarkers =\n    integration: real\n    apart: apart\n"
+    )
     notes = tmp_path / "notes"
     notes.mkdir()
     # as if run alone: not a worker of the xdist run this test itself may be on
@@ -60,17 +68,19 @@ def _run(tmp_path: Path, *args: str) -> dict[str, str | None]:
     return {p.name: json.loads(p.read_text()) for p in notes.iterdir()}
 
 
-def test_parallel_real_tests_on_one_worker_the_others_on_both(tmp_path: Path) -> None:
+def test_parallel_real_tests_on_one_worker_those_apart_on_one_the_others_on_both(tmp_path: Path) -> None:
     ran = _run(tmp_path, "-n", "2", "--dist", "loadgroup")
-    assert len(ran) == 37
+    assert len(ran) == 40
     real = {ran[f"real-{n}"] for n in range(6)} | {ran["spark"]}
     assert len(real) == 1 and real != {None}
+    apart = {ran[f"apart-{n}"] for n in range(3)}
+    assert len(apart) == 1 and apart != {None}
     assert {ran[f"unit-{n}"] for n in range(30)} <= {"gw0", "gw1"}
 
 
 def test_parallel_without_xdist_one_process(tmp_path: Path) -> None:
     ran = _run(tmp_path, "-p", "no:xdist")
-    assert len(ran) == 37 and set(ran.values()) == {None}
+    assert len(ran) == 40 and set(ran.values()) == {None}
 
 
 @pytest.mark.parametrize(
@@ -87,3 +97,4 @@ def test_needs_real_by_marker_or_session_fixture(
             return object() if name == marker else None
 
     assert needs_real(Item()) is real  # type: ignore[arg-type]
+    assert group(Item()) == (GROUP if real else None)  # type: ignore[arg-type]

@@ -36,7 +36,10 @@ from tests.service.metrics.serving import free_port
 from tests.support.daemons import die_with_parent
 from tests.support.postgres import PostgresServer, postgres_server  # noqa: F401  (the session's server)
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.apart,
+]  # mostly waiting: beside the others (tests/parallel.py)
 
 LEASE, RENEW = 5.0, 1.0
 TOKEN = "ha-test-write-token"

@@ -29,7 +29,10 @@ from sandbox.security import MONITOR, kafka_python_config
 from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import create_topics, produce, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.apart,
+]  # mostly waiting: beside the others (tests/parallel.py)
 README = Path(__file__).resolve().parents[2] / "README.md"
 NAME = "secured"
 

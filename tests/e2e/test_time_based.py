@@ -32,7 +32,10 @@ from tests.e2e.consumers import group_consumer, join
 from tests.e2e.harness import CLUSTER, RuntimeThread, create_topics, e2e_settings, produce, wait_for
 from tests.e2e.pipeline_check import pipeline_vs_online
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.apart,
+]  # mostly waiting: beside the others (tests/parallel.py)
 RETENTION_MS = 40_000
 # detection.rate_min_span_seconds of the runtime (60 s by default): the log start's rate is judged from
 # 20 s of history, so the risk is projected in the ~20 s between retention's first deletion and its passing

@@ -19,7 +19,10 @@ from tests.collectors.codec.golden.compare import decoded_records, diff_dump
 from tests.collectors.codec.golden.kafka_tools import dump_log_segments
 from tests.support.expiry import RETENTION_MS, StandaloneCommit
 
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.apart,
+]  # mostly waiting: beside the others (tests/parallel.py)
 
 WAIT_S = 150  # after the commit
 
