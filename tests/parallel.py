@@ -6,8 +6,9 @@ Every test of a real component started once per session (the ``integration`` mar
 Spark, the secured and expiry sandboxes) or using one of their session fixtures is in one group: one
 worker runs all of them, in their order, with one set of session sandboxes, as a single process would.
 The modules marked ``apart`` (real components too, but mostly waiting: a replica frozen for a minute,
-offsets expiring, ACLs taking effect; on sandboxes of their own or the 1-node one) are a second such
-group, which the other worker takes (it starts its own 1-node sandbox and SparkSession for them). The
+offsets expiring, ACLs taking effect; on sandboxes of their own or the 1-node one) and every test using
+the secured or the expiry sandbox (so that only one worker starts each) are a second such group, which
+the other worker takes (it starts its own 1-node sandbox and SparkSession for them). The
 other tests (in-memory fakes, SQLite, the session's PostgreSQL, which each worker starts for itself)
 are shared out between the two workers module by module. Without xdist (a plain ``pytest``, or
 ``make test PYTEST_WORKERS=0``) nothing changes.
@@ -29,8 +30,15 @@ import pytest
 from xdist.scheduler import LoadScopeScheduling
 
 GROUP, APART = "real components", "real components, apart"
-# session fixtures of a real component that one worker must own (each worker would start its own)
-_REAL_FIXTURES = frozenset({"kafka1", "kafka3", "kafka_sasl", "kafka_expiry", "spark"})
+# session fixtures of a real component, each owned by one worker (each worker would start its own), and
+# the group of their users: the sandboxes only the tests set apart use go with them
+_REAL_FIXTURES = {
+    "kafka1": GROUP,
+    "kafka3": GROUP,
+    "spark": GROUP,
+    "kafka_sasl": APART,
+    "kafka_expiry": APART,
+}
 _DIR = pytest.StashKey[Path]()
 _INPUT = "offsetguard_real_group"  # workerinput key: the directory the workers write the group to
 
@@ -39,14 +47,17 @@ def needs_real(item: pytest.Item) -> bool:
     """Whether ``item`` needs the session's real components (so runs on the worker that owns them)."""
     if item.get_closest_marker("integration") is not None:
         return True
-    return not _REAL_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+    return not _REAL_FIXTURES.keys().isdisjoint(getattr(item, "fixturenames", ()))
 
 
 def group(item: pytest.Item) -> str | None:
-    """The group ``item`` runs in under xdist (None: any worker)."""
+    """The group ``item`` runs in under xdist (None: any worker): :data:`APART` if marked so or using a
+    sandbox of that group's (a test that asks for one by ``request.getfixturevalue`` is marked)."""
     if not needs_real(item):
         return None
-    return APART if item.get_closest_marker("apart") is not None else GROUP
+    if item.get_closest_marker("apart") is not None:
+        return APART
+    return APART if APART in map(_REAL_FIXTURES.get, getattr(item, "fixturenames", ())) else GROUP
 
 
 class RealGroupScheduling(LoadScopeScheduling):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.parallel import GROUP, group, needs_real
+from tests.parallel import APART, GROUP, group, needs_real
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,17 +84,25 @@ def test_parallel_without_xdist_one_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("marker", "fixtures", "real"),
-    [("integration", (), True), (None, ("kafka3", "tmp_path"), True), (None, ("tmp_path",), False)],
+    ("markers", "fixtures", "expected"),
+    [
+        (("integration",), (), GROUP),
+        ((), ("kafka3", "tmp_path"), GROUP),
+        ((), ("tmp_path",), None),
+        (("integration", "apart"), ("kafka1",), APART),
+        ((), ("kafka1", "kafka_expiry"), APART),  # the expiry sandbox's users, marked or not
+        (("integration",), ("kafka_sasl",), APART),
+        (("apart",), ("tmp_path",), None),  # set apart, but nothing real: any worker
+    ],
 )
-def test_needs_real_by_marker_or_session_fixture(
-    marker: str | None, fixtures: tuple[str, ...], real: bool
+def test_group_by_marker_or_session_fixture(
+    markers: tuple[str, ...], fixtures: tuple[str, ...], expected: str | None
 ) -> None:
     class Item:
         fixturenames = fixtures
 
         def get_closest_marker(self, name: str) -> object | None:
-            return object() if name == marker else None
+            return object() if name in markers else None
 
-    assert needs_real(Item()) is real  # type: ignore[arg-type]
-    assert group(Item()) == (GROUP if real else None)  # type: ignore[arg-type]
+    assert needs_real(Item()) is (expected is not None)  # type: ignore[arg-type]
+    assert group(Item()) == expected  # type: ignore[arg-type]

@@ -31,7 +31,7 @@ from sandbox.cluster import SandboxCluster, start_sandbox
 from sandbox.security import MONITOR
 from tests.collectors.integration.collector_it import build_collectors, unique, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.apart]  # (kafka_sasl, asked for by getfixturevalue)
 
 
 @pytest.fixture(scope="module", params=["sasl_ssl", "mtls"])

@@ -32,7 +32,7 @@ from kafka.admin import NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from sandbox.cluster import SandboxCluster, start_sandbox
-from tests.parallel import group
+from tests.parallel import APART, group
 
 BROKER_PROPERTIES = {
     "offsets.retention.minutes": 1,
@@ -119,7 +119,6 @@ def _standalone_commit(bootstrap: str, *, partition: int, offset: int) -> Standa
 
 _STARTER = pytest.StashKey[_Starter]()
 _LAST_USER = pytest.StashKey[str]()
-_GROUP = pytest.StashKey[str | None]()  # the xdist group of its users (tests/parallel.py)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -135,11 +134,10 @@ def _expiry_sandbox_early(
     starter = _Starter(tmp_path_factory.mktemp("kafka-expiry"), commit=commit)
     request.config.stash[_STARTER] = starter
     request.config.stash[_LAST_USER] = users[-1].nodeid
-    request.config.stash[_GROUP] = group(users[0])
     if not hasattr(request.config, "workerinput"):
         starter.start()
-    # else an xdist worker: started at the first test of its users' group it runs (pytest_runtest_setup),
-    # so only the worker that runs them (tests/parallel.py) starts it
+    # else an xdist worker: started at the first test it runs of the group its users are in (APART, by the
+    # fixture: tests/parallel.py), so only the worker that runs them starts it
     try:
         yield
     finally:
@@ -182,7 +180,7 @@ def early_standalone_commit(request: pytest.FixtureRequest, kafka_expiry: Sandbo
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """On an xdist worker, starts the expiry sandbox at the first test it runs of its users' group."""
     starter = item.config.stash.get(_STARTER, None)
-    if starter is not None and starter.ident is None and group(item) == item.config.stash[_GROUP]:
+    if starter is not None and starter.ident is None and group(item) == APART:
         starter.start()
 
 
