@@ -1,9 +1,9 @@
 """bench/service: the whole service as users run it, on a populated sandbox, scraped as Prometheus would.
 
-For each size it builds (or attaches to) a 1-controller + 3-broker sandbox with ``SIZE`` partitions
-(100 per topic), ``SIZE/10`` groups each committed on 25 partitions (bench/poll's populate), then runs a
-separate ``offsetguard serve`` with default settings (store and tail on) and measures, for its whole
-process tree (the metrics render worker included, when ``metrics.render_worker`` is on):
+For each size it builds (or attaches to) a 1-controller + 3-broker sandbox (``--brokers``) with ``SIZE``
+partitions (100 per topic), ``SIZE/10`` groups each committed on 25 partitions (bench/poll's populate),
+then runs a separate ``offsetguard serve`` with default settings (store and tail on) and measures, for its
+whole process tree (the metrics render worker included, when ``metrics.render_worker`` is on):
 
 - seconds from start to ``/readyz`` and to the first complete ``/metrics`` (every committed
   group-partition has its ``offsetguard_group_lag_messages`` series), cold (empty store) and warm (a
@@ -23,6 +23,7 @@ measures kminion (adminApi, partition granularity) on the same cluster, alone, a
     .venv/bin/python -m bench.service --sizes 20000 --attach /tmp/ogpoll   # a bench/poll --keep sandbox
     ... --aged /path/to/offsetguard.db   # also: restarted on a long run's store (firing alerts, history)
     ... --interval 15   # offsets and committed collected every 15 s: kminion's rate at a 15 s scrape
+    ... --sizes 100000 --brokers 6   # ~17,000 partitions a broker, as 50,000 on 3
 
 Writes bench/results/service.json (merged per size, so sizes can be run one at a time).
 """
@@ -60,7 +61,9 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     if args.attach:
         cluster = SandboxCluster.load(sandbox_dir)
     else:
-        cluster = start_sandbox(sandbox_dir, brokers=3, broker_heap="1g", timeout=300, daemon=args.keep)
+        cluster = start_sandbox(
+            sandbox_dir, brokers=args.brokers, broker_heap="1g", timeout=300, daemon=args.keep
+        )
         populate_size(cluster, size)
     print(f"[{size}] sandbox ready in {time.perf_counter() - t0:.0f} s", flush=True)
     out: dict[str, Any] = {"size": size}
@@ -141,6 +144,13 @@ def main() -> None:
         help="seconds after complete before measuring (default: past the standing renders of the start)",
     )
     parser.add_argument("--scrape-interval", type=float, default=15.0)
+    parser.add_argument(
+        "--brokers",
+        type=int,
+        default=3,
+        help="brokers of the sandbox (a broker keeps a file open per partition: at 100,000 partitions, 6"
+        " stay under an open-files limit of 20,000)",
+    )
     parser.add_argument("--churn", type=float, default=CHURN, help="share of partitions moved every 5 s")
     parser.add_argument(
         "--profile", type=float, default=60.0, help="py-spy seconds at the start of steady state (0: none)"

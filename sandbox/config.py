@@ -155,11 +155,11 @@ ZOOKEEPER_ID = 0
 
 
 def plan_nodes(brokers: int, secured: bool = False, zookeeper: bool = False) -> list[NodeSpec]:
-    """1 → one combined node (id 1); 3 → controller 100 plus brokers 1, 2, 3, all on fresh ports (and an
-    internal listener port per broker when ``secured``). ``zookeeper``: a ZooKeeper node (id 0) and broker
-    nodes 1.. instead of any KRaft controller."""
-    if brokers not in (1, 3):
-        raise SandboxError(f"--brokers must be 1 or 3, not {brokers}")
+    """1 → one combined node (id 1); 3 (or any other count) → controller 100 plus brokers 1, 2, 3..., all
+    on fresh ports (and an internal listener port per broker when ``secured``). ``zookeeper``: a ZooKeeper
+    node (id 0) and broker nodes 1.. instead of any KRaft controller."""
+    if brokers < 1:
+        raise SandboxError(f"--brokers must be at least 1, not {brokers}")
     if zookeeper:
         ports = free_ports(2 + 2 * brokers)
         zk = NodeSpec(ZOOKEEPER_ID, "zookeeper", None, ports[0], ports[1])
@@ -167,12 +167,12 @@ def plan_nodes(brokers: int, secured: bool = False, zookeeper: bool = False) -> 
             NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i]) for i in range(brokers)
         ]
     extra = brokers if secured else 0
-    ports = free_ports(3 + extra if brokers == 1 else 8 + extra)
+    ports = free_ports(3 + extra if brokers == 1 else 2 + 2 * brokers + extra)
     internal = iter(ports[len(ports) - extra :] if secured else [])
     if brokers == 1:
         return [NodeSpec(1, "broker,controller", ports[0], ports[1], ports[2], next(internal, None))]
     nodes = [NodeSpec(CONTROLLER_ID, "controller", None, ports[0], ports[1])]
-    for i in range(3):
+    for i in range(brokers):
         nodes.append(
             NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i], next(internal, None))
         )
@@ -234,9 +234,9 @@ def render_properties(
             {
                 "advertised.listeners": f"PLAINTEXT://{HOST}:{node.port}",
                 "inter.broker.listener.name": "PLAINTEXT",
-                "offsets.topic.replication.factor": broker_count,
+                "offsets.topic.replication.factor": min(broker_count, 3),
                 "offsets.topic.num.partitions": offsets_partitions,
-                "transaction.state.log.replication.factor": broker_count,
+                "transaction.state.log.replication.factor": min(broker_count, 3),
                 # min ISR 1: tests stop brokers and still need transactions to work
                 "transaction.state.log.min.isr": 1,
                 "group.initial.rebalance.delay.ms": 0,
@@ -253,7 +253,7 @@ def render_properties(
         if share_groups:
             props.update(
                 {
-                    "share.coordinator.state.topic.replication.factor": broker_count,
+                    "share.coordinator.state.topic.replication.factor": min(broker_count, 3),
                     "share.coordinator.state.topic.min.isr": 1,
                 }
             )
