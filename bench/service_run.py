@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import gzip
 import json
 import os
 import shutil
@@ -209,6 +210,8 @@ class ServiceRun:
         cpu0, t0 = proctree.cpu_seconds(proc.pid), time.monotonic()
         threads0 = proctree.thread_cpu(proc.pid)
         latencies, body, wire = self._scrapes(client, proc, seconds)
+        # the last body, beside the service's log (which series a run had: compare two runs' with zgrep)
+        (self.workdir / f"{self.label}-last-scrape.txt.gz").write_bytes(gzip.compress(body, 1))
         cpu = proctree.cpu_seconds(proc.pid) - cpu0
         elapsed = time.monotonic() - t0
         threads = proctree.thread_cpu(proc.pid)
