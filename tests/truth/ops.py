@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import kafka.errors as kerr
 from kafka import KafkaAdminClient
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 
@@ -30,6 +31,7 @@ LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 
 TOOL_TIMEOUT = 120.0
+COORDINATOR_WAIT = 60.0  # a coordinator loading or moving answers again within this
 RESET_MODES = (
     "to-earliest",
     "to-latest",
@@ -130,13 +132,27 @@ def describe_group(cluster: SandboxCluster, group: str) -> list[GroupRow]:
     return rows
 
 
-def committed_offsets(cluster: SandboxCluster, group: str) -> dict[tuple[str, int], int]:
-    """The group's committed offsets by (topic, partition), from the OffsetFetch API (no JVM: quick)."""
-    admin = KafkaAdminClient(**cluster.client_config())
-    try:
-        got = admin.list_group_offsets(group)[group]
-    finally:
-        admin.close()
+def committed_offsets(
+    cluster: SandboxCluster, group: str, timeout: float = COORDINATOR_WAIT
+) -> dict[tuple[str, int], int]:
+    """The group's committed offsets by (topic, partition), from the OffsetFetch API (no JVM: quick).
+
+    A coordinator still loading its ``__consumer_offsets`` partition, or one that moved, answers with a
+    retriable error (COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR): asked again until ``timeout``, as a
+    consumer would, so a caller polling for a commit is not ended by a broker catching up.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        admin = KafkaAdminClient(**cluster.client_config())
+        try:
+            got = admin.list_group_offsets(group)[group]
+            break
+        except kerr.KafkaError as e:
+            if not e.retriable or time.monotonic() > deadline:
+                raise
+        finally:
+            admin.close()
+        time.sleep(0.5)
     return {(tp.topic, tp.partition): om.offset for tp, om in got.items() if om.offset >= 0}
 
 
