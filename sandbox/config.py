@@ -160,23 +160,17 @@ def plan_nodes(brokers: int, secured: bool = False, zookeeper: bool = False) -> 
     node (id 0) and broker nodes 1.. instead of any KRaft controller."""
     if brokers < 1:
         raise SandboxError(f"--brokers must be at least 1, not {brokers}")
-    if zookeeper:
-        ports = free_ports(2 + 2 * brokers)
-        zk = NodeSpec(ZOOKEEPER_ID, "zookeeper", None, ports[0], ports[1])
-        return [zk] + [
-            NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i]) for i in range(brokers)
-        ]
-    extra = brokers if secured else 0
-    ports = free_ports(3 + extra if brokers == 1 else 2 + 2 * brokers + extra)
-    internal = iter(ports[len(ports) - extra :] if secured else [])
-    if brokers == 1:
-        return [NodeSpec(1, "broker,controller", ports[0], ports[1], ports[2], next(internal, None))]
-    nodes = [NodeSpec(CONTROLLER_ID, "controller", None, ports[0], ports[1])]
-    for i in range(brokers):
-        nodes.append(
-            NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i], next(internal, None))
-        )
-    return nodes
+    if brokers == 1 and not zookeeper:
+        ports = free_ports(4 if secured else 3)
+        return [NodeSpec(1, "broker,controller", ports[0], ports[1], ports[2], ports[3] if secured else None)]
+    internal = secured and not zookeeper  # ZooKeeper-mode sandboxes are plaintext
+    ports = free_ports(2 + 2 * brokers + (brokers if internal else 0))
+    head_id, head_role = (ZOOKEEPER_ID, "zookeeper") if zookeeper else (CONTROLLER_ID, "controller")
+    extra = ports[2 + 2 * brokers :]
+    return [NodeSpec(head_id, head_role, None, ports[0], ports[1])] + [
+        NodeSpec(i + 1, "broker", ports[2 + 2 * i], None, ports[3 + 2 * i], extra[i] if internal else None)
+        for i in range(brokers)
+    ]
 
 
 def render_properties(

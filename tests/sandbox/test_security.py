@@ -102,6 +102,9 @@ def test_plan_nodes_secured_adds_an_internal_port_per_broker() -> None:
     ports = [p for n in nodes for p in (n.port, n.controller_port, n.metrics_port, n.internal_port) if p]
     assert len(ports) == len(set(ports)) == 11
     assert all(n.internal_port is None for n in config.plan_nodes(1))
+    (combined,) = config.plan_nodes(1, secured=True)
+    assert len({combined.port, combined.controller_port, combined.metrics_port, combined.internal_port}) == 4
+    assert all(n.internal_port is None for n in config.plan_nodes(3, secured=True, zookeeper=True))
 
 
 def test_format_args_add_scram_users_for_sasl_ssl_only(tmp_path: Path) -> None:
