@@ -9,6 +9,12 @@ drops ``_total``; its samples keep it, so look samples up by the name printed in
 One URL failing (unreachable, HTTP error, unparsable, none of our families) is a ``Failure`` in the
 observation; only when every URL fails does :meth:`BrokerMetricsCollector.collect` raise
 :class:`~collectors.errors.MetricsScrapeError`.
+
+The scrapes run on the collector's own threads, one per URL, not on the event loop's default executor:
+an exporter listing a broker's every partition takes seconds to answer (~4 s at 20,000 partitions on
+three brokers), and four of them held four of that executor's six threads (2 cores) while the committed
+offsets' Kafka requests and the store's writes queued behind them: the first complete picture came
+1.3-1.5 s later than without metrics URLs.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -105,8 +112,12 @@ def parse_metrics(url: str, text: str) -> BrokerMetrics:
     return BrokerMetrics(url=url, broker_id=broker_id, samples=tuple(samples))
 
 
+MAX_THREADS = 8  # scrapes at once, at most: more URLs wait for a thread of this collector's own
+
+
 class BrokerMetricsCollector:
-    """Scrapes every metrics URL of one cluster concurrently into a :class:`MetricsObservation`."""
+    """Scrapes every metrics URL of one cluster concurrently into a :class:`MetricsObservation`, on
+    threads of its own (:meth:`close` ends them)."""
 
     name = "broker_metrics"
 
@@ -123,10 +134,19 @@ class BrokerMetricsCollector:
         self._fetch = fetch or http_fetch
         self._clock = clock
         self._timeout = timeout
+        self._threads: ThreadPoolExecutor | None = None
 
     async def collect(self) -> MetricsObservation:
         observed_at = self._clock()
-        results = await asyncio.gather(*(asyncio.to_thread(self._scrape, url) for url in self.urls))
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(
+                max_workers=max(1, min(len(self.urls), MAX_THREADS)),
+                thread_name_prefix=f"broker-metrics-{self.cluster}",
+            )
+        loop = asyncio.get_running_loop()
+        results = await asyncio.gather(
+            *(loop.run_in_executor(self._threads, self._scrape, url) for url in self.urls)
+        )
         brokers = tuple(r for r in results if isinstance(r, BrokerMetrics))
         failures = tuple(r for r in results if isinstance(r, Failure))
         if self.urls and not brokers:
@@ -138,6 +158,12 @@ class BrokerMetricsCollector:
         return MetricsObservation(
             cluster=self.cluster, observed_at=observed_at, brokers=brokers, failures=failures
         )
+
+    def close(self) -> None:
+        """End the scraping threads (a scrape under way finishes within its timeout)."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
 
     def _scrape(self, url: str) -> BrokerMetrics | Failure:
         try:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +150,38 @@ async def test_collect_all_urls_failing_raises_metrics_scrape_error() -> None:
 
     assert caught.value.cluster == "c1"
     assert caught.value.url == dead
+
+
+async def test_collect_scrapes_on_its_own_threads_not_the_default_executor() -> None:
+    """A slow exporter must not hold the event loop's default executor, which the Kafka requests and the
+    store's writes share: the scrapes run on the collector's threads, all URLs at once, until close()."""
+    urls = [f"http://exporter-{i}/" for i in range(3)]
+    started = threading.Barrier(len(urls), timeout=5)
+    seen: set[str] = set()
+
+    def fetch(url: str, timeout: float) -> str:
+        seen.add(threading.current_thread().name)
+        started.wait()  # every URL's scrape under way at once, or this breaks
+        return COMBINED
+
+    collector = BrokerMetricsCollector("c1", urls, fetch=fetch)
+    default = _Counting(max_workers=1)
+    asyncio.get_running_loop().set_default_executor(default)
+    try:
+        observation = await collector.collect()
+        assert len(observation.brokers) == 3
+        assert len(seen) == 3 and all(name.startswith("broker-metrics-c1") for name in seen)
+        assert default.submitted == 0
+    finally:
+        collector.close()
+        default.shutdown()
+    assert collector._threads is None
+    collector.close()  # twice: nothing to end
+
+
+class _Counting(ThreadPoolExecutor):
+    submitted = 0
+
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
