@@ -27,7 +27,7 @@ from collectors.tail_sinks import RecentEvents
 from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
 from service.ha import STANDBY, ActiveWriters, GatedPositions, Leadership, ha_enabled, replica_id
 from service.notify.dispatcher import Dispatcher, build_dispatcher
-from service.scheduler import CollectorJob, Scheduler
+from service.scheduler import FIRST_PICTURE, CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
@@ -40,10 +40,9 @@ from store.notifications import NotificationStore
 log = logging.getLogger(__name__)
 
 DETECTION_LAUNCH_WAIT_S = 15.0  # detection starts at most this long after the collectors
-# The tails start once these collectors' first runs are in (at most TAIL_START_WAIT_S after them): what
-# the first complete /metrics shows. A tail catching up reads __consumer_offsets from its saved position
-# (all of it on a first start), seconds of CPU that those first collections would otherwise share.
-FIRST_PICTURE = ("metadata", "offsets", "groups", "committed")
+# The tails start once the FIRST_PICTURE collectors' first runs are in (at most TAIL_START_WAIT_S after
+# them): what the first complete /metrics shows. A tail catching up reads __consumer_offsets from its saved
+# position (all of it on a first start), seconds of CPU that those first collections would otherwise share.
 TAIL_START_WAIT_S = 10.0
 
 
@@ -106,7 +105,13 @@ class Runtime:
         complete ``/metrics`` render: reading a fleet's detection state beside it would slow the first
         picture), at most :data:`DETECTION_LAUNCH_WAIT_S` after now either way.
 
-        With a leadership: the collectors now, the rest once (and while) this replica is active."""
+        With a leadership: the collectors now, the rest once (and while) this replica is active.
+
+        The broker-metrics scrapes start after ``before_detection`` too (:class:`CollectorJob` ``after``):
+        exporters listing every partition cost the brokers CPU their answers to the first collections and
+        the first render would share."""
+        if before_detection is not None:
+            self.scheduler.gate(before_detection)
         await self.start_collecting()
         if self.leadership is not None or self._launching is not None:
             return

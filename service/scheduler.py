@@ -3,6 +3,10 @@
 A run never overlaps the previous run of the same collector (``max_instances=1``, missed runs
 coalesced). A failing collector is logged, counted and — once its last success is older than
 ``stale_after_intervals`` intervals — reported stale, while every other collector goes on.
+
+Every collector runs first at the start, except one with ``after`` (:attr:`CollectorJob.after`): its
+first run waits for the first runs of those collectors of its cluster, then for the gate the runtime set
+(:meth:`Scheduler.gate`: the first complete ``/metrics`` render), at most :data:`AFTER_WAIT_S` in all.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ UNOBSERVED_LOGGED = 10  # and that one log line names
 FIRST_ROUND_POLL_S = 0.05
 # seconds a stop lets the collector runs in progress finish before it cancels them
 FINISH_S = 5.0
+AFTER_WAIT_S = 10.0  # a collector with ``after`` runs first at most this long after the start
+# The collectors of the first complete picture (what /metrics shows of a cluster): the tails, detection and
+# the broker-metrics scrapes wait for their first runs.
+FIRST_PICTURE = ("metadata", "offsets", "groups", "committed")
 
 
 @dataclass(slots=True)
@@ -76,12 +84,14 @@ class CollectorStatus:
 
 @dataclass(slots=True)
 class CollectorJob:
-    """One collector, its interval, and where its observations go."""
+    """One collector, its interval, and where its observations go. ``after``: collectors of the same
+    cluster whose first runs (succeeded or failed) come before this one's first run."""
 
     collector: Collector[Any]
     interval: float
     sinks: list[Sink] = field(default_factory=list)
     clock: Callable[[], float] = time.time
+    after: tuple[str, ...] = ()
     status: CollectorStatus = field(init=False)
     _lock: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
 
@@ -171,6 +181,8 @@ class Scheduler:
         self._scheduler: AsyncIOScheduler | None = None
         self._maintaining = 0  # maintenance tasks running
         self._stopping = False  # shutdown is cancelling the runs still in progress
+        self._releasing: list[asyncio.Task[None]] = []  # first runs waiting for their ``after``
+        self._gate: Callable[[], Awaitable[object]] | None = None
 
     def start(self) -> None:
         scheduler = AsyncIOScheduler(timezone=UTC)
@@ -184,7 +196,8 @@ class Scheduler:
                 max_instances=1,
                 coalesce=True,
                 misfire_grace_time=max(1, int(job.interval)),
-                next_run_time=now,  # first run right away, not one interval later
+                # first run right away, not one interval later; with ``after``: paused until released
+                next_run_time=None if job.after else now,
             )
         for name, interval, task in self.maintenance:
             scheduler.add_job(
@@ -197,6 +210,28 @@ class Scheduler:
             )
         scheduler.start()
         self._scheduler = scheduler
+        loop = asyncio.get_running_loop()
+        self._releasing = [loop.create_task(self._release(job)) for job in self.jobs if job.after]
+
+    def gate(self, wait: Callable[[], Awaitable[object]]) -> None:
+        """What a collector with ``after`` also waits for, once those collectors ran (if set by then)."""
+        self._gate = wait
+
+    async def _release(self, job: CollectorJob) -> None:
+        """Start ``job``'s runs once the collectors it comes after ran and then the gate opened, or
+        :data:`AFTER_WAIT_S` after the start."""
+        deadline = time.monotonic() + AFTER_WAIT_S
+        if not await self.first_round(AFTER_WAIT_S, job.after, cluster=job.collector.cluster):
+            log.info("%s runs before %s ran (%.0f s)", job.job_id, ", ".join(job.after), AFTER_WAIT_S)
+        elif self._gate is not None:
+            try:
+                await asyncio.wait_for(self._gate(), max(0.0, deadline - time.monotonic()))
+            except TimeoutError:
+                log.info("%s runs before the gate opened (%.0f s)", job.job_id, AFTER_WAIT_S)
+            except Exception:  # the collector must start whatever happened to the gate
+                log.exception("%s: waiting for the gate failed", job.job_id)
+        if self._scheduler is not None:
+            self._scheduler.modify_job(job.job_id, next_run_time=datetime.now(UTC))
 
     async def shutdown(self, timeout: float = 30.0, finish: float = FINISH_S) -> None:
         """Stop scheduling; let the runs in progress finish for up to ``finish`` seconds, then cancel what
@@ -204,6 +239,8 @@ class Scheduler:
         (``timeout`` in all). APScheduler's asyncio executor cancels every run in progress when it shuts
         down, so it is paused first; a run cancelled by the stop is logged as such, not as a crash."""
         scheduler, self._scheduler = self._scheduler, None
+        for task in self._releasing:
+            task.cancel()
         if scheduler is not None:
             scheduler.pause()
         start = time.monotonic()
@@ -250,11 +287,18 @@ class Scheduler:
     def statuses(self) -> list[CollectorStatus]:
         return [job.status for job in self.jobs]
 
-    async def first_round(self, timeout: float, names: Collection[str] | None = None) -> bool:
-        """Wait until every collector (of ``names`` only, if given) has finished its first run (succeeded
-        or failed), at most ``timeout`` seconds; True if they all have."""
+    async def first_round(
+        self, timeout: float, names: Collection[str] | None = None, *, cluster: str | None = None
+    ) -> bool:
+        """Wait until every collector (of ``names`` only, of ``cluster`` only, if given) has finished its
+        first run (succeeded or failed), at most ``timeout`` seconds; True if they all have."""
         deadline = time.monotonic() + timeout
-        jobs = [job for job in self.jobs if names is None or job.collector.name in names]
+        jobs = [
+            job
+            for job in self.jobs
+            if (names is None or job.collector.name in names)
+            and (cluster is None or job.collector.cluster == cluster)
+        ]
         while not all(has_run(job.status) for job in jobs):
             if time.monotonic() >= deadline:
                 return False

@@ -25,7 +25,7 @@ from collectors.tail import OffsetsTail
 from collectors.tail_model import PositionStore, TailConsumer, TailSink
 from collectors.tail_sinks import RecentEvents
 from service.ha.writers import gated_sink
-from service.scheduler import CollectorJob, Sink
+from service.scheduler import FIRST_PICTURE, CollectorJob, Sink
 from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
@@ -95,10 +95,19 @@ def build_cluster_jobs(
         CollectorJob(committed, intervals.committed, list(sinks)),
         CollectorJob(configs, intervals.configs, list(sinks)),
     ]
-    if cluster.metrics_urls:
-        metrics = BrokerMetricsCollector(name, cluster.metrics_urls)
-        jobs.append(CollectorJob(metrics, intervals.broker_metrics, list(sinks)))
-    return jobs, seam.close
+    if not cluster.metrics_urls:
+        return jobs, seam.close
+    # First after the Kafka collectors: an exporter listing every partition of its broker costs that
+    # broker seconds of CPU (~4 s a scrape at 20,000 partitions on three), which the brokers' answers to
+    # the first collections would share (the first complete picture came 1-1.5 s later at 20k).
+    metrics = BrokerMetricsCollector(name, cluster.metrics_urls)
+    jobs.append(CollectorJob(metrics, intervals.broker_metrics, list(sinks), after=FIRST_PICTURE))
+
+    def close() -> None:
+        metrics.close()
+        seam.close()
+
+    return jobs, close
 
 
 def build_cluster_tail(

@@ -10,16 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
 from collectors.tail_sinks import RecentEvents
 from service.detection.loop import DetectionLoop
 from service.runtime import Runtime
-from service.scheduler import CollectorJob
+from service.scheduler import FIRST_PICTURE, CollectorJob
 from service.settings import DetectionSettings, Settings
 from service.state import LatestObservations
+from service.wiring import build_cluster_jobs
 from store.alert_records import RESOLVED, AlertWrite
 from store.alerts import AlertStore
 from store.settings import StoreSettings
+from tests.collectors.fakes import FakeSeam
 from tests.collectors.tail.fakes import FakeLog, commit
 from tests.service.test_scheduler import FakeCollector
 from tests.store.test_store_alert_retention import _alert
@@ -172,3 +175,40 @@ async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(a
     assert (name, every) == ("store:prune_alerts", 3600.0)
     await task()
     assert alerts.get("old") is None
+
+
+async def test_runtime_broker_metrics_first_scraped_after_the_first_picture(alerts: AlertStore) -> None:
+    """The wiring's broker-metrics job comes after the first-picture collectors; the runtime makes it wait
+    for ``before_detection`` (the first complete /metrics) too."""
+    cluster = ClusterSettings(name="c1", bootstrap_servers=["127.0.0.1:1"], metrics_urls=[EXPORTER])
+    settings = Settings(clusters=[cluster])
+    jobs, close = build_cluster_jobs(
+        settings.clusters[0], settings, LatestObservations(), None, seam=FakeSeam()
+    )
+    metrics = next(j for j in jobs if j.collector.name == "broker_metrics")
+    assert metrics.after == FIRST_PICTURE
+    scrapes: list[str] = []
+
+    def fetch(url: str, timeout: float) -> str:
+        scrapes.append(url)
+        return ""  # no family: a failed scrape, a run all the same
+
+    metrics.collector._fetch = fetch  # type: ignore[attr-defined]
+    runtime = Runtime(
+        settings, store=None, latest=LatestObservations(), jobs=jobs, detections=[], closers=[close]
+    )
+    pictured = asyncio.Event()
+    await runtime.start(before_detection=pictured.wait)
+    try:
+        assert await runtime.scheduler.first_round(5.0, FIRST_PICTURE)
+        await asyncio.sleep(0.3)
+        assert scrapes == []
+        pictured.set()
+        assert await runtime.scheduler.first_round(5.0, ("broker_metrics",))
+        assert scrapes == [EXPORTER]
+    finally:
+        await runtime.stop()
+    assert metrics.collector._threads is None  # type: ignore[attr-defined]  # closed with the seam
+
+
+EXPORTER = "http://127.0.0.1:9/metrics"

@@ -7,6 +7,8 @@ import pytest
 
 from collectors.errors import KafkaAuthError, KafkaUnavailableError
 from collectors.model import Failure
+from service import scheduler as scheduler_module
+from service.runs import has_run
 from service.scheduler import CollectorJob, CollectorStatus, Scheduler
 
 
@@ -235,3 +237,72 @@ async def test_shutdown_cancels_what_still_runs_after_finish_logged_as_cancelled
     logged = [(r.levelname, r.getMessage()) for r in caplog.records]
     assert ("INFO", "c1:committed: the run in progress was cancelled by the stop") in logged
     assert [m for level, m in logged if level in ("WARNING", "ERROR", "CRITICAL")] == []
+
+
+async def test_collector_with_after_runs_first_after_those_collectors_then_the_gate() -> None:
+    committed = CollectorJob(FakeCollector("committed", delay=0.3), interval=60)
+    other_cluster = FakeCollector("committed", delay=5.0)
+    other_cluster.cluster = "c2"  # not waited for: another cluster's
+    metrics = FakeCollector("broker_metrics")
+    deferred = CollectorJob(metrics, interval=60, after=("committed",))
+    scheduler = Scheduler([committed, CollectorJob(other_cluster, interval=60), deferred])
+    gate = asyncio.Event()
+
+    async def opened() -> None:
+        await gate.wait()
+
+    scheduler.gate(opened)
+    scheduler.start()
+    try:
+        await asyncio.sleep(0.15)
+        assert metrics.calls == 0  # committed still running
+        assert await scheduler.first_round(timeout=5.0, names=("committed",), cluster="c1") is True
+        await asyncio.sleep(0.15)
+        assert metrics.calls == 0  # the gate is shut
+        gate.set()
+        assert await scheduler.first_round(timeout=5.0, names=("broker_metrics",)) is True
+        assert (
+            metrics.calls == 1
+            and other_cluster.calls == 1
+            and not has_run(next(j for j in scheduler.jobs if j.collector is other_cluster).status)
+        )
+    finally:
+        await scheduler.shutdown(timeout=0.2)
+
+
+async def test_collector_with_after_runs_anyway_after_the_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scheduler_module, "AFTER_WAIT_S", 0.3)
+    metrics = FakeCollector("broker_metrics")
+    never = asyncio.Event()
+
+    async def shut() -> None:
+        await never.wait()
+
+    for jobs, gate in (([CollectorJob(FakeCollector("offsets", delay=5.0), interval=60)], None), ([], shut)):
+        metrics.calls = 0
+        scheduler = Scheduler([*jobs, CollectorJob(metrics, interval=60, after=("offsets",))])
+        if gate is not None:
+            scheduler.gate(gate)  # no offsets collector: the gate alone, shut for good
+        scheduler.start()
+        try:
+            await asyncio.sleep(0.15)
+            assert metrics.calls == 0
+            assert await scheduler.first_round(timeout=2.0, names=("broker_metrics",)) is True
+            assert metrics.calls == 1
+        finally:
+            await scheduler.shutdown(timeout=0.2)
+
+
+async def test_stop_before_release_leaves_the_deferred_collector_unrun() -> None:
+    metrics = FakeCollector("broker_metrics")
+    scheduler = Scheduler(
+        [
+            CollectorJob(FakeCollector("offsets", delay=5.0), interval=60),
+            CollectorJob(metrics, interval=60, after=("offsets",)),
+        ]
+    )
+    scheduler.start()
+    await asyncio.sleep(0.05)
+    await scheduler.shutdown(timeout=0.2)
+    await asyncio.sleep(0.1)
+    assert metrics.calls == 0 and all(t.done() for t in scheduler._releasing)
