@@ -186,8 +186,7 @@ def _apply_group_event(groups: dict[str, GroupPoint], deleted: set[str], e: Grou
     generation = e.generation if e.generation is not None else (old.generation if old else None)
     protocol_type = e.protocol_type if e.protocol_type is not None else (old.protocol_type if old else None)
     group_type = old.group_type if old else None
-    # A KIP-848 epoch record (no state) says membership changed, not how: the members' topics are unknown.
-    topics = e.topics if e.state is not None else None
+    topics = e.topics if e.state is not None else None  # an epoch record (no state): topics unknown
     groups[e.group] = GroupPoint(state, since, group_type, protocol_type, generation, topics)
 
 
@@ -240,7 +239,8 @@ def _apply_poll(
         if track:
             seen.add(plain)
         old = lookup.get(plain)
-        if old is not None and (inputs.tail_live or old.offset == c.offset):
+        # a commit known from after the poll was sent (the tail's, before it stopped): the poll's is history
+        if old is not None and (inputs.tail_live or old.offset == c.offset or old.at > at):
             continue
         key = CommitKey(*plain)
         if inputs.tail_live and (

@@ -94,6 +94,18 @@ def test_replay_tail_live_a_key_committed_again_after_its_tombstone_is_seeded_an
     assert s.commits[K].offset == 70 and s.tombstoned == {}
 
 
+def test_replay_tail_gone_a_poll_taken_before_the_tails_last_commit_is_no_move() -> None:
+    """A poll is sent at 9; the tail reads a commit made at 10; the tail stops (a stop, a gap) before the
+    poll is evaluated. The poll's older value is history, not a rewind (a bench run's stop paged 25 such
+    "admin resets", each a claim that messages were re-read); a poll sent after the commit is judged."""
+    s = run(DetectionState(), inputs(committed=committed(1, {K: 1})), 1)
+    s = run(s, inputs(commit_events=(commit(2, 10, 1),), tail_live=True), 10)
+    rp = replay(s, inputs(committed=committed(9, {K: 1})))
+    assert rp.moves == () and rp.commits[K].offset == 2
+    rp = replay(s, inputs(committed=committed(11, {K: 1})))
+    assert [(m.old.offset, m.new.offset) for m in rp.moves] == [(2, 1)] and rp.commits[K].offset == 1
+
+
 def test_replay_poll_failed_group_offsets_not_removed() -> None:
     s = run(DetectionState(), inputs(committed=committed(1, {K: 10})), 1)
     obs = committed(2, {}, groups=("g",))
