@@ -6,8 +6,12 @@ body shortly before it and the scrape is answered at once. One :class:`Cadence` 
 address and body) learns the gap between its last two scrapes and, given the last render's duration,
 plans one render ahead after each scrape:
 
-- it starts ``lead`` = 1.5 x the last render's duration + 0.5 s (at most half the gap) before the
-  predicted scrape, and its body answers until ``lead`` after it (so a late scrape still gets it);
+- it starts ``lead`` = 1.5 x the longest of the scraper's last :data:`RECENT_RENDERS` renders + 0.5 s
+  (at most half the gap) before the predicted scrape, and its body answers until ``lead`` after it (so a
+  late scrape still gets it). The longest, not the last: load that comes back at the same moment of the
+  scrape cycle (another process's periodic burst on shared cores, such as the brokers' JMX exporters
+  answering the broker-metrics scrapes at 20k partitions on this 2-core machine) stretches the render
+  ahead that meets it, and the one after a fast render would meet it again and keep the scrape waiting;
 - a body rendered ahead is at most ``lead`` plus one render older than one rendered on demand: with a
   5 s collector interval and a 2 s render, one collector cycle at worst;
 - none for gaps under :data:`MIN_GAP_S` (back-to-back scrapers share renders through the endpoint's TTL)
@@ -26,6 +30,7 @@ MIN_GAP_S = 5.0
 MAX_GAP_S = 300.0
 LEAD_FACTOR = 1.5
 LEAD_MARGIN_S = 0.5
+RECENT_RENDERS = 8  # the lead allows for the longest of a scraper's last this many renders
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,7 @@ class Cadence:
     gap: float | None = None  # between the last two scrapes
     ahead_unanswered: bool = False  # a render ahead started and no scrape has been answered by it yet
     skip_next: bool = False  # the last render ahead went unused: plan none after the next scrape
+    recent: tuple[float, ...] = ()  # the last RECENT_RENDERS render durations planned with
 
     def scraped(self, now: float, *, answered: bool) -> None:
         """A scrape started at ``now``; ``answered``: a finished or running render answers it without a
@@ -61,11 +67,12 @@ class Cadence:
     def plan(self, duration: float) -> Ahead | None:
         """The render ahead of the next scrape, or None (see the module docstring); ``duration``: the
         last render's of this scraper's body."""
+        self.recent = (*self.recent[1 - RECENT_RENDERS :], duration)
         if self.skip_next:
             self.skip_next = False
             return None
         if self.last is None or self.gap is None or not MIN_GAP_S <= self.gap <= MAX_GAP_S:
             return None
         due = self.last + self.gap
-        lead = min(LEAD_FACTOR * duration + LEAD_MARGIN_S, self.gap / 2)
+        lead = min(LEAD_FACTOR * max(self.recent) + LEAD_MARGIN_S, self.gap / 2)
         return Ahead(due - lead, due + lead)
