@@ -6,12 +6,13 @@ body shortly before it and the scrape is answered at once. One :class:`Cadence` 
 address and body) learns the gap between its last two scrapes and, given the last render's duration,
 plans one render ahead after each scrape:
 
-- it starts ``lead`` = 1.5 x the longest of the scraper's last :data:`RECENT_RENDERS` renders + 0.5 s
-  (at most half the gap) before the predicted scrape, and its body answers until ``lead`` after it (so a
-  late scrape still gets it). The longest, not the last: load that comes back at the same moment of the
-  scrape cycle (another process's periodic burst on shared cores, such as the brokers' JMX exporters
-  answering the broker-metrics scrapes at 20k partitions on this 2-core machine) stretches the render
-  ahead that meets it, and the one after a fast render would meet it again and keep the scrape waiting;
+- it starts ``lead`` = 1.5 x the longest of the scraper's renders of the last :data:`RECENT_S` seconds
+  + 0.5 s (at most half the gap) before the predicted scrape, and its body answers until ``lead`` after
+  it (so a late scrape still gets it). The longest, not the last: work that comes back every few minutes
+  at the same moment of the scrape cycle (the detection state's save every 120 s, with the brokers' JMX
+  exporters answering the broker-metrics scrape on the same 2 cores at 20k partitions) stretched the
+  render ahead that met it to ~1.4 s, and a lead taken from the fast renders between kept that scrape
+  waiting ~0.7 s each time;
 - a body rendered ahead is at most ``lead`` plus one render older than one rendered on demand: with a
   5 s collector interval and a 2 s render, one collector cycle at worst;
 - none for gaps under :data:`MIN_GAP_S` (back-to-back scrapers share renders through the endpoint's TTL)
@@ -30,7 +31,8 @@ MIN_GAP_S = 5.0
 MAX_GAP_S = 300.0
 LEAD_FACTOR = 1.5
 LEAD_MARGIN_S = 0.5
-RECENT_RENDERS = 8  # the lead allows for the longest of a scraper's last this many renders
+RECENT_S = 600.0  # the lead allows for the longest of a scraper's renders of this long
+_RECENT_MAX = 64  # renders remembered at most (a scraper every 5 s: the last 320 s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +51,7 @@ class Cadence:
     gap: float | None = None  # between the last two scrapes
     ahead_unanswered: bool = False  # a render ahead started and no scrape has been answered by it yet
     skip_next: bool = False  # the last render ahead went unused: plan none after the next scrape
-    recent: tuple[float, ...] = ()  # the last RECENT_RENDERS render durations planned with
+    recent: tuple[tuple[float, float], ...] = ()  # (scrape, render duration) planned with, last RECENT_S
 
     def scraped(self, now: float, *, answered: bool) -> None:
         """A scrape started at ``now``; ``answered``: a finished or running render answers it without a
@@ -67,12 +69,16 @@ class Cadence:
     def plan(self, duration: float) -> Ahead | None:
         """The render ahead of the next scrape, or None (see the module docstring); ``duration``: the
         last render's of this scraper's body."""
-        self.recent = (*self.recent[1 - RECENT_RENDERS :], duration)
+        if self.last is not None:
+            since = self.last - RECENT_S
+            kept = [r for r in self.recent[1 - _RECENT_MAX :] if r[0] >= since]
+            self.recent = (*kept, (self.last, duration))
         if self.skip_next:
             self.skip_next = False
             return None
         if self.last is None or self.gap is None or not MIN_GAP_S <= self.gap <= MAX_GAP_S:
             return None
         due = self.last + self.gap
-        lead = min(LEAD_FACTOR * max(self.recent) + LEAD_MARGIN_S, self.gap / 2)
+        longest = max(d for _, d in self.recent)
+        lead = min(LEAD_FACTOR * longest + LEAD_MARGIN_S, self.gap / 2)
         return Ahead(due - lead, due + lead)
