@@ -6,13 +6,8 @@ body shortly before it and the scrape is answered at once. One :class:`Cadence` 
 address and body) learns the gap between its last two scrapes and, given the last render's duration,
 plans one render ahead after each scrape:
 
-- it starts ``lead`` = 1.5 x the longest of the scraper's renders of the last :data:`RECENT_S` seconds
-  + 0.5 s (at most half the gap) before the predicted scrape, and its body answers until ``lead`` after
-  it (so a late scrape still gets it). The longest, not the last: work that comes back every few minutes
-  at the same moment of the scrape cycle (the detection state's save every 120 s, with the brokers' JMX
-  exporters answering the broker-metrics scrape on the same 2 cores at 20k partitions) stretched the
-  render ahead that met it to ~1.4 s, and a lead taken from the fast renders between kept that scrape
-  waiting ~0.7 s each time;
+- it starts ``lead`` = 1.5 x the last render's duration + 0.5 s (at most half the gap) before the
+  predicted scrape, and its body answers until ``lead`` after it (so a late scrape still gets it);
 - a body rendered ahead is at most ``lead`` plus one render older than one rendered on demand: with a
   5 s collector interval and a 2 s render, one collector cycle at worst;
 - none for gaps under :data:`MIN_GAP_S` (back-to-back scrapers share renders through the endpoint's TTL)
@@ -31,8 +26,6 @@ MIN_GAP_S = 5.0
 MAX_GAP_S = 300.0
 LEAD_FACTOR = 1.5
 LEAD_MARGIN_S = 0.5
-RECENT_S = 600.0  # the lead allows for the longest of a scraper's renders of this long
-_RECENT_MAX = 64  # renders remembered at most (a scraper every 5 s: the last 320 s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +44,6 @@ class Cadence:
     gap: float | None = None  # between the last two scrapes
     ahead_unanswered: bool = False  # a render ahead started and no scrape has been answered by it yet
     skip_next: bool = False  # the last render ahead went unused: plan none after the next scrape
-    recent: tuple[tuple[float, float], ...] = ()  # (scrape, render duration) planned with, last RECENT_S
 
     def scraped(self, now: float, *, answered: bool) -> None:
         """A scrape started at ``now``; ``answered``: a finished or running render answers it without a
@@ -69,16 +61,11 @@ class Cadence:
     def plan(self, duration: float) -> Ahead | None:
         """The render ahead of the next scrape, or None (see the module docstring); ``duration``: the
         last render's of this scraper's body."""
-        if self.last is not None:
-            since = self.last - RECENT_S
-            kept = [r for r in self.recent[1 - _RECENT_MAX :] if r[0] >= since]
-            self.recent = (*kept, (self.last, duration))
         if self.skip_next:
             self.skip_next = False
             return None
         if self.last is None or self.gap is None or not MIN_GAP_S <= self.gap <= MAX_GAP_S:
             return None
         due = self.last + self.gap
-        longest = max(d for _, d in self.recent)
-        lead = min(LEAD_FACTOR * longest + LEAD_MARGIN_S, self.gap / 2)
+        lead = min(LEAD_FACTOR * duration + LEAD_MARGIN_S, self.gap / 2)
         return Ahead(due - lead, due + lead)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.metrics.ahead import MAX_GAP_S, MIN_GAP_S, RECENT_S, Ahead, Cadence
+from service.metrics.ahead import MAX_GAP_S, MIN_GAP_S, Ahead, Cadence
 
 RENDER_S = 2.0  # the last render's duration the tests plan with
 
@@ -58,18 +58,3 @@ def test_cadence_render_ahead_answered_keeps_planning() -> None:
 def test_cadence_miss_without_render_ahead_keeps_planning() -> None:
     cadence = _steady(100.0, 115.0, 130.0)  # every scrape rendered on demand: no render ahead wasted
     assert cadence.plan(RENDER_S) == Ahead(141.5, 148.5)
-
-
-def test_cadence_lead_allows_for_the_longest_render_of_the_last_ten_minutes() -> None:
-    """A render stretched by work recurring at the same moment of the scrape cycle (a state save every
-    120 s): the renders after it still start early enough for it, for RECENT_S."""
-    cadence = _steady(100.0, 115.0)
-    assert cadence.plan(0.2) == Ahead(129.2, 130.8)  # 1.5 x 0.2 + 0.5
-    leads = []
-    for n, duration in enumerate([1.4] + [0.2] * 45):
-        cadence.scraped(130.0 + 15.0 * n, answered=True)
-        ahead = cadence.plan(duration)
-        assert ahead is not None
-        leads.append(round(ahead.until - (145.0 + 15.0 * n), 2))
-    kept = int(RECENT_S // 15.0) + 1  # the slow render's own plan and those of the next RECENT_S seconds
-    assert leads == [2.6] * kept + [0.8] * (46 - kept)
