@@ -46,7 +46,9 @@ def create_app(
         runtime = runtime_factory(settings)
         app.state.runtime = runtime
         app.state.metrics.watch()  # standing renders for the first scrapes (after serve's warm_up)
-        await runtime.start(before_detection=app.state.metrics.first_picture)
+        await runtime.start(
+            before_detection=app.state.metrics.first_picture, metrics_quiet_for=app.state.metrics.quiet_for
+        )
         log.info("offsetguard started: %d cluster(s)", len(settings.clusters))
         try:
             yield

@@ -99,7 +99,12 @@ class Runtime:
         self._stopped = False
         self._tailing: asyncio.Task[None] | None = None
 
-    async def start(self, *, before_detection: Callable[[], Awaitable[object]] | None = None) -> None:
+    async def start(
+        self,
+        *,
+        before_detection: Callable[[], Awaitable[object]] | None = None,
+        metrics_quiet_for: Callable[[], float] | None = None,
+    ) -> None:
         """Start the collectors, the tails and the notifier now (unless :meth:`start_collecting` has),
         detection once the first collections are in and then ``before_detection`` has returned (the first
         complete ``/metrics`` render: reading a fleet's detection state beside it would slow the first
@@ -109,9 +114,15 @@ class Runtime:
 
         The broker-metrics scrapes start after ``before_detection`` too (:class:`CollectorJob` ``after``):
         exporters listing every partition cost the brokers CPU their answers to the first collections and
-        the first render would share."""
+        the first render would share.
+
+        ``metrics_quiet_for``: seconds until ``/metrics`` next renders; detection saves its state then
+        (:mod:`service.detection.save_timing`)."""
         if before_detection is not None:
             self.scheduler.gate(before_detection)
+        if metrics_quiet_for is not None:
+            for detection in self.detections:
+                detection.metrics_quiet_for = metrics_quiet_for
         await self.start_collecting()
         if self.leadership is not None or self._launching is not None:
             return

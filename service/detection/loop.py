@@ -57,6 +57,7 @@ from service.detection.inputs import (
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.out_of_scope import resolve_out_of_scope
 from service.detection.reached import ManyLookup, ReachedAtCache
+from service.detection.save_timing import SaveTiming, always_quiet
 from service.detection.snapshots import SnapshotTrigger
 from service.logs import alert_context
 from service.settings import DetectionSettings
@@ -146,7 +147,10 @@ class DetectionLoop:
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._hold: tuple[Callable[[], bool], float] | None = None  # see hold()
-        self._last_save = time.monotonic()
+        self._save_timing = SaveTiming(settings.state_save_seconds, time.monotonic())
+        # seconds until /metrics next renders, as its endpoint expects (set by the runtime): saves wait
+        # for room (service.detection.save_timing)
+        self.metrics_quiet_for: Callable[[], float] = always_quiet
         self._saved: DetectionState | None = None  # the state as last saved or loaded (see _save_state)
         self._stored: Sequence[state_codec.Chunk | None] = ()  # what the store holds of this loop's last save
         self.evaluations = 0
@@ -346,7 +350,7 @@ class DetectionLoop:
             except Exception:  # a bug must not end detection; the next trigger tries again
                 log.exception("detection %s: evaluation crashed", self.cluster, extra=self._where)
                 self._schedule(RETRY_SECONDS)
-            if time.monotonic() - self._last_save >= self._settings.state_save_seconds:
+            if self._save_timing.due(time.monotonic(), self.metrics_quiet_for):
                 await self._save_state()
 
     def hold(self, until: Callable[[], bool], seconds: float) -> None:
@@ -537,7 +541,7 @@ class DetectionLoop:
                 log.exception("detection %s: alert listener failed", self.cluster, extra=self._where)
 
     async def _save_state(self) -> None:
-        self._last_save = time.monotonic()
+        self._save_timing.begin(time.monotonic())
         state = self.state
         if state is self._saved:
             return  # nothing evaluated since it was saved (or loaded): the store holds it already
@@ -554,6 +558,7 @@ class DetectionLoop:
         try:
             self._stored = await asyncio.to_thread(save)
             self._saved = state
+            self._save_timing.end(time.monotonic())
         except StoreWriteError:  # the disk refuses writes: the store's health logs it, once
             pass
         except OffsetguardError as exc:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -137,6 +138,7 @@ class MetricsEndpoint:
     _durations: dict[CacheKey, float] = field(default_factory=dict)  # of the last render of each body
     _cadences: dict[CadenceKey, Cadence] = field(default_factory=dict)
     _timers: dict[CadenceKey, Timer] = field(default_factory=dict)
+    _planned: dict[CadenceKey, Ahead] = field(default_factory=dict)  # until the scrape it is ahead of
     _standing: standing.Standing = field(default_factory=standing.Standing)
     _standing_key: CacheKey | None = None  # the body standing renders prepare (the last scraped)
     _standing_pending: CacheKey | None = None  # the body a standing render under way is for
@@ -179,6 +181,7 @@ class MetricsEndpoint:
             pending = None
         ckey = (client, key)
         cadence = self._cadence(ckey)
+        self._planned.pop(ckey, None)
         timer = self._timers.pop(ckey, None)
         if timer is not None:  # earlier than predicted: this scrape renders, the next one is planned anew
             timer.cancel()
@@ -240,6 +243,7 @@ class MetricsEndpoint:
         if cadence is None:
             if len(self._cadences) >= _MAX_CADENCES:
                 self._cadences.clear()
+                self._planned.clear()
             cadence = self._cadences[ckey] = Cadence()
         return cadence
 
@@ -252,6 +256,19 @@ class MetricsEndpoint:
         if ahead is not None:
             delay = max(0.0, ahead.start - self.monotonic())
             self._timers[ckey] = self.schedule(delay, partial(self._ahead, ckey, ahead))
+            self._planned[ckey] = ahead
+
+    def quiet_for(self) -> float:
+        """Seconds from now until a render is expected: 0 while one is under way or a scrape planned
+        for is due (from its render ahead's start until the scrape, at most its ``until``), else until
+        the earliest render planned ahead; ``inf`` when none is. Detection saves its state in such a
+        quiet (:mod:`service.detection.save_timing`): beside a render, a save slows what a scrape
+        waits for."""
+        if self._pending:
+            return 0.0
+        now = self.monotonic()
+        waits = [ahead.start - now for ahead in self._planned.values() if ahead.until > now]
+        return max(0.0, min(waits)) if waits else math.inf
 
     def _ahead(self, ckey: CadenceKey, ahead: Ahead) -> None:
         """The timer of a planned render: start it unless one for this body is under way."""
@@ -384,6 +401,7 @@ class MetricsEndpoint:
         for timer in self._timers.values():
             timer.cancel()
         self._timers.clear()
+        self._planned.clear()
         self._cadences.clear()
         if self._watch is not None:
             self._watch.cancel()

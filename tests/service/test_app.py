@@ -1,14 +1,18 @@
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
 from collectors.errors import KafkaUnavailableError
 from service.app import create_app
+from service.detection.loop import DetectionLoop
 from service.runtime import Runtime
 from service.scheduler import CollectorJob
-from service.settings import Settings, load_settings
+from service.settings import DetectionSettings, Settings, load_settings
 from service.state import LatestObservations
+from store.alerts import AlertStore
+from store.settings import StoreSettings
 
 
 @dataclass(frozen=True)
@@ -92,3 +96,15 @@ def test_readyz_shows_each_reconciler_source_and_differences() -> None:
         "source": "poll",
         "differences": 0,
     }
+
+
+def test_app_detection_saves_wait_for_the_metrics_endpoints_quiet(tmp_path: Path) -> None:
+    with AlertStore.open(StoreSettings(path=tmp_path / "og.db")) as alerts:
+        detection = DetectionLoop("c1", DetectionSettings(), latest=LatestObservations(), alerts=alerts)
+
+        def factory(settings: Settings) -> Runtime:
+            return Runtime(settings, store=None, latest=LatestObservations(), jobs=[], detections=[detection])
+
+        app = create_app(load_settings(), runtime_factory=factory)
+        with TestClient(app):
+            assert detection.metrics_quiet_for == app.state.metrics.quiet_for

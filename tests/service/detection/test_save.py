@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from alerts.state import DetectionState
-from service.detection import state_codec
+from service.detection import save_timing, state_codec
 from service.detection.loop import DetectionLoop
 from service.detection.tail_sink import DetectionTailSink
 from service.settings import DetectionSettings
@@ -188,4 +190,55 @@ async def test_save_state_unexpected_error_logged_detection_goes_on_next_save_wh
     await loop.evaluate_now()  # detection goes on
     await loop._save_state()
     _as_from_scratch(alerts, loop.state)
+    await loop.stop()
+
+
+async def _evaluated(loop: DetectionLoop, sink: DetectionTailSink, offset: int, at: float) -> None:
+    """A commit through the tail sink, and the loop's own run evaluating it (its saves are checked there)."""
+    before = loop.evaluations
+    await sink.on_events([commit_event(offset, offset, int(at * 1000))])
+    deadline = time.monotonic() + 10
+    while loop.evaluations == before:
+        assert time.monotonic() < deadline, "not evaluated in 10 s"
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)  # a save after it is under way or done
+
+
+async def test_save_due_waits_while_metrics_expects_a_render_then_saved_in_the_quiet(
+    alerts: AlertStore,
+) -> None:
+    settings = DetectionSettings(
+        debounce_seconds=0.01, state_save_seconds=0.05, min_evaluation_interval_seconds=0
+    )
+    loop = DetectionLoop(C, settings, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    quiet = [0.0]
+    loop.metrics_quiet_for = lambda: quiet[0]
+    sink = DetectionTailSink(loop)
+    await loop.start()
+    await asyncio.sleep(0.1)  # the save's period passed
+    await _evaluated(loop, sink, 500, time.time())
+    await _evaluated(loop, sink, 501, time.time())
+    assert alerts.load_state(C) is None  # due twice, a render expected each time
+    quiet[0] = math.inf
+    await _evaluated(loop, sink, 502, time.time())
+    assert alerts.load_state(C) is not None
+    await loop.stop()
+
+
+async def test_save_due_never_waits_for_a_quiet_beyond_the_bound(
+    alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(save_timing, "DEFER_MAX_S", 0.2)
+    settings = DetectionSettings(
+        debounce_seconds=0.01, state_save_seconds=0.05, min_evaluation_interval_seconds=0
+    )
+    loop = DetectionLoop(C, settings, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    loop.metrics_quiet_for = lambda: 0.0  # always a render expected
+    sink = DetectionTailSink(loop)
+    await loop.start()
+    await _evaluated(loop, sink, 500, time.time())
+    assert alerts.load_state(C) is None
+    await asyncio.sleep(0.3)  # past the period and the bound
+    await _evaluated(loop, sink, 501, time.time())
+    assert alerts.load_state(C) is not None
     await loop.stop()
