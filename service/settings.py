@@ -129,7 +129,8 @@ class DetectionSettings(BaseModel):
     min_evaluation_interval_seconds: float = Field(default=2.5, ge=0, le=60)
     # The detection state (histories of every partition and group-partition) is saved this often and at
     # stop; after a crash, moves since the last save may be reported once more. At 50k group-partitions a
-    # save costs ~0.5 CPU s, so not every 30 s.
+    # save costs ~0.5 CPU s, so not every 30 s. A due save waits (at most 60 s) for a moment /metrics
+    # expects no render (service.detection.save_timing).
     state_save_seconds: float = Field(default=120.0, gt=0, le=3600)
     # commit_history gets at most one sample per group-partition this often (a consume rate over an hour
     # needs its ends, not every evaluation: 60 samples an hour, each a tuple copy for 50k keys).

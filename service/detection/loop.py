@@ -15,7 +15,8 @@ but where the disk refuses writes (full, read-only, I/O error) detection goes on
 are kept in order (:mod:`service.detection.backlog`), the alerts reported at once (the unstored listeners
 get their transitions: the dispatcher queues them in memory), and written at the first evaluation the
 store takes them again.
-The :class:`~alerts.state.DetectionState` is saved every ``state_save_seconds`` and at stop; after a crash
+The :class:`~alerts.state.DetectionState` is saved every ``state_save_seconds`` (in a moment ``/metrics``
+expects no render, at most a minute late: :mod:`service.detection.save_timing`) and at stop; after a crash
 detection resumes from the last save: commits seen since are compared against older values (a move may be
 reported once more, deduplicated by fingerprint and occurrence), and tail events already checkpointed by
 the tail are not delivered again. With several replicas (issue 46) a replica that loses the leader lease
