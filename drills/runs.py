@@ -14,8 +14,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from collectors.settings import ClusterSettings
 from drills.kafka_io import DrillKafka
 from drills.kinds import SPECS
@@ -118,6 +116,8 @@ def in_process_send(
 ) -> tuple[Send, Callable[[], None]]:
     """A :data:`Send` that calls ``app`` on its own event loop (from another thread) with ``headers``
     (the drill's caller's ``Authorization``) added to each request, and what closes its client."""
+    import httpx  # here: a service that runs no drill need not hold httpx (service.notify.senders)
+
     client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE_URL, timeout=60)
 
     def send(

@@ -32,9 +32,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from collectors.errors import FencedError, StoreError, StoreWriteError
 from service.notify.backoff import Backoff
@@ -59,6 +57,9 @@ from store.notification_records import (
     Silence,
 )
 from store.notifications import NotificationStore
+
+if TYPE_CHECKING:
+    import httpx  # imported at the first send (service.notify.senders)
 
 log = logging.getLogger(__name__)
 
@@ -463,6 +464,8 @@ class Dispatcher:
 
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:  # made on first use, closed by stop()
+            import httpx  # here, not at start: a service without receivers never sends
+
             self._client = httpx.AsyncClient(transport=self._transport)
         if self._fence is not None and self._fence.epoch is not None:  # receivers can fence by epoch
             self._client.headers[EPOCH_HEADER] = str(self._fence.epoch)

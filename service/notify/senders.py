@@ -6,13 +6,14 @@ failure into :class:`~service.notify.errors.DeliveryError`. Tests hand the clien
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from service.notify.errors import DeliveryError
 from service.settings import AlertmanagerReceiverSettings, HttpReceiverSettings, WebhookReceiverSettings
 from store.notification_records import Notification
+
+if TYPE_CHECKING:  # imported when a receiver is sent to: httpx (and its CLI's rich, pygments, click) is
+    import httpx  # ~6-12 MB resident a service without receivers need not hold
 
 USER_AGENT = "offsetguard-notify/1"
 # Worth retrying: the receiver may take it later. Any other non-2xx is a refusal of this document.
@@ -40,6 +41,8 @@ async def post_json(
     extra_headers: dict[str, str] | None = None,
 ) -> None:
     """POST ``body`` as JSON; return on 2xx, else raise :class:`DeliveryError`."""
+    import httpx
+
     headers = {"User-Agent": USER_AGENT, **(extra_headers or {})}
     headers.update({k: v.get_secret_value() for k, v in receiver.headers.items()})
     try:

@@ -50,3 +50,16 @@ def test_serve_imports_no_other_command() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
     )
     assert json.loads(done.stdout) == ["cli.serve"]
+
+
+def test_serve_holds_no_http_client_library_until_a_notification_or_drill_needs_one() -> None:
+    # httpx with its CLI's rich, pygments and click: ~6 MB resident a service without receivers never uses
+    code = (
+        "import json, sys\n"
+        "import cli.serve, service.app, service.runtime, service.wiring\n"
+        "print(json.dumps([m for m in ('httpx', 'rich', 'pygments', 'click') if m in sys.modules]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert json.loads(done.stdout) == []
