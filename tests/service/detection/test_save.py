@@ -6,7 +6,7 @@ import asyncio
 import math
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,10 +193,24 @@ async def test_save_state_unexpected_error_logged_detection_goes_on_next_save_wh
     await loop.stop()
 
 
-async def _evaluated(loop: DetectionLoop, sink: DetectionTailSink, offset: int, at: float) -> None:
+async def _saving_loop(
+    alerts: AlertStore, quiet_for: Callable[[], float]
+) -> tuple[DetectionLoop, DetectionTailSink]:
+    """A started loop whose saves fall due 0.05 s apart, evaluating each commit at once; ``quiet_for``: the
+    /metrics endpoint's answer."""
+    settings = DetectionSettings(
+        debounce_seconds=0.01, state_save_seconds=0.05, min_evaluation_interval_seconds=0
+    )
+    loop = DetectionLoop(C, settings, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
+    loop.metrics_quiet_for = quiet_for
+    await loop.start()
+    return loop, DetectionTailSink(loop)
+
+
+async def _evaluated(loop: DetectionLoop, sink: DetectionTailSink, offset: int) -> None:
     """A commit through the tail sink, and the loop's own run evaluating it (its saves are checked there)."""
     before = loop.evaluations
-    await sink.on_events([commit_event(offset, offset, int(at * 1000))])
+    await sink.on_events([commit_event(offset, offset, int(time.time() * 1000))])
     deadline = time.monotonic() + 10
     while loop.evaluations == before:
         assert time.monotonic() < deadline, "not evaluated in 10 s"
@@ -204,41 +218,39 @@ async def _evaluated(loop: DetectionLoop, sink: DetectionTailSink, offset: int, 
     await asyncio.sleep(0.05)  # a save after it is under way or done
 
 
+async def _saved(alerts: AlertStore) -> bool:
+    """Whether the state is stored, waiting up to 10 s for a save under way (it runs after the evaluation)."""
+    deadline = time.monotonic() + 10
+    while alerts.load_state(C) is None:
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.01)
+    return True
+
+
 async def test_save_due_waits_while_metrics_expects_a_render_then_saved_in_the_quiet(
     alerts: AlertStore,
 ) -> None:
-    settings = DetectionSettings(
-        debounce_seconds=0.01, state_save_seconds=0.05, min_evaluation_interval_seconds=0
-    )
-    loop = DetectionLoop(C, settings, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
     quiet = [0.0]
-    loop.metrics_quiet_for = lambda: quiet[0]
-    sink = DetectionTailSink(loop)
-    await loop.start()
+    loop, sink = await _saving_loop(alerts, lambda: quiet[0])
     await asyncio.sleep(0.1)  # the save's period passed
-    await _evaluated(loop, sink, 500, time.time())
-    await _evaluated(loop, sink, 501, time.time())
+    await _evaluated(loop, sink, 500)
+    await _evaluated(loop, sink, 501)
     assert alerts.load_state(C) is None  # due twice, a render expected each time
     quiet[0] = math.inf
-    await _evaluated(loop, sink, 502, time.time())
-    assert alerts.load_state(C) is not None
+    await _evaluated(loop, sink, 502)
+    assert await _saved(alerts)
     await loop.stop()
 
 
 async def test_save_due_never_waits_for_a_quiet_beyond_the_bound(
     alerts: AlertStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(save_timing, "DEFER_MAX_S", 0.2)
-    settings = DetectionSettings(
-        debounce_seconds=0.01, state_save_seconds=0.05, min_evaluation_interval_seconds=0
-    )
-    loop = DetectionLoop(C, settings, latest=LatestObservations(), alerts=alerts, tail_live=lambda: True)
-    loop.metrics_quiet_for = lambda: 0.0  # always a render expected
-    sink = DetectionTailSink(loop)
-    await loop.start()
-    await _evaluated(loop, sink, 500, time.time())
+    loop, sink = await _saving_loop(alerts, lambda: 0.0)  # always a render expected
+    await _evaluated(loop, sink, 500)
     assert alerts.load_state(C) is None
+    monkeypatch.setattr(save_timing, "DEFER_MAX_S", 0.2)
     await asyncio.sleep(0.3)  # past the period and the bound
-    await _evaluated(loop, sink, 501, time.time())
-    assert alerts.load_state(C) is not None
+    await _evaluated(loop, sink, 501)
+    assert await _saved(alerts)
     await loop.stop()
