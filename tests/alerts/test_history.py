@@ -53,6 +53,30 @@ def test_history_plus_leaves_the_next_append_in_place() -> None:
     assert nxt._at is base._at  # the look wrote nothing: the append continued the shared arrays
 
 
+def test_histories_of_one_or_two_samples_hold_no_arrays_and_appending_leaves_the_others() -> None:
+    # an idle key's history (one or two samples, kept outside the arrays) built every way one is built:
+    # none holds arrays of its own (~180 bytes a key), and none is written through another
+    empty = OffsetHistory.of(())
+    s = [OffsetSample(float(i), 10 * i) for i in range(1, 5)]
+    small = [
+        empty.appended(s[0], KEEP),
+        empty.appended(s[0], KEEP).appended(s[1], KEEP),
+        OffsetHistory.of(s[:1]),
+        OffsetHistory.of(s[:2]),
+        OffsetHistory.decoded(OffsetHistory.of(s[:1]).encoded()),
+        OffsetHistory.decoded(OffsetHistory.of(s[:2]).encoded()),
+    ]
+    assert [h == tuple(s[: 1 + i % 2]) for i, h in enumerate(small)] == [True] * 6
+    assert len({id(h._at) for h in [empty, *small]}) == 1
+    grown = [h.appended(s[3], KEEP) for h in small]
+    assert [h == tuple(s[: 1 + i % 2]) for i, h in enumerate(small)] == [True] * 6
+    assert [g == (*s[: 1 + i % 2], s[3]) for i, g in enumerate(grown)] == [True] * 6
+    assert empty == () and len(empty._at) == 0
+    three = OffsetHistory.decoded(grown[1].encoded())  # three samples: arrays of its own again
+    assert three == (s[0], s[1], s[3]) and three._at is not empty._at
+    assert small[1].appended(s[3], 1) == (s[3],)  # keeping one: the newest alone
+
+
 def test_history_arrays_stay_bounded_while_appending() -> None:
     h = OffsetHistory.of(())
     for i in range(10_000):
