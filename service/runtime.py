@@ -189,6 +189,8 @@ class Runtime:
         if tailing is not None and not tailing.done():
             tailing.cancel()  # the tails not started: stopping them saves nothing new
         await self.scheduler.shutdown()
+        for detection in self.detections:
+            detection.tail_stopping()  # what it evaluates at stop is judged with the tail as it was
         await asyncio.gather(*(tail.stop() for tail in self.tails))
         # After the tails: their last batch is evaluated and the detection state saved.
         await asyncio.gather(*(detection.stop() for detection in self.detections))

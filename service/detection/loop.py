@@ -277,9 +277,19 @@ class DetectionLoop:
             )
             await self._report([(a, "resolved") for a in written])
 
+    def tail_stopping(self) -> None:
+        """Its tail is about to stop cleanly: it hands over every record it read before it stops, so
+        what :meth:`stop` evaluates (the tail's last events, a committed poll taken meanwhile) is judged
+        with the tail as it is now. Read after the stop, a live tail would count as gone, and a poll
+        answered just before a commit became visible (the broker stamps a commit before it can be
+        fetched) would stand as the newer value: a rewind nobody made."""
+        live = self.tail_live()
+        self.tail_live = lambda: live
+
     async def stop(self) -> None:
         """Evaluate anything still queued, wait for snapshots under way, save the state. A loop never
-        launched does nothing: it has no state of its own to save over the one saved."""
+        launched does nothing: it has no state of its own to save over the one saved. A caller stopping
+        the loop's tail first tells it so (:meth:`tail_stopping`)."""
         self._stopping = True
         self._drained.set()
         self._wake.set()

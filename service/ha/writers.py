@@ -146,6 +146,8 @@ class ActiveWriters:
         """A clean stop while still holding the lease, in a single replica's order: the tails (their
         positions saved), detection (what is queued evaluated, the state saved), the dispatcher."""
         self.running = False
+        for detection in self._detections:
+            detection.tail_stopping()  # what it evaluates at stop is judged with the tail as it was
         await asyncio.gather(*(tail.stop() for tail in self._tails))
         await asyncio.gather(*(detection.stop() for detection in self._detections))
         if self._notifier is not None:

@@ -106,6 +106,9 @@ class FakeDetection:
     async def stop(self) -> None:
         self.calls.log.append("detection:stop")
 
+    def tail_stopping(self) -> None:
+        self.calls.log.append("detection:tail_stopping")
+
 
 class FakeNotifier:
     def __init__(self, calls: Calls) -> None:
@@ -163,4 +166,5 @@ async def test_active_writers_demote_saves_nothing_retire_stops_cleanly() -> Non
     await writers.promote(3)
     calls.log.clear()
     await writers.retire()
-    assert calls.log == ["tail:stop:c", "detection:stop", "notify:stop"]
+    # told before its tail stops: what it evaluates at stop is judged with the tail as it was
+    assert calls.log == ["detection:tail_stopping", "tail:stop:c", "detection:stop", "notify:stop"]

@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from alerts.state import CommitKey
+from collectors.model import CommittedObservation, CommittedOffset
 from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
 from collectors.tail_sinks import RecentEvents
 from service.detection.loop import DetectionLoop
+from service.detection.tail_sink import DetectionTailSink
 from service.runtime import Runtime
 from service.scheduler import FIRST_PICTURE, CollectorJob
 from service.settings import DetectionSettings, Settings
@@ -212,3 +215,36 @@ async def test_runtime_broker_metrics_first_scraped_after_the_first_picture(aler
 
 
 EXPORTER = "http://127.0.0.1:9/metrics"
+
+
+async def test_runtime_stop_evaluates_the_last_commits_and_a_poll_with_the_tail_as_it_was(
+    alerts: AlertStore,
+) -> None:
+    # The tail reads a commit of 4 (stamped by the broker at t - 0.3); a committed poll observed at t still
+    # answers 1 (the broker had stamped the commit, not yet made it fetchable). Both are evaluated at stop,
+    # after the tail stopped: the tail was live when the poll was taken, so the poll only seeds, and no
+    # rewind 4 -> 1 is reported (b20t's cold run: 25 such "admin_reset" rewinds at its stop).
+    latest = LatestObservations()
+    detection = DetectionLoop("c1", DetectionSettings(), latest=latest, alerts=alerts)
+    t = time.time()
+    log = FakeLog({0: [commit(0, "g", "t", 0, 1, ts=int((t - 60) * 1000))]})
+    tail = OffsetsTail("c1", log, DetectionTailSink(detection), fetch_timeout_ms=1)
+    detection.tail_live = tail.live
+    runtime = Runtime(Settings(), store=None, latest=latest, jobs=[], detections=[detection], tails=[tail])
+    key = CommitKey("g", "t", 0)
+    await runtime.start()
+    try:
+        deadline = asyncio.get_running_loop().time() + 5
+        while key not in detection.state.commits or not tail.live():
+            assert asyncio.get_running_loop().time() < deadline, "the first commit never evaluated"
+            await asyncio.sleep(0.02)
+        t = time.time()
+        log.append(0, commit(1, "g", "t", 0, 4, ts=int((t - 0.3) * 1000)))
+        while tail.delivered.get(0) != 2:
+            assert asyncio.get_running_loop().time() < deadline, "the tail never delivered the commit"
+            await asyncio.sleep(0.02)
+        await latest.put(CommittedObservation("c1", t, (CommittedOffset("g", "t", 0, 1, None),), ("g",)))
+    finally:
+        await runtime.stop()
+    assert [a.kind for a in alerts.list().alerts] == []
+    assert detection.state.commits[key].offset == 4
