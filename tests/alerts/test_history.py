@@ -55,7 +55,7 @@ def test_history_plus_leaves_the_next_append_in_place() -> None:
 
 def test_histories_of_one_or_two_samples_hold_no_arrays_and_appending_leaves_the_others() -> None:
     # an idle key's history (one or two samples, kept outside the arrays) built every way one is built:
-    # none holds arrays of its own (~180 bytes a key), and none is written through another
+    # none holds arrays of its own (~160 bytes a key), and none is written through another
     empty = OffsetHistory.of(())
     s = [OffsetSample(float(i), 10 * i) for i in range(1, 5)]
     small = [
