@@ -203,7 +203,7 @@ def _poll(
     """The polled offsets applied (:func:`_apply_poll`) unless a live tail's poll lists only offsets known
     already; what the next state keeps of them (:class:`~alerts.state.Polled`)."""
     obs = inputs.committed
-    if obs is not None and inputs.tail_live:
+    if obs is not None and (inputs.tail_live or obs.under_tail):
         polled = all_known(obs, previous, commits, changed)
         if polled.found_in is None:
             _apply_poll(obs, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
@@ -227,25 +227,24 @@ def _apply_poll(
 ) -> None:
     at = obs.observed_at
     tail_fed = obs.from_tail
+    live = inputs.tail_live or obs.under_tail  # the poll only seeds: the tail had every commit it had
     polled = current_groups(inputs)
     seen: set[tuple[str, str, int]] = set()
     # A CommitKey hashes and compares as its plain tuple: most polled offsets have not moved, and are
     # looked up (and marked seen) without building a key object for each of them.
     lookup: Mapping[tuple[str, str, int], CommitPoint] = commits  # type: ignore[assignment]
-    track = not inputs.tail_live  # only a poll without the tail judges deletions by what it saw
-    offsets = unknown_offsets(obs, commits) if inputs.tail_live else obs.offsets  # a live tail's only seeds
+    track = not live  # only a poll without the tail judges deletions by what it saw
+    offsets = unknown_offsets(obs, commits) if live else obs.offsets  # a live tail's only seeds
     for c in offsets:
         plain = (c.group, c.topic, c.partition)
         if track:
             seen.add(plain)
         old = lookup.get(plain)
         # a commit known from after the poll was sent (the tail's, before it stopped): the poll's is history
-        if old is not None and (inputs.tail_live or old.offset == c.offset or old.at > at):
+        if old is not None and (live or old.offset == c.offset or old.at > at):
             continue
         key = CommitKey(*plain)
-        if inputs.tail_live and (
-            at <= tombstoned.get(key, float("-inf")) or (tail_fed and key in tombstoned)
-        ):
+        if live and (at <= tombstoned.get(key, float("-inf")) or (tail_fed and key in tombstoned)):
             # taken before the tail's tombstone (a slow poll): history, not a commit to seed; and the tail's
             # own view may be taken after the tombstone was written yet before the tail read it
             continue
@@ -262,7 +261,7 @@ def _apply_poll(
             ptype = info.protocol_type if info else None
             last_seen = previous.committed_polled_at if previous.committed_polled_at is not None else old.at
             moves.append(CommitMove(key, old, new, move_state, ptype, last_seen))
-    if inputs.tail_live:
+    if live:
         return
     failed = {f.key for f in obs.failures if f.scope == "group"}
     unseen = obs.unseen_topics()

@@ -188,6 +188,11 @@ class CommittedObservation:
     # (collectors.tail_committed): a record appended before ``observed_at`` may not be in it yet, so it
     # cannot tell that a key a tombstone removed was committed again (the tail will tell that itself)
     from_tail: bool = False
+    # True: taken while the live tail delivered every commit, from before it was sent until it was answered
+    # (a view's observation always is). It cannot know a commit the tail had not: it only seeds, even when
+    # judged after the tail stopped or failed (a poll answered before a commit became fetchable would
+    # otherwise stand as the newer value: a rewind nobody made).
+    under_tail: bool = False
     # The (group, topic, partition) of every offset when its source keeps them as one set: the same object
     # for as long as no key came or went (the tail-fed view's), so a reader that looked them up once can
     # tell without a walk that the key set has not changed since. None: not kept (walk ``offsets``).

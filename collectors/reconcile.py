@@ -15,6 +15,10 @@ Otherwise it polls, and the poll reconciles:
   once the tail has delivered everything up to the ``__consumer_offsets`` end offsets read after the poll
   ended, less those the tail changed since the collect before the poll (a commit made during the poll, or
   one the coordinator had not yet made visible when the tail read it: told, not missed).
+
+A poll made while the tail was live from its start to its answer is handed on marked so
+(:attr:`~collectors.model.CommittedObservation.under_tail`): detection lets it only seed what the tail has
+not told, even if the tail stops or fails before the poll is judged.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from collectors.errors import KafkaAuthError, KafkaError
@@ -188,7 +192,10 @@ class Reconciler:
             self._gap = False
         if self._seeded and complete and tail.live():
             return self.observation()
-        return poll
+        # live when this collect began (no failure since) and still: the tail had every commit made before
+        # the poll was sent, and was reading on when it was answered
+        under = self._watch == (True, tail.interruptions) and tail.live()
+        return replace(poll, under_tail=True) if under else poll
 
     # ------------------------------------------------------------------ counting
     def _queue(self, corrections: list[Difference], since: int) -> None:

@@ -232,7 +232,14 @@ class TailCommitted:
             if keys is None:
                 keys = self._keys = frozenset((g, *tp) for g, parts in self._offsets.items() for tp in parts)
         return CommittedObservation(
-            self.cluster, observed_at, flat, self._groups, failures, from_tail=True, keys=keys
+            self.cluster,
+            observed_at,
+            flat,
+            self._groups,
+            failures,
+            from_tail=True,
+            under_tail=True,
+            keys=keys,
         )
 
     # ------------------------------------------------------------------ a poll's side

@@ -280,9 +280,10 @@ class DetectionLoop:
     def tail_stopping(self) -> None:
         """Its tail is about to stop cleanly: it hands over every record it read before it stops, so
         what :meth:`stop` evaluates (the tail's last events, a committed poll taken meanwhile) is judged
-        with the tail as it is now. Read after the stop, a live tail would count as gone, and a poll
-        answered just before a commit became visible (the broker stamps a commit before it can be
-        fetched) would stand as the newer value: a rewind nobody made."""
+        with the tail as it is now. Read after the stop, a live tail would count as gone: its last
+        tombstones judged as if records could be missing, and a poll taken since the tail last was live
+        trusted over its commits. (A poll taken under the live tail only seeds whenever it is judged:
+        :attr:`collectors.model.CommittedObservation.under_tail`.)"""
         live = self.tail_live()
         self.tail_live = lambda: live
 

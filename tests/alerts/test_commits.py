@@ -106,6 +106,24 @@ def test_replay_tail_gone_a_poll_taken_before_the_tails_last_commit_is_no_move()
     assert [(m.old.offset, m.new.offset) for m in rp.moves] == [(2, 1)] and rp.commits[K].offset == 1
 
 
+def test_replay_tail_gone_a_poll_taken_under_the_live_tail_only_seeds() -> None:
+    """A poll sent at 11, while the live tail had read a commit stamped 10 that the coordinator did not
+    answer yet; the tail stops or fails before the poll is judged. Taken under the live tail
+    (``under_tail``), the poll seeds what the tail never told and neither moves nor removes anything;
+    the same poll taken without the tail is the newer value."""
+    other = CommitKey("g", T, 1)
+    gone = CommitKey("g", T, 2)
+    s = run(DetectionState(), inputs(committed=committed(1, {K: 1, gone: 5})), 1)
+    s = run(s, inputs(commit_events=(commit(2, 10, 1),), tail_live=True), 10)
+    poll = replace(committed(11, {K: 1, other: 7}), under_tail=True)
+    rp = replay(s, inputs(committed=poll))
+    assert rp.moves == () and rp.removals == ()
+    assert (rp.commits[K].offset, rp.commits[other].offset, rp.commits[gone].offset) == (2, 7, 5)
+    rp = replay(s, inputs(committed=replace(poll, under_tail=False)))
+    assert [(m.old.offset, m.new.offset) for m in rp.moves] == [(2, 1)]
+    assert [r.key for r in rp.removals] == [gone]
+
+
 def test_replay_poll_failed_group_offsets_not_removed() -> None:
     s = run(DetectionState(), inputs(committed=committed(1, {K: 10})), 1)
     obs = committed(2, {}, groups=("g",))

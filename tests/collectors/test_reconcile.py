@@ -428,3 +428,55 @@ async def test_reconcile_groups_collector_failing_polls_every_collect() -> None:
     clock.now = 15.0
     await collector.collect()
     assert fetches(seam) == 6 and reconciler.served == 1
+
+
+class TailChangesDuringPoll(FakeSeam):
+    """A seam that does something to the tail while an OffsetFetch is in flight."""
+
+    change: Any = None
+
+    def fetch_offsets(self, coordinator_id: int, group_ids: Sequence[str]) -> dict[str, Any]:
+        if self.change is not None:
+            self.change()
+        return super().fetch_offsets(coordinator_id, group_ids)
+
+
+@pytest.mark.parametrize(
+    ("before", "during", "under"),
+    [
+        ("live", None, True),
+        ("live", "stops", False),
+        ("live", "fails", False),
+        ("not_caught_up", None, False),
+    ],
+)
+async def test_reconcile_poll_handed_on_says_whether_the_live_tail_had_every_commit_throughout(
+    before: str, during: str | None, under: bool
+) -> None:
+    """A poll handed on as it is (here: a group failed, so the view cannot stand in for it) is marked
+    ``under_tail`` only when the tail was live from before it was sent until it was answered, with no
+    failure between: then detection lets it only seed (tests/alerts/test_commits.py)."""
+    seam = TailChangesDuringPoll()
+    collector, reconciler, tail, _, clock = rig({"a": [co("a", 0, 5)], "f": [co("f", 0, 1)]}, seam=seam)
+    first = await collector.collect()
+    assert first.from_tail and first.under_tail  # the seed completes the view: its observation
+    clock.now = 5.0
+    served = await collector.collect()
+    assert served.from_tail and served.under_tail and reconciler.served == 1
+
+    seam.group_errors = {"f": KafkaResponseError("x", error_code=15, error_name="COORDINATOR_NOT_AVAILABLE")}
+    seam.coordinators = {"f": 1}
+    tail.caught_up = before == "live"
+
+    def change() -> None:
+        if during == "stops":
+            tail.state = "stopped"
+        elif during == "fails":
+            tail.interruptions += 1
+
+    seam.change = change
+    clock.now = 60.0
+    polled = await collector.collect()
+
+    assert not polled.from_tail and polled.groups == ("a",)  # the poll itself
+    assert polled.under_tail is under

@@ -71,7 +71,7 @@ def test_tail_committed_group_records_keep_group_listed_until_its_tombstone() ->
     view.apply([group_tombstone("g", member="m-1")])  # one member's record: the group stays
     assert view.observation(2.0).groups == ("g",)
     view.apply([group_tombstone("g")])
-    assert view.observation(3.0) == CommittedObservation(C, 3.0, (), (), from_tail=True)
+    assert view.observation(3.0) == CommittedObservation(C, 3.0, (), (), from_tail=True, under_tail=True)
 
 
 def test_tail_committed_unchanged_recommit_same_objects_no_rebuild() -> None:
