@@ -87,15 +87,20 @@ class History(Sequence[S], Generic[S]):
     # -- building ---------------------------------------------------------------------------------------
 
     @classmethod
+    def _small(cls: type[H], prev: S | None, last: S | None) -> H:
+        """A history of at most two samples: both outside the arrays, on the shared empty ones."""
+        return cls(_NO_AT, _NO_VALUES, 0, 0, prev, last, True)
+
+    @classmethod
     def of(cls: type[H], samples: Iterable[Any]) -> H:
         """The history of ``samples`` (oldest first); ``samples`` itself when it already is one."""
         if isinstance(samples, cls):
             return samples
         items = [cls._sample(s) for s in samples]
         if not items:
-            return cls(_NO_AT, _NO_VALUES, 0, 0, None, None, True)
+            return cls._small(None, None)
         if len(items) <= 2:
-            return cls(_NO_AT, _NO_VALUES, 0, 0, items[-2] if len(items) == 2 else None, items[-1], True)
+            return cls._small(items[-2] if len(items) == 2 else None, items[-1])
         at = array("d", [s[0] for s in items[:-1]])
         values = array("q", [v for s in items[:-1] for v in s[1:]])
         cap = max(values[:: cls._width]) if len(at) else None
@@ -105,10 +110,10 @@ class History(Sequence[S], Generic[S]):
         """This history with ``sample`` added as the newest, then only the newest ``keep`` kept."""
         prev, last = self._prev, self._last
         if last is None:
-            return type(self)(_NO_AT, _NO_VALUES, 0, 0, None, sample, True)
+            return self._small(None, sample)
         at, values, lo, hi, w = self._at, self._values, self._lo, self._hi, self._width
         if prev is None and hi == lo and keep > 1:  # two samples: both outside the arrays
-            return type(self)(_NO_AT, _NO_VALUES, 0, 0, last, sample, True)
+            return self._small(last, sample)
         # _tail_follows, inline: every moving partition and group-partition appends every cycle
         first = last if prev is None else prev
         ordered = self._ordered and not (
@@ -242,10 +247,10 @@ class History(Sequence[S], Generic[S]):
         if len(values) != n * cls._width:
             raise ValueError(f"{len(values)} values for {n} samples of {cls._width}")
         if n == 0:
-            return cls(_NO_AT, _NO_VALUES, 0, 0, None, None, True)
+            return cls._small(None, None)
         if n <= 2:  # the common case (an idle key): its samples outside the arrays, no arrays of its own
             prev = cls._at_arrays(at, values, 0) if n == 2 else None
-            return cls(_NO_AT, _NO_VALUES, 0, 0, prev, cls._at_arrays(at, values, n - 1), True)
+            return cls._small(prev, cls._at_arrays(at, values, n - 1))
         return cls(at, values, 0, n - 1, None, cls._at_arrays(at, values, n - 1), _in_order(at))
 
     def _tail_follows(self) -> bool:
