@@ -225,7 +225,9 @@ async def test_runtime_stop_evaluates_the_last_commits_and_a_poll_with_the_tail_
     # after the tail stopped: the tail was live when the poll was taken, so the poll only seeds, and no
     # rewind 4 -> 1 is reported (b20t's cold run: 25 such "admin_reset" rewinds at its stop).
     latest = LatestObservations()
-    detection = DetectionLoop("c1", DetectionSettings(), latest=latest, alerts=alerts)
+    # after the first evaluation none before the stop's: the commit and the poll are judged at stop
+    settings = DetectionSettings(min_evaluation_interval_seconds=60)
+    detection = DetectionLoop("c1", settings, latest=latest, alerts=alerts)
     t = time.time()
     log = FakeLog({0: [commit(0, "g", "t", 0, 1, ts=int((t - 60) * 1000))]})
     tail = OffsetsTail("c1", log, DetectionTailSink(detection), fetch_timeout_ms=1)
