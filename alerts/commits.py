@@ -203,19 +203,21 @@ def _poll(
     """The polled offsets applied (:func:`_apply_poll`) unless a live tail's poll lists only offsets known
     already; what the next state keeps of them (:class:`~alerts.state.Polled`)."""
     obs = inputs.committed
-    if obs is not None and (inputs.tail_live or obs.under_tail):
+    if obs is None:
+        return still_known(previous, commits, changed)
+    if live := inputs.tail_live or obs.under_tail:  # the poll only seeds: the tail had every commit it had
         polled = all_known(obs, previous, commits, changed)
         if polled.found_in is None:
-            _apply_poll(obs, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
+            _apply_poll(obs, live, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
         # else: a live tail's poll only seeds, and every offset it lists is known already
         return polled
-    if obs is not None:
-        _apply_poll(obs, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
+    _apply_poll(obs, live, previous, inputs, commits, moves, removals, groups, tombstoned, changed)
     return still_known(previous, commits, changed)
 
 
 def _apply_poll(
     obs: CommittedObservation,
+    live: bool,
     previous: DetectionState,
     inputs: CycleInputs,
     commits: dict[CommitKey, CommitPoint],
@@ -227,7 +229,6 @@ def _apply_poll(
 ) -> None:
     at = obs.observed_at
     tail_fed = obs.from_tail
-    live = inputs.tail_live or obs.under_tail  # the poll only seeds: the tail had every commit it had
     polled = current_groups(inputs)
     seen: set[tuple[str, str, int]] = set()
     # A CommitKey hashes and compares as its plain tuple: most polled offsets have not moved, and are
