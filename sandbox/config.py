@@ -223,6 +223,10 @@ def render_properties(
         listeners.append(f"CONTROLLER://{HOST}:{node.controller_port}")
     props["listeners"] = ",".join(listeners)
     props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    # leaders stay where a test put them: no background preferred-leader election. In KRaft it is the
+    # active controller's periodic task, read from the controller's own configuration (set on the brokers
+    # only, a controller of its own still elected every 300 s: a truth cell's staged reordering was undone)
+    props["auto.leader.rebalance.enable"] = "false"
     if node.is_broker:
         props.update(
             {
@@ -240,8 +244,6 @@ def render_properties(
                 # the default 128 MiB dedupe buffer alone would take a quarter of the heap
                 "log.cleaner.dedupe.buffer.size": 16 * 1024 * 1024,
                 "replica.lag.time.max.ms": 10_000,
-                # leaders stay where a test put them (no background preferred-leader election)
-                "auto.leader.rebalance.enable": "false",
             }
         )
         if share_groups:
