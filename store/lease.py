@@ -118,7 +118,12 @@ class Lease:
     """One replica's view of the lease ``name``, over a connection of its own (``connect`` makes it).
 
     :attr:`epoch` is the epoch we hold, None while we do not; :meth:`valid` says whether the local
-    monotonic deadline has not passed. Thread-safe: the fencing guard reads it from writer threads.
+    monotonic deadline has not passed. Thread-safe: the fencing guard reads it from writer threads, and
+    calls :meth:`lost` from inside a write transaction that holds the lease row (PostgreSQL's row lock,
+    SQLite's write lock). So two locks: one orders the transactions on this lease's connection, the other
+    only the local fields, never held across a database call; were :meth:`lost` to wait for the first, a
+    lease cycle waiting for that row would deadlock with it until the database's lock timeout, the lease
+    unrenewed meanwhile (a replica woken from SIGSTOP did that to the active one's renewals).
     """
 
     def __init__(
@@ -141,7 +146,8 @@ class Lease:
         self._connect = connect
         self._monotonic = monotonic
         self._conn: Any = None
-        self._lock = threading.Lock()  # one transaction at a time on the connection; guards the fields
+        self._lock = threading.Lock()  # one transaction at a time on the connection
+        self._state = threading.Lock()  # the local fields below; never held across a database call
         self._epoch: int | None = None
         self._deadline = float("-inf")
         self.last: LeaseRow | None = None  # the row as last read (who holds it, at which epoch)
@@ -163,8 +169,9 @@ class Lease:
 
     def lost(self) -> None:
         """Forget the lease locally (a write found it fenced): nothing is sent or written until a
-        :meth:`cycle` holds it again."""
-        with self._lock:
+        :meth:`cycle` holds it again. Called inside a write transaction holding the lease row: it must not
+        wait for a lease cycle, which may be waiting for that row."""
+        with self._state:
             self._epoch = None
             self._deadline = float("-inf")
 
@@ -182,13 +189,14 @@ class Lease:
             except Exception as exc:  # sqlite3 / psycopg errors, a closed or broken connection
                 self._drop_connection()
                 raise StoreError(f"leader lease {self.name!r} not renewed: {exc}") from exc
-            if result.held and result.row is not None:
-                self._epoch = result.row.epoch
-                self._deadline = started + self.lease_seconds - self.margin_seconds
-            else:
-                self._epoch = None
-                self._deadline = float("-inf")
-            self.last = result.row
+            with self._state:
+                if result.held and result.row is not None:
+                    self._epoch = result.row.epoch
+                    self._deadline = started + self.lease_seconds - self.margin_seconds
+                else:
+                    self._epoch = None
+                    self._deadline = float("-inf")
+                self.last = result.row
             return result
 
     def _cycle(self, conn: Any) -> Cycle:
@@ -220,7 +228,8 @@ class Lease:
         """End our lease now (a clean stop: a standby takes over at its next cycle, not after the
         lease runs out); False if it was not ours any more."""
         with self._lock:
-            epoch, self._epoch, self._deadline = self._epoch, None, float("-inf")
+            with self._state:
+                epoch, self._epoch, self._deadline = self._epoch, None, float("-inf")
             if epoch is None:
                 return False
 

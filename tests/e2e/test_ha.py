@@ -289,7 +289,7 @@ def test_ha_sigstop_active_standby_notifies_once_woken_replica_sends_nothing(
     [delivery] = receiver.rewinds(group)
     assert (delivery.event, delivery.epoch) == ("firing", "2")
     assert [d for d in receiver.deliveries if d.at > woke and d.epoch != "2"] == []  # a sent nothing
-    assert b.leader()["role"] == "active"
+    assert b.leader()["role"] == "active", f"b:\n{b.tail_of_log()}\na:\n{a.tail_of_log()}"
     assert "steps down" in a.log.read_text()
     print(
         f"\nfrozen active: the rewind notified by b {notified:.1f} s after SIGSTOP ({sorted(store_env)[0]})"

@@ -3,9 +3,12 @@ database, SQLite file and PostgreSQL alike (the ``settings`` fixture runs each t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +18,7 @@ from store.alert_records import Alert, AlertWrite, Fingerprint
 from store.alerts import AlertStore
 from store.db import connect_to
 from store.fencing import Fence, fence_alerts
-from store.lease import Lease
+from store.lease import Lease, dialect_of, read_row
 from store.settings import StoreSettings
 from tests.service.detection.builders import C, lag, rewind
 
@@ -218,3 +221,53 @@ def test_fence_ack_through_other_store_is_seen_by_fenced_writer(
             20.0,
         )
         assert changed.ack_by == "alice"
+
+
+class _SaysWhenItBegins:
+    """A connection that sets ``began`` as a transaction begins on it, once ``armed`` (then begins it)."""
+
+    def __init__(self, conn: Any, began: threading.Event, armed: threading.Event) -> None:
+        self._conn, self._began, self._armed = conn, began, armed
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        if sql.startswith("BEGIN") and self._armed.is_set():
+            self._began.set()
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def test_fence_refusal_does_not_wait_for_a_lease_cycle_waiting_for_its_transaction(
+    migrated: StoreSettings,
+) -> None:
+    """A replica woken from SIGSTOP: its refused write holds the lease row (the row lock, SQLite's write
+    lock) while its lease cycle waits for that row. Forgetting the lease must not wait for the cycle: they
+    deadlocked until the database's lock timeout (5 s), and the active replica's renewals, waiting for
+    the same row, let its lease lapse: the woken one took it over (CI of 4efa1b6)."""
+    began, armed = threading.Event(), threading.Event()
+    a = Lease(lambda: _SaysWhenItBegins(connect_to(migrated), began, armed), "a", SHORT)
+    b = _lease(migrated, "b", 60.0)
+    told: list[FencedError] = []
+    fence = Fence(a, told.append)
+    writer = connect_to(migrated)
+    try:
+        a.cycle()
+        time.sleep(SHORT + 0.1)  # "frozen": a's lease runs out, b takes it
+        assert b.cycle().held
+        writer.execute(dialect_of(writer).begin)  # a's write, woken: it holds the lease row...
+        read_row(writer, a.name, lock=True)
+        armed.set()
+        with ThreadPoolExecutor(1) as pool:
+            cycle = pool.submit(a.cycle)  # ...that a's lease cycle waits for
+            assert began.wait(30)
+            with pytest.raises(FencedError):
+                fence(writer)
+            writer.execute("ROLLBACK")
+            after = cycle.result()  # StoreError (the lock timeout) when the refusal waited for it
+        assert after.row is not None and (after.held, after.row.holder, after.row.epoch) == (False, "b", 2)
+        assert ([e.current_epoch for e in told], a.epoch) == ([2], None)
+    finally:
+        writer.close()
+        a.close()
+        b.close()
