@@ -464,11 +464,11 @@ class DetectionLoop:
         def planner(
             firing: Mapping[Fingerprint, Alert], resolved: frozenset[tuple[Fingerprint, str]]
         ) -> Sequence[AlertWrite]:  # called again (on the backlog) if the store refuses the write
-            kept = [
-                f
-                for f in findings
-                if not (holding and f.kind == COLLECTOR_FAILURE and f.fingerprint not in firing)
-            ]
+            kept = (
+                [f for f in findings if not (f.kind == COLLECTOR_FAILURE and f.fingerprint not in firing)]
+                if holding
+                else findings
+            )
             p = plan(
                 firing, kept, covered, self._streaks, now, self._rules, resolved=resolved, unranged=missing
             )

@@ -121,6 +121,26 @@ def test_plan_state_like_reported_again_resets_streak() -> None:
     assert p.writes == () and list(p.clean_streaks.values()) == [1]
 
 
+def test_plan_counts_clean_only_the_firing_alerts_not_reported() -> None:
+    # one lag alert reported at every evaluation, one not: only the second resolves, after three
+    kept, gone = lag(20_000), replace(lag(20_000), partition=1)
+    firing = _apply({}, plan({}, [kept, gone], ALL, {}, 10.0, RULES).writes)
+    streaks: dict[Fingerprint, int] = {}
+    for now in (11.0, 12.0):
+        p = plan(firing, [kept], ALL, streaks, now, RULES)
+        firing, streaks = _apply(firing, p.writes), dict(p.clean_streaks)
+        assert p.writes == () and streaks == {gone.fingerprint: now - 10.0}
+    [w] = plan(firing, [kept], ALL, streaks, 13.0, RULES).writes
+    assert (w.alert.fingerprint, w.transition, w.alert.resolved_reason) == (
+        gone.fingerprint,
+        "resolved",
+        "cleared",
+    )
+    # every firing alert reported (the same one twice): nothing counted, nothing written
+    p = plan(_apply(firing, (w,)), [kept, kept], ALL, {}, 14.0, RULES)
+    assert (p.writes, dict(p.clean_streaks)) == ((), {})
+
+
 def test_plan_state_like_unchanged_repeat_refreshed_only_after_refresh_seconds() -> None:
     firing = _apply({}, plan({}, [lag(20_000)], ALL, {}, 10.0, RULES).writes)
     assert plan(firing, [lag(21_000)], ALL, {}, 20.0, RULES).writes == ()
