@@ -146,6 +146,8 @@ def test_change_driven_equals_full_with_the_clock_stopped(seed: int, tail: bool)
         found, state = evaluate(state, inputs, now, swept)
         assert isinstance(state.swept, Swept) and state.swept.at < now  # judged by change, not swept
         assert found == expected, f"cycle {cycle}"
+        # kept in the order emitted (what lets the next evaluation's sort run in one pass)
+        assert list(state.swept.lag) == sorted(state.swept.lag), f"cycle {cycle}"
         kinds.update(f.kind for f in found)
     assert SLOW - {"consumer_stalled"} <= kinds  # each slow rule had findings to carry
 
