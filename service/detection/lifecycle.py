@@ -223,7 +223,11 @@ def _resolve(alert: Alert, now: float, reason: str) -> AlertWrite:
 
 
 def _add(total: Numbers, part: Numbers, sign: int) -> dict[str, int | float | None]:
-    """``total`` plus (or minus) ``part`` per field; an unknown (None) part leaves the total as it is."""
+    """``total`` plus (or minus) ``part`` per field; an unknown (None) part leaves the total as it is.
+
+    A bound (``X_max``) adds up over the occurrences with the certain figure ``X`` of those that had no
+    bound (that figure was exact): an exact skip of 200 and one of at most 6 are at most 206 together,
+    never at most 6 (a bound below the certain total). An unknown bound leaves the total's unknown."""
     out: dict[str, int | float | None] = dict(total)
     for key, value in part.items():
         if value is None:
@@ -231,4 +235,17 @@ def _add(total: Numbers, part: Numbers, sign: int) -> dict[str, int | float | No
             continue
         base = out.get(key)
         out[key] = sign * value if base is None else base + sign * value
+    for key in {k for k in (*total, *part) if k.endswith(BOUND)}:
+        have, more = _bound(total, key), _bound(part, key)
+        out[key] = None if have is None or more is None else have + sign * more
     return out
+
+
+BOUND = "_max"
+
+
+def _bound(numbers: Numbers, key: str) -> int | float | None:
+    """The bound ``key`` of these figures: the certain figure where they had none (0 without either)."""
+    if key in numbers:
+        return numbers[key]
+    return numbers.get(key.removesuffix(BOUND), 0)

@@ -2,7 +2,7 @@ from dataclasses import replace
 
 import pytest
 
-from alerts.model import EPOCH_DIVERGENCE, LAG_HIGH
+from alerts.model import EPOCH_DIVERGENCE, LAG_HIGH, OFFSET_SKIP, Finding
 from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
 from store.alert_records import Alert, AlertWrite, Fingerprint
 from tests.service.detection.builders import T, lag, rewind
@@ -52,6 +52,53 @@ def test_plan_same_occurrence_reclassified_not_counted_twice() -> None:
         1,
     )
     assert w.alert.magnitude_total["messages_replayed"] == 200
+
+
+def _skip(old: int, new: int, magnitude: dict[str, int | None]) -> Finding:
+    return Finding(
+        kind=OFFSET_SKIP,
+        severity="info",
+        cluster="c",
+        group="g",
+        topic="t",
+        partition=0,
+        summary=f"moved from {old} to {new}",
+        cause="admin_reset",
+        magnitude=magnitude,
+        evidence={"old_offset": old, "new_offset": new},
+    )
+
+
+def test_plan_occurrences_bounds_add_up_with_the_exact_figures_of_those_without_one() -> None:
+    """An operator's exact skip of 200, then a departing member's last commit (at most 6, none certain):
+    together 200 certain and at most 206, never at most 6 below the certain 200."""
+    exact = _skip(100, 300, {"messages_skipped": 200, "messages_read_past": 0})
+    bound = _skip(300, 306, {"messages_skipped": 0, "messages_skipped_max": 6})
+    firing = _apply({}, plan({}, [exact], ALL, {}, 10.0, RULES).writes)
+    [w] = plan(firing, [bound], ALL, {}, 11.0, RULES).writes
+    assert (w.alert.occurrences, w.alert.magnitude_total) == (
+        2,
+        {"messages_skipped": 200, "messages_read_past": 0, "messages_skipped_max": 206},
+    )
+    unknown = _skip(306, 400, {"messages_skipped": 0, "messages_skipped_max": None})
+    [w] = plan(_apply(firing, (w,)), [unknown], ALL, {}, 12.0, RULES).writes
+    assert w.alert.magnitude_total["messages_skipped_max"] is None
+
+
+def test_plan_same_occurrence_reported_again_with_a_bound_replaces_its_share_of_the_bound() -> None:
+    first = _skip(100, 300, {"messages_skipped": 200})
+    later = _skip(300, 306, {"messages_skipped": 0, "messages_skipped_max": 6})
+    firing = _apply({}, plan({}, [first, later], ALL, {}, 10.0, RULES).writes)
+    again = replace(
+        later,
+        cause="member_left_or_admin_reset",
+        magnitude={"messages_skipped": 0, "messages_skipped_max": 9},
+    )
+    [w] = plan(firing, [again], ALL, {}, 11.0, RULES).writes
+    assert (w.transition, w.alert.magnitude_total) == (
+        "reclassified",
+        {"messages_skipped": 200, "messages_skipped_max": 209},
+    )
 
 
 def test_plan_event_like_quiet_period_passes_resolved() -> None:
