@@ -68,7 +68,8 @@ def fingerprint_text(fp: Fingerprint) -> str:
 @dataclass(frozen=True)
 class Alert:
     """One alert as stored. ``magnitude`` is the latest occurrence's; ``magnitude_total`` sums the numeric
-    fields over distinct occurrences for event-like kinds and equals ``magnitude`` for state-like ones."""
+    fields over distinct occurrences for event-like kinds (a bound ``X_max`` with the exact ``X`` of the
+    occurrences that had none) and equals ``magnitude`` for state-like ones."""
 
     id: str
     kind: str
