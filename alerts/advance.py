@@ -8,7 +8,15 @@ from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import observed_retention_seconds
 from alerts.history import OffsetHistory, carried, fold_ranges, sampled_each
 from alerts.recreation import pruned
-from alerts.state import CommitKey, DetectionState, OffsetSample, PendingLoss, PendingRewind
+from alerts.state import (
+    CommitKey,
+    DetectionState,
+    OffsetSample,
+    PartitionKey,
+    PendingLoss,
+    PendingRewind,
+    Ranged,
+)
 from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
 from alerts.topic_change import id_changed
@@ -38,7 +46,7 @@ def advance(
         # Every partition of the offsets observation has its log range, observed now: its range history
         # takes the sample, unless it only goes on with the run of its range (then the partition's point,
         # kept beside it, is the run's end: alerts.history.fold_ranges).
-        fold_ranges(ranges, ranged, previous.partitions, keep, view.unconfirmed)
+        fold_ranges(ranges, ranged, previous.partitions, keep, view.unconfirmed, _unsettled(view))
     for key, cur in view.unranged.items():
         old = partitions.get(key)
         if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):
@@ -105,7 +113,21 @@ def advance(
         blind_spans=sighting.blind_spans,
         recreated=recreated,
         polled=rp.polled,
+        ranged=previous.ranged
+        if inputs.offsets is None
+        else Ranged(inputs.offsets.partitions, inputs.metadata, ranged, view.moved),
     )
+
+
+def _unsettled(view: View) -> frozenset[PartitionKey] | None:
+    """The partitions whose range history may not end in a run of their point's range, if known: those
+    whose point moved now or at the last offsets observation (a history given a new range takes a second
+    sample of it, a run, at the next observation), and the unconfirmed ones (always folded). Every other
+    one's point and history are what the last observation left, a run of the same range."""
+    last = view.previous.ranged
+    if view.moved is None or last is None or last.moved is None:
+        return None
+    return view.moved | last.moved | view.unconfirmed
 
 
 def _sampled(

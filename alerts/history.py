@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -195,6 +195,7 @@ def fold_ranges(
     before: Mapping[PartitionKey, PartitionPoint],
     keep: int,
     rewrite: Container[PartitionKey],
+    only: Iterable[PartitionKey] | None = None,
 ) -> None:
     """Each partition's point of an offsets observation (``points``, every one with its log range) folded
     into its history in ``ranges`` (the next state's copy, changed in place), as :meth:`RangeHistory.ranged`
@@ -205,11 +206,14 @@ def fold_ranges(
     an idle partition, most of 20,000, costs a few comparisons and no new history. Any other history is
     first carried to its partition's point of ``before`` (the previous state's: the run's end as last
     observed), then given the sample. ``rewrite``: the partitions whose point the next state will not keep
-    (:func:`alerts.advance.advance`'s unconfirmed ones), always folded.
+    (:func:`alerts.advance.advance`'s unconfirmed ones), always folded. ``only``: the partitions whose
+    history may not be such a run of its point's range (the rest of ``points`` are left as they are),
+    if known.
     """
     get = ranges.get
     prior = before.get
-    for key, p in points.items():
+    pairs = points.items() if only is None else [(k, points[k]) for k in only if k in points]
+    for key, p in pairs:
         start, end = p.log_start, p.log_end
         hist = get(key)
         if type(hist) is RangeHistory:

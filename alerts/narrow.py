@@ -55,6 +55,7 @@ def narrow(state: DetectionState, scope: Scope) -> DetectionState:
         tombstoned=_kept(state.tombstoned, commit_in),
         recreated=_kept(state.recreated, partition_in),
         swept=None,  # judged over what was dropped: the next evaluation sweeps everything
+        ranged=None,  # (a restored state has none; nothing the next evaluation skips rests on it)
     )
     if all(len(getattr(narrowed, p)) == len(getattr(state, p)) for p in _PARTS):
         return state

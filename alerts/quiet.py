@@ -4,10 +4,11 @@ stands (:func:`alerts.lag_alerts.lag_judgements`), and what changed since the la
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import attrgetter
 
 from alerts.lag_alerts import lag_judgements
 from alerts.model import Finding
-from alerts.state import CommitKey, CommitPoint, PartitionKey, Swept
+from alerts.state import CommitKey, CommitPoint, PartitionKey, PartitionPoint, Swept
 from alerts.thresholds import Thresholds
 from alerts.view import View
 
@@ -49,6 +50,38 @@ def moved_since(last: Swept, view: View) -> set[CommitKey]:
     moved = changed_keys(last.commits, rp.commits)  # a state from elsewhere: compare
     moved.update(k for k in last.commits if k not in rp.commits)
     return moved
+
+
+def ranges_of(
+    partitions: Mapping[PartitionKey, PartitionPoint],
+) -> dict[PartitionKey, tuple[int | None, int | None]]:
+    """Each partition's log start and end."""
+    return dict(zip(partitions.keys(), map(_RANGE, partitions.values()), strict=True))
+
+
+_RANGE = attrgetter("log_start", "log_end")
+
+
+def ranges_now(last: Swept, view: View) -> tuple[set[PartitionKey], Ranges]:
+    """This evaluation's log ranges (:func:`ranges_of` ``view.partitions``) and those changed since
+    ``last.ranges`` (:func:`ranges_changed`). Read off the partitions that moved (``view.moved``) when
+    ``last.ranges`` were read off the very points the last offsets observation left, as many as now: every
+    other partition has the range it had then."""
+    base, moved, was, partitions = view.previous.ranged, view.moved, last.ranges, view.partitions
+    if moved is None or base is None or last.ranges_of is not base.points or len(was) != len(partitions):
+        now = ranges_of(partitions)
+        return ranges_changed(was, now), now
+    fresh = {}
+    for pk in moved:
+        if pk not in was:  # a partition new since (and another gone): compare them all
+            now = ranges_of(partitions)
+            return ranges_changed(was, now), now
+        p = partitions[pk]
+        fresh[pk] = (p.log_start, p.log_end)
+    changed = {pk for pk, r in fresh.items() if was[pk] != r}
+    out = dict(was) if type(was) is not dict else was.copy()
+    out.update(fresh)
+    return changed, out
 
 
 def ranges_changed(was: Ranges, now: Ranges) -> set[PartitionKey]:

@@ -21,6 +21,7 @@ from collectors.model import (
     GroupsObservation,
     MetricsObservation,
     OffsetsObservation,
+    PartitionOffsets,
 )
 
 # (topic, partition, offset) -> epoch seconds at which the partition's log end first reached ``offset``
@@ -190,8 +191,7 @@ class Swept:
     blind_spans: tuple[BlindSpan, ...]  # what the last sweep measured by
     retention_seconds: float
     # the committed offsets of the last evaluation (the previous state's, when the caller passed back the
-    # state it got), and the group-partitions changed since lag and the forecast last judged (they judge
-    # only in evaluations with log ranges)
+    # state it got), and the group-partitions changed since lag and the forecast last judged (with ranges)
     commits: Mapping[CommitKey, CommitPoint]
     unjudged: frozenset[CommitKey]
     ranges: Mapping[PartitionKey, tuple[int | None, int | None]]  # log start and end as last judged
@@ -207,8 +207,9 @@ class Swept:
     outside: Mapping[CommitKey, Finding]
     outside_keys: frozenset[CommitKey]
     # group-partitions lag judged without a finding, and until when none can be while their inputs stay
-    # (alerts.lag_alerts.lag_judgements): a sweep carries them over
+    # (alerts.lag_alerts.lag_judgements): a sweep carries them over; the partitions ``ranges`` were read of
     lag_quiet: Mapping[CommitKey, float] = field(default_factory=dict)
+    ranges_of: Mapping[PartitionKey, PartitionPoint] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,17 @@ class Polled:
     offsets: tuple[CommittedOffset, ...]
     keys: frozenset[tuple[str, str, int]] | None = None
     found_in: Mapping[CommitKey, CommitPoint] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ranged:
+    """The last offsets observation folded in, its metadata, the points built of it (in its order) and
+    which of them moved (None: not known): :func:`alerts.current.moved_partitions`."""
+
+    offsets: tuple[PartitionOffsets, ...]
+    metadata: ClusterMetadata | None
+    points: Mapping[PartitionKey, PartitionPoint]
+    moved: frozenset[PartitionKey] | None
 
 
 @dataclass(frozen=True)
@@ -254,9 +266,10 @@ class DetectionState:
     # the slow rules' last judgements (alerts.sweep; None when ``Thresholds.sweep_seconds`` is 0). Never
     # saved: a restored state sweeps.
     swept: Swept | None = None
-    # what the last replay learnt of the polled offsets (alerts.commits): never saved, not compared (it only
-    # spares work: a state without it gives the same findings)
+    # what the last replay learnt of the polled offsets (alerts.commits), and of the offsets observation
+    # (alerts.current.moved_partitions): never saved, not compared (a state without them gives the same)
     polled: Polled | None = field(default=None, compare=False, repr=False)
+    ranged: Ranged | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -36,21 +36,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from itertools import chain, repeat
-from operator import attrgetter, is_
+from operator import is_
 from typing import TypeVar
 
 from alerts.expiry import expiry_findings
 from alerts.lag_alerts import lag_judgements
 from alerts.log_range import outside_findings
 from alerts.model import Finding
-from alerts.quiet import lag_swept, moved_since, ranges_changed, requieted
+from alerts.quiet import lag_swept, moved_since, ranges_now, ranges_of, requieted
 from alerts.retention import retention_findings
 from alerts.state import (
     CommitKey,
     CommitPoint,
     CycleInputs,
     PartitionKey,
-    PartitionPoint,
     Swept,
     partition_key,
 )
@@ -106,7 +105,7 @@ def _sweep(view: View, now: float, thresholds: Thresholds) -> Swept:
     by_partition, by_group = _index(last, rp.commits)
     offsets_seen = view.inputs.offsets is not None
     outside, outside_keys = outside_findings(view)
-    ranges = _ranges(view.partitions) if offsets_seen else {}
+    ranges = ranges_of(view.partitions) if offsets_seen else {}
     lag, quiet = lag_swept(last, view, now, thresholds, ranges, by_partition) if offsets_seen else ({}, {})
     return Swept(
         at=now,
@@ -125,6 +124,7 @@ def _sweep(view: View, now: float, thresholds: Thresholds) -> Swept:
         outside=outside,
         outside_keys=frozenset(outside_keys),
         lag_quiet=quiet,
+        ranges_of=view.partitions if offsets_seen else None,
     )
 
 
@@ -144,11 +144,11 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
     quiet = last.lag_quiet
     unjudged = last.unjudged | moved
     if view.inputs.offsets is not None:  # lag and the forecast need this cycle's log ranges
-        now_ranges = _ranges(view.partitions)
+        changed, now_ranges = ranges_now(last, view)
         # each changed partition's group-partitions, gathered in C (every partition, at --churn 1), then
         # the rest: a set keeps the first of equal keys, and the index holds the commits' own key objects
         # (a replay's are new ones), so the rules' lookups of them compare by identity
-        keys = set(chain.from_iterable(map(by_partition.get, ranges_changed(ranges, now_ranges), repeat(()))))
+        keys = set(chain.from_iterable(map(by_partition.get, changed, repeat(()))))
         keys.update(unjudged)
         found_lag, fresh_quiet = lag_judgements(view, now, thresholds, keys)
         lag = _merged(last.lag, keys, found_lag, commits)
@@ -185,6 +185,7 @@ def _changed(last: Swept, view: View, now: float, thresholds: Thresholds) -> Swe
         outside=outside,
         outside_keys=outside_keys,
         lag_quiet=quiet,
+        ranges_of=view.partitions if view.inputs.offsets is not None else last.ranges_of,
     )
 
 
@@ -240,15 +241,6 @@ def _indexed(
         if k not in by_group.get(k.group, ()):
             by_group[k.group] = (*by_group.get(k.group, ()), k)
     return by_partition, by_group, new
-
-
-def _ranges(
-    partitions: Mapping[PartitionKey, PartitionPoint],
-) -> dict[PartitionKey, tuple[int | None, int | None]]:
-    return dict(zip(partitions.keys(), map(_RANGE, partitions.values()), strict=True))
-
-
-_RANGE = attrgetter("log_start", "log_end")
 
 
 def _emit(swept: Swept, inputs: CycleInputs, *, keep: bool) -> SlowFindings:

@@ -19,6 +19,7 @@ from alerts.blind import Seen, seen
 from alerts.commits import Replay, replay
 from alerts.current import (
     joined,
+    moved_partitions,
     offsets_retention_seconds,
     ranged_partitions,
     shifted_partitions,
@@ -41,6 +42,7 @@ class View:
     unranged: Mapping[PartitionKey, PartitionPoint]  # those only metadata lists
     partitions: Mapping[PartitionKey, PartitionPoint]  # both: the current partitions
     shifted: frozenset[PartitionKey]  # those whose leader changed or log end went back since previous
+    moved: frozenset[PartitionKey] | None  # the ranged ones whose point may have changed (None: any)
     seen: Seen  # the offsets sighting and blind spells after this cycle
     retention_seconds: float  # offsets.retention.minutes as last reported (or the fallback), in seconds
     changes: tuple[TopicChange, ...]  # topics deleted or re-created since the previous state
@@ -58,7 +60,10 @@ def derive(
     unranged = unranged_partitions(inputs, ranged)
     partitions = joined(ranged, unranged)
     changes = topic_changes(previous, inputs, partitions)
-    shifted = shifted_partitions(previous, partitions)
+    moved = moved_partitions(previous, inputs, ranged)
+    shifted = shifted_partitions(
+        previous, partitions, None if moved is None else moved.union(unranged) if unranged else moved
+    )
     return View(
         previous=previous,
         inputs=inputs,
@@ -67,6 +72,7 @@ def derive(
         unranged=unranged,
         partitions=partitions,
         shifted=shifted,
+        moved=moved,
         seen=seen(previous, inputs, thresholds),
         retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
         changes=changes,
