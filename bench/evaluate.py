@@ -14,10 +14,14 @@ the cycle, then the committed offsets (every ``--committed-every`` cycles; as th
 them: the same tuple while nothing moved, unchanged offsets the same objects) with the groups every
 third cycle (15 s). ``--no-tail``: no live tail, commits known from the poll only.
 ``--one-evaluation``: everything in one evaluation per cycle, metadata only every 6th (the figures
-before the service-like split).
+before the service-like split). ``--unknown-too``: each offsets evaluation also timed from the same
+state without its last offsets observation (``offsets_unknown``: every partition looked at again, as
+after a restart; alternately before and after the measured one), what looking only at the partitions
+that moved (:func:`alerts.current.moved_partitions`) spares.
 
     .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
         [--churn 0.01] [--history-spacing SECONDS] [--no-tail] [--committed-every N] [--one-evaluation]
+        [--unknown-too]
         [--out FILE] [--before RESULT.json --before-commit REV --before-note TEXT]
 
 A busy cluster, every partition moving and every history filling (``history_samples`` cycles):
@@ -45,6 +49,7 @@ from typing import Any
 from alerts.engine import evaluate
 from alerts.model import CommitEvent
 from alerts.state import CycleInputs, DetectionState
+from alerts.thresholds import Thresholds
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -176,6 +181,11 @@ def main() -> None:
     parser.add_argument("--no-tail", action="store_true", help="no live tail: commits from the poll only")
     parser.add_argument("--committed-every", type=int, default=1, help="cycles between committed polls")
     parser.add_argument("--one-evaluation", action="store_true", help="one evaluation per cycle")
+    parser.add_argument(
+        "--unknown-too",
+        action="store_true",
+        help="also time each offsets evaluation from the state without its last offsets observation",
+    )
     parser.add_argument("--out", default="evaluate.json", help="file name under bench/results/")
     parser.add_argument(
         "--before", help="a result this bench wrote for other code (same setup): kept beside as 'before'"
@@ -194,7 +204,14 @@ def main() -> None:
     state = DetectionState()
     now = time.time()
     meta = world.metadata(now)
-    parts: dict[str, list[float]] = {"evaluate": [], "offsets": [], "committed": [], "sweep": [], "save": []}
+    parts: dict[str, list[float]] = {
+        "evaluate": [],
+        "offsets": [],
+        "committed": [],
+        "sweep": [],
+        "save": [],
+        "offsets_unknown": [],
+    }
     tail = not args.no_tail
     findings = 0
     for cycle in range(args.cycles):
@@ -242,9 +259,16 @@ def main() -> None:
                 steps.append(("committed", second, later))
         found: tuple[Any, ...] = ()
         for part, inputs, at in steps:
+            # --unknown-too: before the measured evaluation at even cycles, after it at odd ones
+            unknown = args.unknown_too and part == "offsets" and cycle > 0
+            before_state = state
+            if unknown and cycle % 2 == 0:
+                parts["offsets_unknown"].append(_unknown(before_state, inputs, at, thresholds))
             t0 = time.process_time()
             found, state = evaluate(state, inputs, at, thresholds)
             spent = time.process_time() - t0
+            if unknown and cycle % 2 == 1:
+                parts["offsets_unknown"].append(_unknown(before_state, inputs, at, thresholds))
             if cycle > 0:  # the first cycle builds the state from nothing
                 parts[part].append(spent)
                 if part != "evaluate":
@@ -291,6 +315,14 @@ def main() -> None:
         f"RESULT per evaluation CPU s (median): {figures}; mean {means}; CPU s per minute {per_minute}; "
         f"findings {findings}; memory {memory}"
     )
+
+
+def _unknown(state: DetectionState, inputs: CycleInputs, at: float, thresholds: Thresholds) -> float:
+    """CPU seconds of ``inputs``' evaluation from ``state`` without its last offsets observation (every
+    partition looked at again, as after a restart); the result is dropped."""
+    t0 = time.process_time()
+    evaluate(replace(state, ranged=None), inputs, at, thresholds)
+    return time.process_time() - t0
 
 
 def _before(args: argparse.Namespace) -> dict[str, Any]:
