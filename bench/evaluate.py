@@ -50,6 +50,7 @@ from alerts.engine import evaluate
 from alerts.model import CommitEvent
 from alerts.state import CycleInputs, DetectionState
 from alerts.thresholds import Thresholds
+from bench.result_file import write_result
 from collectors.model import (
     Broker,
     ClusterMetadata,
@@ -68,7 +69,6 @@ from service.detection import state_codec
 from service.memory import tune_gc
 from service.settings import DetectionSettings
 
-RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"
 PER_GROUP = 25
 
@@ -309,8 +309,7 @@ def main() -> None:
     }
     if before is not None:
         result["before"] = before
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(
         f"RESULT per evaluation CPU s (median): {figures}; mean {means}; CPU s per minute {per_minute}; "
         f"findings {findings}; memory {memory}"

@@ -15,7 +15,6 @@ and per refreshing evaluation and per minute, and writes bench/results/firing.js
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -26,13 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from alerts.model import LAG_HIGH, Finding
+from bench.result_file import write_result
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.memory import tune_gc
 from store.alert_records import Alert, Fingerprint
 from store.alerts import AlertStore
 from store.settings import StoreSettings
 
-RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"
 COVERED = frozenset({LAG_HIGH})
 _TOPICS = [f"topic-{t:04d}" for t in range(200)]
@@ -120,8 +119,7 @@ def main() -> None:
         },
         "cpu_s_per_min": round(per_minute, 3),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(
         f"RESULT {args.firing} firing lag alerts, an evaluation every {args.every:g} s: quiet"
         f" {result['quiet_cpu_s']['median']} CPU s (median), refreshing"

@@ -36,12 +36,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench.result_file import write_result
 from collectors.model import OffsetsObservation, PartitionOffsets
 from store import Store
 from store.log_end_memory import KEEP
 from store.settings import StoreSettings
 
-RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER = "bench"
 T0 = 1_795_000_000.0
 TICK_S = 5.0
@@ -107,8 +107,7 @@ def main() -> None:
         "lookups": {"memory": counts.memory, "sql": counts.sql},
         "identical": identical,
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(json.dumps(result, indent=2))
 
 

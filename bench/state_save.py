@@ -18,7 +18,6 @@ bench/results/state_save.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -30,13 +29,12 @@ from typing import Any
 from alerts.engine import evaluate
 from alerts.state import CycleInputs, DetectionState
 from bench.evaluate import CLUSTER, World
+from bench.result_file import write_result
 from service.detection import state_codec
 from service.memory import tune_gc
 from service.settings import DetectionSettings
 from store.alerts import AlertStore
 from store.settings import StoreSettings
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main() -> None:
@@ -105,8 +103,7 @@ def main() -> None:
         "parts": {"total": parts_total, "written_each": written},
         "identical": True,  # every save checked byte for byte (the run stops otherwise)
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(
         f"RESULT CPU s per save at {args.partitions} partitions / {len(state.commits)} group-partitions,"
         f" churn {args.churn}: from scratch {result['scratch_cpu_s']['median']} (median), by change"

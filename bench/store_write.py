@@ -21,7 +21,6 @@ commits a second). Uses a throw-away database in a temporary directory.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -32,12 +31,11 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from bench.result_file import write_result
 from collectors.model import CommittedObservation, CommittedOffset, OffsetsObservation, PartitionOffsets
 from store import Store
 from store.records import WriteCounts
 from store.settings import StoreSettings
-
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def committed(cycle: int, groups: int, per_group: int, at: float) -> CommittedObservation:
@@ -211,8 +209,7 @@ def main() -> None:
         "record_offsets": figures,  # CPU s per Store.record_offsets of the steady churn
         "record_committed": committed_figures,  # CPU s per Store.record_committed of the committing groups
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / args.out).write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.out, result)
     print(f"RESULT record_offsets at {args.partitions} partitions, churn {args.churn}: {figures}")
     print(
         f"RESULT record_committed at {args.groups} groups x {args.partitions_per_group}, churn"
