@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import urllib.request
 from collections.abc import Callable, Sequence
@@ -75,19 +76,34 @@ def http_fetch(url: str, timeout: float) -> str:
     return body.decode("utf-8")
 
 
+def _trie(names: Sequence[str]) -> str:
+    """A pattern matching exactly ``names``, their common beginnings factored out (``a(?:b|c)``): a line
+    that is none of them fails at its first differing character, not once for each name."""
+    if names == [""]:
+        return ""
+    by_first: dict[str, list[str]] = {}
+    for name in names:
+        by_first.setdefault(name[:1], []).append(name[1:])
+    alternatives = [re.escape(c) + _trie(rest) if c else "" for c, rest in sorted(by_first.items())]
+    return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"
+
+
+# A line of :data:`FAMILIES`: a sample (its name, ``_total`` for a counter's, then labels or its value) or
+# its ``# HELP``/``# TYPE`` comment. Found after a newline, so the search goes from line start to line
+# start in C.
+_OUR_LINE = re.compile(
+    r"\n([ \t]*(?:#[ \t]+(?:HELP|TYPE)[ \t]+)?"
+    + _trie(sorted(FAMILIES))
+    + r"(?:_total)?(?=[ \t{\r\n]|$)[^\r\n]*)"
+)
+
+
 def _our_lines(text: str) -> str:
-    """The lines of :data:`FAMILIES` (samples and comments) only. The same endpoint serves families
+    """The lines of :data:`FAMILIES` (samples and their comments) only. The same endpoint serves families
     offsetguard never reads, the per-partition ones for Strimzi's dashboard among them (two series per
-    replica: 10,000 lines for 5,000 replicas), and parsing them costs some 30 times this filter."""
-    kept = []
-    for line in text.splitlines():
-        if line.startswith("#"):  # "# HELP name ..." / "# TYPE name ..."
-            parts = line.split(None, 3)
-            name = parts[2] if len(parts) > 2 else ""
-        else:
-            name = line.split("{", 1)[0].split(None, 1)[0] if line.strip() else ""
-        if name.removesuffix("_total") in FAMILIES:  # a counter's family drops _total
-            kept.append(line)
+    replica: 10,000 lines for 5,000 replicas), and parsing them costs some 30 times this filter; the
+    filter itself, a pattern over the whole text, a fifth of a loop over its lines."""
+    kept = _OUR_LINE.findall("\n" + text)
     kept.append("")
     return "\n".join(kept)
 

@@ -185,3 +185,40 @@ class _Counting(ThreadPoolExecutor):
     def submit(self, *args: Any, **kwargs: Any) -> Any:
         self.submitted += 1
         return super().submit(*args, **kwargs)
+
+
+def _lines_by_loop(text: str) -> list[str]:
+    """The filter's meaning, a line at a time: the name a ``HELP``/``TYPE`` comment is about or a sample's
+    name, ``_total`` dropped, is one of ours (other comments are not: the parser skips them)."""
+    kept = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            parts = line.split(None, 3)
+            name = parts[2] if len(parts) > 2 and parts[1] in ("HELP", "TYPE") else ""
+        else:
+            name = line.split("{", 1)[0].split(None, 1)[0] if line.strip() else ""
+        if name.removesuffix("_total") in FAMILIES:
+            kept.append(line)
+    return kept
+
+
+EDGES = (
+    "kafka_server_app_info_start_time_ms 5\n"  # first line, no comment before it
+    "kafka_server_replicamanager_isrshrinks_rate 3\n"  # one of ours as a prefix of another's name
+    "kafka_server_replicamanager_isrshrinkstotal 3\n"
+    "xkafka_server_replicamanager_isrshrinks 3\n"
+    "# HELP kafka_server_replicamanager_isrshrinks_total shrinks\n"
+    "#\tTYPE  kafka_server_replicamanager_isrshrinks_total counter\n"
+    "# some kafka_server_replicamanager_isrshrinks comment\n"
+    'kafka_server_replicamanager_isrshrinks_total{broker="1"} 7.0 1700000000000\r\n'
+    "  kafka_log_logcleaner_deadthreadcount\t0\n"
+    "\n"
+    "kafka_controller_kafkacontroller_offlinepartitionscount 0"  # the last line, no newline after it
+)
+
+
+@pytest.mark.parametrize("text", [COMBINED, CONTROLLER, COMBINED + _per_partition("kafka_x", 300), EDGES])
+def test_our_lines_are_those_a_line_loop_keeps(text: str) -> None:
+    from collectors.broker_metrics import _our_lines
+
+    assert _our_lines(text).split("\n")[:-1] == _lines_by_loop(text)
