@@ -9,9 +9,9 @@ event loop.
 
 from __future__ import annotations
 
-import zlib
 from dataclasses import dataclass
 
+from isal import isal_zlib
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 
@@ -19,8 +19,15 @@ from service.metrics.collector import pinned
 from service.metrics.fast import encode
 from service.metrics.sources import ScrapeInputs
 
-# Exposition text compresses ~25x at level 1 and ~27x at 6, which takes 3x the CPU (22 MB: 0.03 s vs 0.1 s).
+# The body is gzipped by ISA-L (python-isal), whose level 1 compresses 22.6 MB of exposition text (20,000
+# partitions, 50,000 group-partitions) in ~10 ms to 0.84 MB, where zlib's level 1 takes ~64 ms for 0.90 MB:
+# a render of that size is ~0.2 CPU s, once a scrape. The stream is standard gzip (any client inflates it).
 GZIP_LEVEL = 1
+
+
+def gzip_compressor() -> isal_zlib.Compress:
+    """A compressor writing one gzip stream (wbits 31) at :data:`GZIP_LEVEL`."""
+    return isal_zlib.compressobj(GZIP_LEVEL, isal_zlib.DEFLATED, 31)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +62,7 @@ def render(
     openmetrics = content_type.startswith("application/openmetrics-text")
     gzipped = accepts_gzip(accept_encoding)
     parts: list[bytes] = []
-    compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 31)  # wbits 31: a gzip stream
+    compressor = gzip_compressor()
     sink = (lambda chunk: parts.append(compressor.compress(chunk))) if gzipped else None
     if inputs is None:
         body = encode(registry, encoder, openmetrics=openmetrics, sink=sink)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import zlib
 
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as OPENMETRICS
@@ -44,6 +45,21 @@ def test_render_gzip_accepted_compressed_same_text() -> None:
     zipped = render(registry, accept_encoding="gzip, deflate")
     assert zipped.content_encoding == "gzip"
     assert gzip.decompress(zipped.body) == plain.body
+
+
+def test_render_gzip_of_a_fleet_is_one_standard_stream_of_the_same_text() -> None:
+    # 2,000 partitions and 5,000 group-partitions: many chunks through the compressor
+    from bench.metrics_families import fleet
+
+    inputs = ScrapeInputs(clusters=[fleet(20, 200, 25, b.NOW)])
+    registry = build_registry(lambda: inputs, clock=lambda: b.NOW)
+    plain = render(registry)
+    zipped = render(registry, accept_encoding="gzip")
+    assert len(plain.body) > 1_000_000
+    assert gzip.decompress(zipped.body) == plain.body  # the trailer's CRC and length checked
+    inflate = zlib.decompressobj(31)
+    assert inflate.decompress(zipped.body) == plain.body and inflate.eof and not inflate.unused_data
+    assert len(zipped.body) < len(plain.body) / 10
 
 
 def test_render_pinned_inputs_source_not_called() -> None:
