@@ -131,9 +131,15 @@ def plan(
             else:
                 continue  # the alert stands as it is in ``working``
         working[fp] = alert
-    for fp, alert in working.items() if working.keys() - reported else ():  # the difference in C
-        if fp in reported:
+    # The alerts not reported again, in ``working``'s order (the writes'), found in C; of those, a state-like
+    # alert of a kind this evaluation did not cover stands as it is (thousands of firing lag alerts
+    # between two sweeps), told by its fingerprint's kind.
+    unreported = working.keys() - reported
+    judged = covered | EVENT_LIKE_KINDS
+    for fp in filter(unreported.__contains__, working) if unreported else ():
+        if fp[0] not in judged:
             continue
+        alert = working[fp]
         if is_event_like(alert.kind):
             if now - alert.updated_at >= rules.quiet_period_seconds:
                 writes.append(_resolve(alert, now, "quiet_period"))
