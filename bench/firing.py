@@ -86,8 +86,16 @@ def main() -> None:
     parser.add_argument("--every", type=float, default=2.5, help="seconds between evaluations")
     parser.add_argument("--out", default="firing.json", help="file name under bench/results/")
     args = parser.parse_args()
-
     rules = LifecycleRules()
+    if (
+        not 0 < args.every < rules.refresh_seconds
+        or args.evaluations * args.every < rules.refresh_seconds + args.every
+    ):
+        parser.error(
+            f"--every must be below the {rules.refresh_seconds:g} s refresh, and --evaluations span more than"
+            " it: both quiet and refreshing evaluations are measured"
+        )
+
     tune_gc()
     quiet: list[float] = []
     refreshing: list[float] = []
