@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from store.alert_records import (
     fingerprint_text,
 )
 from store.db import Connection
+from store.json_text import sorted_compact as _json
 
 COLUMNS = (
     "seq, id, kind, severity, status, cluster, grp, topic, partition, started_at, updated_at, resolved_at,"
@@ -32,33 +33,6 @@ MUTABLE = (
     "magnitude_total", "evidence", "occurrence", "occurrences", "snapshot_id", "ack_by", "ack_comment",
     "acked_at",
 )  # fmt: skip
-
-
-def _encoder() -> Callable[[Any], str]:
-    """Compact JSON with sorted keys (equal evidence compares equal; tuples are arrays). ``json.dumps``
-    with options builds an encoder a call, most of what a fleet's refresh of thousands of firing alerts
-    cost (two or three objects an alert): one is built here, the C one where the interpreter has it,
-    checked against the documented encoder once."""
-    encoder = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return encoder.encode
-    try:
-        ascii_text = json.encoder.encode_basestring_ascii
-        c = make(None, encoder.default, ascii_text, None, ":", ",", True, False, True)
-        sample = {"b": [1, 2.5, "\u00e9"], "a": None, "c": {"y": True, "x": -1e300}}
-        if "".join(c(sample, 0)) != encoder.encode(sample):
-            return encoder.encode
-    except TypeError:  # another interpreter's signature
-        return encoder.encode
-    return lambda value: "".join(c(value, 0))
-
-
-_ENCODE = _encoder()
-
-
-def _json(value: Mapping[str, Any]) -> str:
-    return _ENCODE(value if type(value) is dict else dict(value))
 
 
 def _values(a: Alert) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from typing import Any
 from store.alert_records import FIRING, Alert
 from store.alert_rows import COLUMNS, alert_from_row
 from store.db import Connection
+from store.json_text import sorted_compact
 from store.notification_records import (
     ABANDONED,
     DELIVERED,
@@ -102,7 +103,7 @@ def insert(conn: Connection, rows: Iterable[NewNotification], now: float) -> int
             r.alert_id,
             r.event,
             r.transition_seq,
-            json.dumps(dict(r.payload), sort_keys=True, separators=(",", ":")),
+            sorted_compact(r.payload),
             r.state,
             r.silence_id,
             now,
@@ -139,7 +140,7 @@ def adopt(conn: Connection, rows: Iterable[Notification]) -> int:
             r.receiver,
             r.alert_id,
             r.event,
-            json.dumps(dict(r.payload), sort_keys=True, separators=(",", ":")),
+            sorted_compact(r.payload),
             r.state,
             r.silence_id,
             r.created_at,
