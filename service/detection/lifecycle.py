@@ -143,9 +143,7 @@ def plan(
         if is_event_like(alert.kind):
             if now - alert.updated_at >= rules.quiet_period_seconds:
                 writes.append(_resolve(alert, now, "quiet_period"))
-        elif alert.kind in covered and not (
-            unranged and alert.kind in RANGED_KINDS and (alert.topic, alert.partition) in unranged
-        ):
+        elif not (unranged and alert.kind in RANGED_KINDS and (alert.topic, alert.partition) in unranged):
             streaks[fp] = streaks.get(fp, 0) + 1
             if streaks[fp] >= rules.resolve_after_clean:
                 writes.append(_resolve(alert, now, "cleared"))
