@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from collectors.errors import StoreCorruptError, StoreError, StoreWriteError
 from store.dialect import SQLITE, Dialect
+from store.gate import WriteGate, gate_for
 from store.settings import StoreSettings
 
 BUSY_TIMEOUT_MS = 5_000
@@ -66,9 +67,11 @@ class Connection(Protocol):
 
 
 class SqliteConnection(sqlite3.Connection):
-    """:class:`sqlite3.Connection` that names its dialect (nothing else: its methods stay SQLite's own)."""
+    """:class:`sqlite3.Connection` that names its dialect and, on a writer, its file's write gate
+    (:mod:`store.gate`); its methods stay SQLite's own."""
 
     dialect: Dialect = SQLITE
+    gate: WriteGate | None = None
 
 
 # Primary result codes (the low byte of an extended code) of a disk that refuses writes: it may come back
@@ -201,6 +204,7 @@ def connect(path: Path, *, readonly: bool = False) -> SqliteConnection:
             # power loss can lose the newest transactions, and never corrupts the database.
             conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute(f"PRAGMA journal_size_limit = {JOURNAL_SIZE_LIMIT}")
+            conn.gate = gate_for(path)
     except BaseException:
         conn.close()
         raise
@@ -226,15 +230,23 @@ def small_cache(conn: Connection) -> Iterator[Connection]:
 def transaction(conn: Connection) -> Iterator[Connection]:
     """Run the block in one write transaction holding the database's write lock (SQLite's ``BEGIN
     IMMEDIATE``; PostgreSQL's advisory lock, :data:`store.dialect.POSTGRESQL`); roll back if anything
-    raises."""
-    begin, *locks = conn.dialect.begin_write
-    conn.execute(begin)
+    raises. A SQLite writer first waits its turn at the file's write gate (:mod:`store.gate`), up to
+    :data:`BUSY_TIMEOUT_MS`, then fails as SQLite's busy handler would: "database is locked"."""
+    gate: WriteGate | None = getattr(conn, "gate", None)
+    if gate is not None and not gate.acquire(BUSY_TIMEOUT_MS / 1000):
+        raise sqlite3.OperationalError("database is locked (this process's other writers held it)")
     try:
-        for statement in locks:
-            conn.execute(statement)
-        yield conn
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        begin, *locks = conn.dialect.begin_write
+        conn.execute(begin)
+        try:
+            for statement in locks:
+                conn.execute(statement)
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+    finally:
+        if gate is not None:
+            gate.release()
