@@ -85,8 +85,9 @@ def alert_from_row(row: Sequence[Any]) -> Alert:
     )
 
 
-def write(conn: Connection, w: AlertWrite, at: float) -> Alert:
-    """Apply one planned change inside the caller's transaction; the alert as stored."""
+def write(conn: Connection, w: AlertWrite, at: float, transitions: list[Transition] | None = None) -> Alert:
+    """Apply one planned change inside the caller's transaction; the alert as stored. Its transition is
+    written too, or appended to ``transitions`` for the caller to write with :func:`add_transitions`."""
     a = w.alert
     values = _values(a)
     if w.insert:
@@ -117,7 +118,11 @@ def write(conn: Connection, w: AlertWrite, at: float) -> Alert:
             raise StoreError(f"alert {a.id} does not exist", cluster=a.cluster)
         seq = found[0]
     if w.transition is not None:
-        add_transition(conn, Transition(a.id, at, w.transition, a.severity, a.cause, w.detail))
+        t = Transition(a.id, at, w.transition, a.severity, a.cause, w.detail)
+        if transitions is None:
+            add_transition(conn, t)
+        else:
+            transitions.append(t)
     return changed(a, seq=seq)
 
 
@@ -151,12 +156,21 @@ def refresh(conn: Connection, alerts: Sequence[Alert]) -> None:
         raise StoreError(f"{missing} of {len(alerts)} refreshed alerts are not firing rows")
 
 
+_INSERT_TRANSITION = (
+    "INSERT INTO alert_transitions (alert_id, at, transition, severity, cause, detail)"
+    " VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
 def add_transition(conn: Connection, t: Transition) -> None:
-    conn.execute(
-        "INSERT INTO alert_transitions (alert_id, at, transition, severity, cause, detail)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (t.alert_id, t.at, t.transition, t.severity, t.cause, _json(t.detail)),
-    )
+    conn.execute(_INSERT_TRANSITION, (t.alert_id, t.at, t.transition, t.severity, t.cause, _json(t.detail)))
+
+
+def add_transitions(conn: Connection, ts: Sequence[Transition]) -> None:
+    """Transitions in one statement, in order (a burst's thousands)."""
+    if ts:
+        rows = [(t.alert_id, t.at, t.transition, t.severity, t.cause, _json(t.detail)) for t in ts]
+        conn.executemany(_INSERT_TRANSITION, rows)
 
 
 def firing(conn: Connection, cluster: str) -> tuple[Alert, ...]:

@@ -1,9 +1,9 @@
 """The :class:`AlertStore`: alerts, their history and the detection state, in the store's SQLite file.
 
 It opens its own writer connection on the same database as :class:`store.Store` (WAL lets both
-write in turn; ``BEGIN IMMEDIATE`` + ``busy_timeout`` serialise them) and shares its helpers in
-:mod:`store.db`. Every method blocks: call it from a worker thread in async code. Failures raise
-:class:`collectors.errors.StoreError`.
+write in turn; the file's write gate, ``BEGIN IMMEDIATE`` and ``busy_timeout`` serialise them) and
+shares its helpers in :mod:`store.db`. Every method blocks: call it from a worker thread in async code.
+Failures raise :class:`collectors.errors.StoreError`.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ from store.writer import WriterConnection
 
 T = TypeVar("T")
 MAX_PAGE = 1000
+# Alert writes a transaction of update_firing takes (~65 ms of SQLite and Python on a quiet core): the
+# process's other writers wait for no more than one such transaction during a fleet's burst.
+WRITES_PER_TRANSACTION = 1000
 _CACHED_PAGES = 32  # alert list pages remembered per reader thread (until the next commit)
 
 # (firing alerts by fingerprint, (fingerprint, occurrence) of alerts resolved lately) -> changes
@@ -73,6 +76,7 @@ class AlertStore(WriterConnection):
         # service's CPU at 200 firing alerts). Every alert write goes through this store's writer
         # connection, which folds what it committed in (under its lock, never after a rollback).
         self._firing: dict[str, dict[Fingerprint, Alert]] = {}
+        self._stale_count = 0  # times another replica's writes were found (see update_firing)
 
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
@@ -86,6 +90,7 @@ class AlertStore(WriterConnection):
 
     def _stale(self) -> None:
         self._firing.clear()  # another replica wrote alerts: read them again
+        self._stale_count += 1
 
     def _close_connections(self) -> None:
         if self._readers is not None:
@@ -103,41 +108,70 @@ class AlertStore(WriterConnection):
     def update_firing(
         self, cluster: str, plan: Planner, at: float, *, resolved_since: float | None = None
     ) -> tuple[Alert, ...]:
-        """Load ``cluster``'s firing alerts, let ``plan`` decide the changes, write them: one transaction.
+        """Load ``cluster``'s firing alerts, let ``plan`` decide the changes, write them.
 
         ``plan`` also gets the occurrences of alerts resolved at or after ``resolved_since`` (none if
         None), so an occurrence reported again after its alert was acknowledged is recognised.
 
-        Planning under the write lock means an acknowledgement can never interleave with a cycle's
-        changes. Returns the alerts as written (with ``seq``), in plan order.
+        Planning and writing hold this store's lock, so an acknowledgement can never interleave with a
+        cycle's changes. The writes go :data:`WRITES_PER_TRANSACTION` to a transaction: a fleet's burst
+        (tens of thousands of lag alerts firing in one evaluation) lets the process's other writers take
+        the database's lock between them (:mod:`store.gate`) instead of waiting seconds for one
+        transaction. Should one fail, those before it stay written (their transitions are notified) and
+        the error is raised. Returns the alerts as written (with ``seq``), in plan order.
         """
-
         written: list[Alert] = []
-        cached: dict[Fingerprint, Alert] | None = None
+        pending: list[AlertWrite] = []
+        cached: dict[Fingerprint, Alert] = {}
+        stale_before = self._stale_count
 
-        def work(conn: Connection) -> tuple[Alert, ...]:
-            nonlocal cached
-            cached = self._firing.get(cluster)  # under the writer lock: nothing commits in between
-            if cached is None:
-                cached = {a.fingerprint: a for a in alert_rows.firing(conn, cluster)}
+        def first(conn: Connection) -> None:
+            nonlocal cached, stale_before
+            stale_before = self._stale_count  # (the guard has run: a foreign commit is known now)
+            found = self._firing.get(cluster)  # under the writer lock: nothing commits in between
+            if found is None:
+                found = {a.fingerprint: a for a in alert_rows.firing(conn, cluster)}
+            cached = found
             done: frozenset[tuple[Fingerprint, str]] = frozenset()
             if resolved_since is not None:
                 done = alert_rows.resolved_occurrences(conn, cluster, resolved_since)
+            pending.extend(plan(dict(cached), done))
+            pending.reverse()  # taken from the end, in plan order
+            write_some(conn)
+
+        def then(conn: Connection) -> None:
+            if self._stale_count != stale_before:  # another replica wrote alerts since the plan
+                raise StoreError(
+                    f"the alerts of {cluster} changed elsewhere while an update was written;"
+                    f" {len(pending)} writes left to the next evaluation",
+                    cluster=cluster,
+                )
+            write_some(conn)
+
+        def write_some(conn: Connection) -> None:
             refreshed: list[Alert] = []
-            for w in plan(dict(cached), done):
+            transitions: list[Transition] = []
+            for _ in range(min(WRITES_PER_TRANSACTION, len(pending))):
+                w = pending.pop()
                 if alert_rows.is_refresh(w):
                     refreshed.append(w.alert)
                     written.append(w.alert)
                 else:
-                    written.append(alert_rows.write(conn, w, at))
+                    written.append(alert_rows.write(conn, w, at, transitions))
+            alert_rows.add_transitions(conn, transitions)
             alert_rows.refresh(conn, refreshed)
-            return tuple(written)
 
-        def remember() -> None:
-            assert cached is not None
-            self._firing[cluster] = _fold_firing(cached, written)
+        def committed() -> None:
+            if pending:  # written in part: read again should the rest fail
+                self._firing.pop(cluster, None)
+            else:
+                self._firing[cluster] = _fold_firing(cached, written)
 
-        return self._run("update alerts", work, write=True, committed=remember)
+        with self._lock:
+            self._run("update alerts", first, write=True, committed=committed)
+            while pending:
+                self._run("update alerts", then, write=True, committed=committed)
+        return tuple(written)
 
     def ack(self, alert_id: str, who: str, comment: str, at: float) -> Alert | None:
         """Acknowledge; an event-like alert is resolved by it, a state-like one keeps firing until it
@@ -267,6 +301,8 @@ class AlertStore(WriterConnection):
     # ------------------------------------------------------------------ detection state
 
     # ---------------------------------------------------------------- counters for /metrics
+    # Read on the readers' connections: a render never waits for the writer's lock (a burst of alert
+    # writes holds it across its transactions).
 
     def firing_counts(self) -> dict[tuple[str, str, str], int]:
         """Firing alerts by (kind, severity, cluster); drills left out (as in every figure below)."""
@@ -278,7 +314,7 @@ class AlertStore(WriterConnection):
             )
             return {(k, s, cl): int(n) for k, s, cl, n in c.execute(sql)}
 
-        return self._run("count firing alerts", count)
+        return self._read("count firing alerts", count)
 
     def incident_totals(self) -> dict[tuple[str, str], int]:
         """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter (the
@@ -287,7 +323,7 @@ class AlertStore(WriterConnection):
         def count(c: Connection) -> dict[tuple[str, str], int]:
             return {(k, cl): int(n) for k, cl, n in c.execute(alert_retention.incident_totals(c.dialect))}
 
-        return self._run("count incidents", count)
+        return self._read("count incidents", count)
 
     def magnitude_totals(self) -> dict[tuple[str, str], int]:
         """Messages replayed / skipped / lost summed over every alert (the deleted ones too), by (name,
@@ -303,7 +339,7 @@ class AlertStore(WriterConnection):
                 totals[("lost", cluster)] = int(lost)
             return totals
 
-        return self._run("sum alert magnitudes", work)
+        return self._read("sum alert magnitudes", work)
 
     # ---------------------------------------------------------------- retention
 

@@ -21,7 +21,8 @@ class WriterConnection:
     def __init__(self, conn: Connection, what: str, *, counter: str | None = None) -> None:
         self._conn = conn
         self._what = what
-        self._lock = threading.Lock()
+        # Reentrant: a write split into transactions holds it across them (AlertStore.update_firing)
+        self._lock = threading.RLock()
         self._closed = False
         # shared with the file's other store classes (service.runtime): each write reports its fate
         self.health = StoreHealth(what)
