@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -34,6 +33,7 @@ from store.alert_records import (
     changed,
     is_event_like,
 )
+from store.json_text import sorted_compact_text
 
 SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 # Evidence that may differ between two reports of the same occurrence (the latest range observation,
@@ -73,13 +73,14 @@ class Plan:
 
 
 def new_alert_id(now: float) -> str:
-    """Sortable by creation time, unique without coordination."""
-    return f"al-{int(now * 1000):013d}-{secrets.token_hex(4)}"
+    """Sortable by creation time, unique without coordination: 64 random bits, as a fleet's burst names
+    tens of thousands in one millisecond (32 bits collided in one burst of 37,000 in six)."""
+    return f"al-{int(now * 1000):013d}-{secrets.token_hex(8)}"
 
 
 def occurrence_identity(f: Finding) -> str:
     stable = {k: v for k, v in f.evidence.items() if k not in VOLATILE_EVIDENCE}
-    return json.dumps(stable, sort_keys=True, separators=(",", ":"), default=str)
+    return sorted_compact_text(stable)
 
 
 def plan(

@@ -3,7 +3,7 @@ from dataclasses import replace
 import pytest
 
 from alerts.model import EPOCH_DIVERGENCE, LAG_HIGH, OFFSET_SKIP, Finding
-from service.detection.lifecycle import LifecycleRules, occurrence_identity, plan
+from service.detection.lifecycle import LifecycleRules, new_alert_id, occurrence_identity, plan
 from store.alert_records import Alert, AlertWrite, Fingerprint
 from tests.service.detection.builders import T, lag, rewind
 
@@ -221,3 +221,9 @@ def test_plan_event_like_occurrence_of_resolved_alert_not_refired() -> None:
     assert plan({}, [f], ALL, {}, 10.0, RULES, resolved=resolved).writes == ()
     [w] = plan({}, [rewind(at=9.0)], ALL, {}, 10.0, RULES, resolved=resolved).writes
     assert w.transition == "fired"
+
+
+def test_alert_ids_of_one_millisecond_are_distinct_and_sort_by_time() -> None:
+    burst = {new_alert_id(1_700_000_000.0) for _ in range(100_000)}  # a fleet's burst in one evaluation
+    assert len(burst) == 100_000
+    assert new_alert_id(1_700_000_000.0) < new_alert_id(1_700_000_000.002)
