@@ -46,6 +46,7 @@ from collectors.errors import OffsetguardError, StoreWriteError
 from collectors.model import ClusterMetadata
 from collectors.scope import EVERYTHING, Scope
 from service.detection.backlog import AlertBacklog, Planner
+from service.detection.change_log import log_changes
 from service.detection.epochs import EpochEnds
 from service.detection.inputs import (
     SETTLING_KINDS,
@@ -60,7 +61,6 @@ from service.detection.out_of_scope import resolve_out_of_scope
 from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.save_timing import SaveTiming, always_quiet
 from service.detection.snapshots import SnapshotTrigger
-from service.logs import alert_context
 from service.settings import DetectionSettings
 from service.state import LatestObservations
 from store.alert_records import Alert, AlertWrite, Fingerprint
@@ -524,25 +524,7 @@ class DetectionLoop:
             return ()
 
     async def _report(self, written: Sequence[tuple[Alert, str | None]]) -> None:
-        for a, transition in written:
-            if transition == "resolved":
-                log.info(
-                    "alert %s resolved (%s): %s",
-                    a.id,
-                    a.resolved_reason,
-                    a.summary,
-                    extra={**alert_context(a), "transition": transition},
-                )
-            elif transition is not None:
-                log.warning(
-                    "alert %s %s %s %s: %s",
-                    a.id,
-                    transition,
-                    a.severity,
-                    a.kind,
-                    a.summary,
-                    extra={**alert_context(a), "transition": transition},
-                )
+        log_changes(self.cluster, written, self._where)
         if self._snapshots is not None:
             self._snapshots.request([a for a, t in written if t in ("fired", "repeated")])
         alerts = [a for a, _ in written]
