@@ -19,6 +19,7 @@ import store.alert_retention as alert_retention
 import store.alert_rows as alert_rows
 import store.changes as changes
 from collectors.errors import StoreError
+from store.alert_counts import Counts, WriteCount, count_alerts, file_writes
 from store.alert_records import (
     RESOLVED,
     Alert,
@@ -27,7 +28,6 @@ from store.alert_records import (
     Fingerprint,
     Transition,
     is_event_like,
-    not_drill_sql,
 )
 from store.alert_retention import PrunedAlerts
 from store.alert_rows import Filters
@@ -77,6 +77,8 @@ class AlertStore(WriterConnection):
         # connection, which folds what it committed in (under its lock, never after a rollback).
         self._firing: dict[str, dict[Fingerprint, Alert]] = {}
         self._stale_count = 0  # times another replica's writes were found (see update_firing)
+        self._writes = file_writes(self._settings) if not conn.dialect.shared else WriteCount()
+        self._counts: Counts | None = None  # the /metrics counters, as of a version (_counters)
 
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
@@ -301,45 +303,41 @@ class AlertStore(WriterConnection):
     # ------------------------------------------------------------------ detection state
 
     # ---------------------------------------------------------------- counters for /metrics
-    # Read on the readers' connections: a render never waits for the writer's lock (a burst of alert
-    # writes holds it across its transactions).
+    # Read on the readers' connections (a render never waits for the writer's lock, which a burst of alert
+    # writes holds across its transactions), and read again only once the alerts have changed: each
+    # query scans every alert kept (a year of them), and most renders come between two alert writes.
 
     def firing_counts(self) -> dict[tuple[str, str, str], int]:
         """Firing alerts by (kind, severity, cluster); drills left out (as in every figure below)."""
-
-        def count(c: Connection) -> dict[tuple[str, str, str], int]:
-            sql = (
-                "SELECT kind, severity, cluster, COUNT(*) FROM alerts"
-                f" WHERE status = 'firing' AND {not_drill_sql(c.dialect)} GROUP BY 1, 2, 3"
-            )
-            return {(k, s, cl): int(n) for k, s, cl, n in c.execute(sql)}
-
-        return self._read("count firing alerts", count)
+        return dict(self._counters().firing)
 
     def incident_totals(self) -> dict[tuple[str, str], int]:
         """Distinct occurrences ever recorded, by (kind, cluster): a monotonic incident counter (the
         alerts deleted by :meth:`prune` still counted)."""
-
-        def count(c: Connection) -> dict[tuple[str, str], int]:
-            return {(k, cl): int(n) for k, cl, n in c.execute(alert_retention.incident_totals(c.dialect))}
-
-        return self._read("count incidents", count)
+        return dict(self._counters().incidents)
 
     def magnitude_totals(self) -> dict[tuple[str, str], int]:
         """Messages replayed / skipped / lost summed over every alert (the deleted ones too), by (name,
         cluster)."""
+        return dict(self._counters().magnitudes)
 
-        def work(conn: Connection) -> dict[tuple[str, str], int]:
-            totals: dict[tuple[str, str], int] = {}
-            for cluster, replayed, skipped, lost in conn.execute(
-                alert_retention.magnitude_totals(conn.dialect)
-            ):
-                totals[("replayed", cluster)] = int(replayed)
-                totals[("skipped", cluster)] = int(skipped)
-                totals[("lost", cluster)] = int(lost)
-            return totals
+    def _wrote(self) -> None:
+        self._writes.add()
 
-        return self._read("sum alert magnitudes", work)
+    def _counters(self) -> Counts:
+        """The three counters as of the alerts' last change: this file's alert writes in this process (a
+        SQLite file is one process's), or on PostgreSQL the change counter both replicas bump."""
+
+        def read(c: Connection) -> Counts:
+            version = changes.current(c, changes.ALERTS) if c.dialect.shared else self._writes.n
+            kept = self._counts
+            if kept is not None and kept.version == version:
+                return kept
+            counted = count_alerts(c, version)
+            self._counts = counted
+            return counted
+
+        return self._read("count alerts", read)
 
     # ---------------------------------------------------------------- retention
 

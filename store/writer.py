@@ -40,6 +40,9 @@ class WriterConnection:
         """Another process wrote what this class caches (under the writer lock, in the write transaction
         about to use the cache): subclasses drop their caches."""
 
+    def _wrote(self) -> None:
+        """Called under the lock after each committed write transaction: subclasses note it."""
+
     def close(self) -> None:
         """Idempotent; later calls raise :class:`StoreError`."""
         with self._lock:
@@ -89,6 +92,8 @@ class WriterConnection:
                     self.health.failed(exc)
                 raise
             self.health.succeeded()
+            if write:
+                self._wrote()
             if committed is not None:
                 committed()
             return result

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+import store.alerts as alerts_module
 from collectors.errors import StoreError
 from service.detection.lifecycle import LifecycleRules, plan
-from store import Store, alert_rows
+from store import Store, alert_counts, alert_rows
 from store.alert_records import EVENT_LIKE_KINDS, Alert, AlertWrite, Fingerprint, Transition
 from store.alerts import AlertStore
 from store.db import CACHE_KIB, Connection
@@ -224,6 +225,30 @@ def test_metric_counters_firing_incidents_and_magnitudes_summed(alerts: AlertSto
     alerts.ack(a.id, "alice", "", 30.0)
     assert alerts.firing_counts() == {}
     assert alerts.incident_totals() == {("offset_rewind", C): 2}
+
+
+def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_another_store(
+    alerts: AlertStore, settings: StoreSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[int] = []
+    counted = alert_counts.count_alerts
+
+    def spied(c: Connection, version: int) -> alert_counts.Counts:
+        reads.append(version)
+        return counted(c, version)
+
+    monkeypatch.setattr(alerts_module, "count_alerts", spied)
+    [a] = _cycle(alerts, [rewind(at=1.0)], 10.0)
+    assert alerts.firing_counts() == {("offset_rewind", "critical", C): 1}
+    assert alerts.incident_totals() == {("offset_rewind", C): 1} and len(reads) == 1
+    assert alerts.magnitude_totals()[("replayed", C)] == a.magnitude_total["messages_replayed"]
+    assert len(reads) == 1  # nothing written since: the counts as read
+    alerts.ack(a.id, "alice", "", 11.0)
+    assert alerts.firing_counts() == {} and len(reads) == 2
+    with AlertStore.open(settings) as other:  # another store on the database (the other replica's)
+        _cycle(other, [lag()], 12.0)
+    assert alerts.firing_counts() == {("lag_high", "warning", C): 1} and len(reads) == 3
+    assert alerts.incident_totals() == {("offset_rewind", C): 1, ("lag_high", C): 1} and len(reads) == 3
 
 
 def test_list_cached_page_reflects_ack_committed_since(alerts: AlertStore) -> None:
