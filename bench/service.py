@@ -14,7 +14,8 @@ whole process tree (the metrics render worker included, when ``metrics.render_wo
   ``--settle`` seconds after the picture is complete (scraped all along), past the start's standing
   renders, and the CPU seconds of the start up to then are reported apart (``start_cpu_s``);
 - peak resident memory (sum over the tree), scrape latency p50/p99/max, body bytes per family set;
-- where the CPU goes: a py-spy profile of the running service summarised by offsetguard module.
+- where the CPU goes: a py-spy profile of the running service summarised by offsetguard module (the
+  cold run's; ``--profile-warm``: the warm run's too).
 
 With ``--kminion PATH`` (a kminion binary you built from its source; nothing here builds it) the same run
 measures kminion (adminApi, partition granularity) on the same cluster, alone, and states the ratios.
@@ -77,7 +78,8 @@ def measure_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         # committing) fires lag alerts once its lag is old enough, and the runs after that pay for them
         cold = offsetguard_run(cluster, store, expected, args, profile_s=args.profile, label="cold")
         out["offsetguard_cold"] = cold.run(churn) | {"firing_alerts_at_stop": firing_alerts(store)}
-        warm = offsetguard_run(cluster, store, expected, args, profile_s=0, label="warm")
+        warm_profile = args.profile if args.profile_warm else 0
+        warm = offsetguard_run(cluster, store, expected, args, profile_s=warm_profile, label="warm")
         out["offsetguard_warm"] = warm.run(churn) | {"firing_alerts_at_stop": firing_alerts(store)}
         if args.aged:
             out["offsetguard_aged"] = aged_run(cluster, root / f"store-aged-{size}", expected, churn, args)
@@ -158,6 +160,11 @@ def main() -> None:
     parser.add_argument("--churn", type=float, default=CHURN, help="share of partitions moved every 5 s")
     parser.add_argument(
         "--profile", type=float, default=60.0, help="py-spy seconds at the start of steady state (0: none)"
+    )
+    parser.add_argument(
+        "--profile-warm",
+        action="store_true",
+        help="profile the warm run too (the firing alerts' costs show there; each its own profile file)",
     )
     parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
     parser.add_argument("--dir", help="working directory (default: a temporary one)")
