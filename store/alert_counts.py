@@ -3,13 +3,13 @@ counted at a version of the alerts so that a store reads them again only once th
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import NamedTuple
 
 import store.alert_retention as alert_retention
 from store.alert_records import not_drill_sql
 from store.db import Connection
+from store.per_file import PerFile
 from store.settings import StoreSettings
 
 
@@ -49,15 +49,10 @@ class WriteCount:
             self.n += 1
 
 
-_WRITES: dict[str, WriteCount] = {}
-_WRITES_LOCK = threading.Lock()
+_WRITES = PerFile(WriteCount)
 
 
 def file_writes(settings: StoreSettings | None) -> WriteCount:
     """The write count of the file ``settings`` names, shared by the alert stores on it (however its path
     is spelled); a store without settings has its own."""
-    if settings is None:
-        return WriteCount()
-    key = os.path.realpath(settings.path)
-    with _WRITES_LOCK:
-        return _WRITES.setdefault(key, WriteCount())
+    return WriteCount() if settings is None else _WRITES.of(settings.path)

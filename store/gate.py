@@ -12,10 +12,11 @@ still meet SQLite's busy handler. PostgreSQL queues the waiters of its advisory 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
+
+from store.per_file import PerFile
 
 
 class WriteGate:
@@ -58,15 +59,9 @@ class WriteGate:
             return max(0, self._next - self._serving - 1 - len(self._abandoned))
 
 
-_gates: dict[str, WriteGate] = {}
-_gates_lock = threading.Lock()
+_GATES = PerFile(WriteGate)
 
 
 def gate_for(path: Path) -> WriteGate:
     """The one gate of the file at ``path`` in this process (however the path is spelled)."""
-    key = os.path.realpath(path)
-    with _gates_lock:
-        gate = _gates.get(key)
-        if gate is None:
-            gate = _gates[key] = WriteGate()
-        return gate
+    return _GATES.of(path)
