@@ -52,10 +52,17 @@ def expiry_findings(
     retention = view.retention_seconds
     commits = rp.commits
     pairs = committed_of(commits, keys)
+    groups = rp.groups
+    # the groups that keep their offsets (not Empty, a protocol type): most of a fleet, told once per
+    # group so that an offset of theirs without an explicit expiry costs a set lookup (what expiry_at
+    # would answer: "group_active"), not a limits lookup and a call
+    active = {g for g, p in groups.items() if p.state != EMPTY and p.protocol_type != ""}
     due: dict[str, list[tuple[float, str, str, int]]] = {}
     for key, point in pairs:
+        if point.expire_at is None and key.group in active:
+            continue
         horizon = thresholds.limits(key.group, key.topic).expiry_risk_seconds
-        at, base = expiry_at(point, rp.groups.get(key.group), retention)
+        at, base = expiry_at(point, groups.get(key.group), retention)
         if horizon is None or at is None or at - now > horizon:
             continue
         due.setdefault(key.group, []).append((at, base, key.topic, key.partition))

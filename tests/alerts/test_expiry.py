@@ -85,3 +85,23 @@ def test_detect_offsets_expiry_risk_stable_group_missing_from_a_listing_while_ta
     s = run(_idle("Stable"), inputs(groups=groups(1, {"other": "Empty"}), tail_live=True), 1)
     assert s.groups["g"].state == "Stable"
     assert detect_offsets_expiry_risk(s, inputs(tail_live=True), RET - H, TH) == ()
+
+
+def test_detect_offsets_expiry_risk_active_group_commit_with_explicit_expiry_still_judged() -> None:
+    """An active group keeps its offsets, except a v1 commit's explicit expiry: the active groups' offsets
+    skipped without a look (most of a fleet) are only those without one."""
+    from alerts.state import CommitKey
+
+    stable = GroupPoint("Stable", 0, "classic", "consumer")
+    commits = {
+        CommitKey("g", T, 0): CommitPoint(5, None, at=100, moved_at=100, source="tail", expire_at=RET),
+        CommitKey("g", T, 1): CommitPoint(6, None, at=100, moved_at=100, source="tail"),
+        CommitKey("h", T, 0): CommitPoint(7, None, at=100, moved_at=100, source="tail"),
+    }
+    state = DetectionState(commits=commits, groups={"g": stable, "h": stable})
+    [f] = detect_offsets_expiry_risk(state, inputs(), RET - 2 * H, TH)
+    assert (f.group, f.cause, f.magnitude) == (
+        "g",
+        "explicit_expire_timestamp",
+        {"seconds_to_expiry": 2 * H, "partitions_expiring": 1},
+    )
