@@ -7,7 +7,7 @@ import threading
 from typing import NamedTuple
 
 import store.alert_retention as alert_retention
-from store.alert_records import not_drill_sql
+from store.alert_records import Alert, not_drill_sql
 from store.db import Connection
 from store.per_file import PerFile
 from store.settings import StoreSettings
@@ -34,6 +34,15 @@ def count_alerts(c: Connection, version: int) -> Counts:
         magnitudes[("skipped", cluster)] = int(skipped)
         magnitudes[("lost", cluster)] = int(lost)
     return Counts(version, firing, incidents, magnitudes)
+
+
+def same_message_totals(old: Alert | None, new: Alert) -> bool:
+    """``new`` (a silent refresh of the firing ``old``: severity, status and occurrences as they were)
+    leaves the messages replayed / skipped / lost summed as they were."""
+    if old is None:
+        return False
+    was, now = old.magnitude_total, new.magnitude_total
+    return all(was.get(m) == now.get(m) for m in alert_retention.MESSAGE_TOTALS)
 
 
 class WriteCount:

@@ -31,11 +31,13 @@ _EXPIRED = """
       AND NOT EXISTS (SELECT 1 FROM notifications AS n WHERE n.alert_id = a.id AND n.state = :pending)
     LIMIT :limit
 """
-_MESSAGES = ("messages_replayed", "messages_skipped", "messages_lost")
+MESSAGE_TOTALS = ("messages_replayed", "messages_skipped", "messages_lost")
 
 
 def _tally(d: Dialect) -> str:
-    sums = ",\n        ".join(f"COALESCE(SUM({d.json_number('magnitude_total', m)}), 0)" for m in _MESSAGES)
+    sums = ",\n        ".join(
+        f"COALESCE(SUM({d.json_number('magnitude_total', m)}), 0)" for m in MESSAGE_TOTALS
+    )
     return f"""
     INSERT INTO alert_totals_pruned
         (kind, cluster, occurrences, messages_replayed, messages_skipped, messages_lost)
@@ -62,7 +64,7 @@ def incident_totals(d: Dialect) -> str:
 
 def magnitude_totals(d: Dialect) -> str:
     """(cluster, replayed, skipped, lost) over the alerts kept and deleted."""
-    replayed, skipped, lost = (f"COALESCE({d.json_number('magnitude_total', m)}, 0)" for m in _MESSAGES)
+    replayed, skipped, lost = (f"COALESCE({d.json_number('magnitude_total', m)}, 0)" for m in MESSAGE_TOTALS)
     return f"""
     SELECT cluster, SUM(replayed), SUM(skipped), SUM(lost) FROM (
         SELECT cluster, {replayed} AS replayed, {skipped} AS skipped, {lost} AS lost

@@ -19,7 +19,7 @@ import store.alert_retention as alert_retention
 import store.alert_rows as alert_rows
 import store.changes as changes
 from collectors.errors import StoreError
-from store.alert_counts import Counts, WriteCount, count_alerts, file_writes
+from store.alert_counts import Counts, WriteCount, count_alerts, file_writes, same_message_totals
 from store.alert_records import (
     RESOLVED,
     Alert,
@@ -79,6 +79,7 @@ class AlertStore(WriterConnection):
         self._stale_count = 0  # times another replica's writes were found (see update_firing)
         self._writes = file_writes(self._settings) if not conn.dialect.shared else WriteCount()
         self._counts: Counts | None = None  # the /metrics counters, as of a version (_counters)
+        self._counts_kept = False  # this write transaction changes nothing they count (_keep_counts)
 
     @classmethod
     def open(cls, settings: StoreSettings) -> AlertStore:
@@ -153,15 +154,20 @@ class AlertStore(WriterConnection):
         def write_some(conn: Connection) -> None:
             refreshed: list[Alert] = []
             transitions: list[Transition] = []
+            counted = False  # whether a write may change what the /metrics counters count
             for _ in range(min(WRITES_PER_TRANSACTION, len(pending))):
                 w = pending.pop()
                 if alert_rows.is_refresh(w):
                     refreshed.append(w.alert)
                     written.append(w.alert)
+                    counted = counted or not same_message_totals(cached.get(w.alert.fingerprint), w.alert)
                 else:
+                    counted = True
                     written.append(alert_rows.write(conn, w, at, transitions))
             alert_rows.add_transitions(conn, transitions)
             alert_rows.refresh(conn, refreshed)
+            if not counted:
+                self._keep_counts()
 
         def committed() -> None:
             if pending:  # written in part: read again should the rest fail
@@ -321,8 +327,19 @@ class AlertStore(WriterConnection):
         cluster)."""
         return dict(self._counters().magnitudes)
 
+    def _began(self) -> None:
+        self._counts_kept = False
+
+    def _keep_counts(self) -> None:
+        """This write transaction changes nothing the counters count (a detection state save, a silent
+        refresh of firing alerts whose message totals stay): its commit does not make them read again. On
+        PostgreSQL every write bumps the change counter they are read at anyway."""
+        self._counts_kept = True
+
     def _wrote(self) -> None:
-        self._writes.add()
+        kept, self._counts_kept = self._counts_kept, False
+        if not kept:
+            self._writes.add()
 
     def _counters(self) -> Counts:
         """The three counters as of the alerts' last change: this file's alert writes in this process (a
@@ -394,7 +411,11 @@ class AlertStore(WriterConnection):
                         cluster=cluster,
                     )
 
-        self._run("save detection state", save, write=True)
+        def saved(c: Connection) -> None:
+            save(c)
+            self._keep_counts()  # the state is no alert
+
+        self._run("save detection state", saved, write=True)
 
     def load_state(self, cluster: str) -> SavedState | None:
         """``cluster``'s saved detection state with its parts (None if none was saved), read through a

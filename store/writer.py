@@ -40,6 +40,10 @@ class WriterConnection:
         """Another process wrote what this class caches (under the writer lock, in the write transaction
         about to use the cache): subclasses drop their caches."""
 
+    def _began(self) -> None:
+        """Called under the lock as each write transaction begins (before its work): subclasses reset
+        what a transaction's work may note."""
+
     def _wrote(self) -> None:
         """Called under the lock after each committed write transaction: subclasses note it."""
 
@@ -81,6 +85,7 @@ class WriterConnection:
                     if not write:
                         return work(self._conn)
                     with transaction(self._conn) as conn:
+                        self._began()
                         if self.guard is not None:
                             self.guard(conn)
                         version = self._counted(conn)

@@ -2,11 +2,13 @@ import contextlib
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import store.alerts as alerts_module
+from alerts.model import COMMITTED_BELOW_LOG_START
 from collectors.errors import StoreError
 from service.detection.lifecycle import LifecycleRules, plan
 from store import Store, alert_counts, alert_rows
@@ -249,6 +251,39 @@ def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_anot
         _cycle(other, [lag()], 12.0)
     assert alerts.firing_counts() == {("lag_high", "warning", C): 1} and len(reads) == 3
     assert alerts.incident_totals() == {("offset_rewind", C): 1, ("lag_high", C): 1} and len(reads) == 3
+
+
+def test_metric_counters_not_read_again_after_writes_that_change_nothing_they_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite (one process's file; on PostgreSQL every write bumps the change counter they are read at):
+    a detection state save and a silent refresh of firing alerts leave the counters as they were (each
+    read again scans every alert kept: with a year of them, twice a minute for nothing); a refresh whose
+    message totals move, a new alert and an acknowledgement make them read again."""
+    reads: list[int] = []
+    counted = alert_counts.count_alerts
+
+    def spied(c: Connection, version: int) -> alert_counts.Counts:
+        reads.append(version)
+        return counted(c, version)
+
+    monkeypatch.setattr(alerts_module, "count_alerts", spied)
+    lost = {"messages_lost": 5}
+    below = replace(lag(), kind=COMMITTED_BELOW_LOG_START, severity="critical", magnitude=lost)
+    with AlertStore.open(StoreSettings(path=tmp_path / "offsetguard.db")) as alerts:
+        _cycle(alerts, [lag(), below], 10.0)
+        assert alerts.firing_counts() == {("lag_high", "warning", C): 1, (below.kind, "critical", C): 1}
+        assert alerts.magnitude_totals()[("lost", C)] == 5 and len(reads) == 1
+        alerts.save_state(C, "{}", 4, 11.0)
+        refreshed = _cycle(alerts, [lag(30_000), below], 10.0 + RULES.refresh_seconds)
+        assert [a.magnitude["lag"] for a in refreshed if a.kind == "lag_high"] == [30_000]  # written
+        assert alerts.firing_counts() == {("lag_high", "warning", C): 1, (below.kind, "critical", C): 1}
+        assert len(reads) == 1  # nothing they count changed: the counts as read
+        moved = replace(below, magnitude={"messages_lost": 9})
+        _cycle(alerts, [lag(30_000), moved], 10.0 + 2 * RULES.refresh_seconds)
+        assert alerts.magnitude_totals()[("lost", C)] == 9 and len(reads) == 2
+        _cycle(alerts, [lag(30_000), moved, rewind(at=1.0)], 10.0 + 2 * RULES.refresh_seconds + 1)
+        assert alerts.incident_totals()[("offset_rewind", C)] == 1 and len(reads) == 3
 
 
 def test_list_cached_page_reflects_ack_committed_since(alerts: AlertStore) -> None:
