@@ -6,7 +6,8 @@ import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from operator import attrgetter, itemgetter
+from itertools import compress
+from operator import attrgetter, is_, is_not, itemgetter
 
 from collectors.errors import KafkaError
 from collectors.model import (
@@ -18,7 +19,7 @@ from collectors.model import (
     TopicPartition,
 )
 from collectors.scope import EVERYTHING, Scope
-from collectors.seam import KafkaSeam, MetadataSource, SeamCollector, failure
+from collectors.seam import KafkaSeam, MetadataSource, OffsetRange, SeamCollector, failure
 
 _by_partition = attrgetter("topic", "partition")
 
@@ -53,6 +54,12 @@ class OffsetsCollector(SeamCollector):
         # unchanged one is the same object again (most partitions of a cycle), so nothing is built for it
         # and readers can tell it apart by identity.
         self._last: dict[int, tuple[tuple[TopicPartition, ...], list[PartitionOffsets | None]]] = {}
+        # Per leader, when it last answered for every partition asked: those partitions, its answer for
+        # each (the ranges' values, in the order asked) and the offsets made from them.
+        self._answers: dict[
+            int,
+            tuple[tuple[TopicPartition, ...], list[OffsetRange], list[PartitionOffsets | None]],
+        ] = {}
 
     async def collect(self) -> OffsetsObservation:
         """One observation; raises :class:`KafkaError` only if no metadata could be had."""
@@ -101,6 +108,7 @@ class OffsetsCollector(SeamCollector):
             leaders[leader] = (infos, self._partitions(leader, infos))
         for gone in self._asked.keys() - leaders.keys():  # a broker that leads nothing in scope now
             del self._asked[gone]
+            self._answers.pop(gone, None)
         self._plan = plan = _Plan(meta, self.scope, leaders, tuple(failures))
         return plan
 
@@ -118,24 +126,30 @@ class OffsetsCollector(SeamCollector):
             lost = [failure("broker", str(leader), exc)]
             lost.extend(failure("partition", f"{t}/{p}", exc) for t, p in tps)
             return [None] * len(tps), lost
-        now: list[PartitionOffsets | None] = []
+        answers = list(ranges.values())
+        complete = not errors and len(answers) == len(tps) and all(map(is_, ranges, tps))
+        held = self._answers.pop(leader, None)
+        now: list[PartitionOffsets | None]
+        if complete and held is not None and held[0] is tps:
+            # The seam answers an unchanged partition with the very range object of its last answer: only
+            # the partitions whose answer is another object are looked at (found in C; a cycle moves a
+            # few of a leader's thousands), the others keep the offsets object made from that answer.
+            now = list(held[2])
+            for i in compress(range(len(answers)), map(is_not, answers, held[1])):
+                now[i] = _offsets(infos[i], tps[i], answers[i], now[i], leader)
+            self._answers[leader] = (tps, answers, now)
+            return now, []
+        now = []
         lost = []
         for info, tp, r, o in zip(infos, tps, map(ranges.get, tps), before.of(leader, tps), strict=True):
             if r is not None:
-                epoch = r.leader_epoch if r.leader_epoch is not None else info.leader_epoch
-                if (
-                    o is None
-                    or o.log_end != r.log_end
-                    or o.log_start != r.log_start
-                    or o.leader_epoch != epoch
-                    or o.leader != leader
-                ):
-                    o = PartitionOffsets(tp.topic, tp.partition, r.log_start, r.log_end, leader, epoch)
-                now.append(o)
+                now.append(_offsets(info, tp, r, o, leader))
             else:
                 now.append(None)
                 err = errors.get(tp) or KafkaError("no offsets returned", cluster=self.cluster)
                 lost.append(failure("partition", f"{tp.topic}/{tp.partition}", err))
+        if complete:
+            self._answers[leader] = (tps, answers, now)
         return now, lost
 
     def _partitions(self, leader: int, infos: tuple[PartitionInfo, ...]) -> tuple[TopicPartition, ...]:
@@ -145,6 +159,22 @@ class OffsetsCollector(SeamCollector):
         tps = tuple(TopicPartition(p.topic, p.partition) for p in infos)
         self._asked[leader] = (infos, tps)
         return tps
+
+
+def _offsets(
+    info: PartitionInfo, tp: TopicPartition, r: OffsetRange, o: PartitionOffsets | None, leader: int
+) -> PartitionOffsets:
+    """The partition's offsets from its leader's answer ``r``: ``o`` (last cycle's) when they are the same."""
+    epoch = r.leader_epoch if r.leader_epoch is not None else info.leader_epoch
+    if (
+        o is None
+        or o.log_end != r.log_end
+        or o.log_start != r.log_start
+        or o.leader_epoch != epoch
+        or o.leader != leader
+    ):
+        o = PartitionOffsets(tp.topic, tp.partition, r.log_start, r.log_end, leader, epoch)
+    return o
 
 
 class _Plan:

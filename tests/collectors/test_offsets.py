@@ -111,6 +111,33 @@ async def test_offsets_unchanged_partition_is_the_same_object_changed_one_new() 
     assert third[("a", 0)] is second[("a", 0)]
 
 
+async def test_offsets_changes_while_a_leader_was_down_or_a_partition_failed_seen_once_it_answers() -> None:
+    """Between two complete answers of a leader, only the partitions answered with another range object
+    are looked at (the seam answers an unchanged one with the same object): a change made while the
+    leader was down, or while one of its partitions failed, is compared with its last complete answer,
+    not lost."""
+    seam = FakeSeam(offsets=dict(RANGES))
+    collector = OffsetsCollector(seam, CLUSTER, source(META))
+    first = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+    seam.down = {1}
+    seam.offsets[TP("a", 0)] = OffsetRange(5, 120, 7)  # while leader 1 is down
+    assert ("a", 0) not in {(o.topic, o.partition) for o in (await collector.collect()).partitions}
+    seam.down = set()
+    back = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+    assert back[("a", 0)] == PartitionOffsets("a", 0, 5, 120, leader=1, leader_epoch=7)
+    assert back[("b", 0)] is first[("b", 0)] and back[("a", 1)] is first[("a", 1)]
+
+    seam.partition_errors[TP("b", 0)] = KafkaResponseError(
+        "not the leader", error_code=6, error_name="NOT_LEADER_OR_FOLLOWER", cluster=CLUSTER
+    )
+    seam.offsets[TP("b", 0)] = OffsetRange(0, 70, 0)  # while b/0 fails
+    await collector.collect()
+    del seam.partition_errors[TP("b", 0)]
+    again = {(o.topic, o.partition): o for o in (await collector.collect()).partitions}
+    assert again[("b", 0)] == PartitionOffsets("b", 0, 0, 70, leader=1, leader_epoch=0)
+    assert again[("a", 0)] is back[("a", 0)]
+
+
 async def test_offsets_partition_led_elsewhere_is_a_new_object_a_broker_leading_nothing_forgotten() -> None:
     seam = FakeSeam(offsets=dict(RANGES))
     moved = metadata([1, 2, 3], {"a": [partition("a", 0, 1, epoch=3)], "b": [partition("b", 0, 2)]})
