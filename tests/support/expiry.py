@@ -81,6 +81,10 @@ class _Starter(threading.Thread):
             self._error = exc
 
     def cluster(self) -> SandboxCluster:
+        if self.ident is None:
+            # an xdist worker whose first test uses it: pytest_runtest_setup ran before the session
+            # fixture made this starter, so nothing started it
+            self.start()
         self.join(START_TIMEOUT_S)
         if self._error is not None:
             raise RuntimeError(f"the expiry sandbox failed to start: {self._error!r}") from self._error
