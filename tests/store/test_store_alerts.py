@@ -229,9 +229,9 @@ def test_metric_counters_firing_incidents_and_magnitudes_summed(alerts: AlertSto
     assert alerts.incident_totals() == {("offset_rewind", C): 2}
 
 
-def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_another_store(
-    alerts: AlertStore, settings: StoreSettings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def counter_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The version of each reading of the /metrics alert counters (each a scan of every alert kept)."""
     reads: list[int] = []
     counted = alert_counts.count_alerts
 
@@ -240,6 +240,13 @@ def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_anot
         return counted(c, version)
 
     monkeypatch.setattr(alerts_module, "count_alerts", spied)
+    return reads
+
+
+def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_another_store(
+    alerts: AlertStore, settings: StoreSettings, counter_reads: list[int]
+) -> None:
+    reads = counter_reads
     [a] = _cycle(alerts, [rewind(at=1.0)], 10.0)
     assert alerts.firing_counts() == {("offset_rewind", "critical", C): 1}
     assert alerts.incident_totals() == {("offset_rewind", C): 1} and len(reads) == 1
@@ -254,20 +261,13 @@ def test_metric_counters_read_again_only_once_the_alerts_changed_here_or_by_anot
 
 
 def test_metric_counters_not_read_again_after_writes_that_change_nothing_they_count(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, counter_reads: list[int]
 ) -> None:
     """SQLite (one process's file; on PostgreSQL every write bumps the change counter they are read at):
     a detection state save and a silent refresh of firing alerts leave the counters as they were (each
     read again scans every alert kept: with a year of them, twice a minute for nothing); a refresh whose
-    message totals move, a new alert and an acknowledgement make them read again."""
-    reads: list[int] = []
-    counted = alert_counts.count_alerts
-
-    def spied(c: Connection, version: int) -> alert_counts.Counts:
-        reads.append(version)
-        return counted(c, version)
-
-    monkeypatch.setattr(alerts_module, "count_alerts", spied)
+    message totals move, and a new alert, make them read again."""
+    reads = counter_reads
     lost = {"messages_lost": 5}
     below = replace(lag(), kind=COMMITTED_BELOW_LOG_START, severity="critical", magnitude=lost)
     with AlertStore.open(StoreSettings(path=tmp_path / "offsetguard.db")) as alerts:
