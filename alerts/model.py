@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from collectors.fast_init import fast_init
+
 Severity = Literal["info", "warning", "critical"]
 Scalar = int | float | str | bool | None
 EvidenceValue = Scalar | tuple[Scalar, ...]
@@ -75,6 +77,7 @@ class Finding:
         return (self.kind, self.cluster, self.group, self.topic, self.partition)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CommitEvent:
     """One offset commit (or its tombstone, ``offset=None``) read from ``__consumer_offsets``.

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import NamedTuple
 
+from collectors.fast_init import fast_init
+
 OFFSETS_TOPIC = "__consumer_offsets"
 NOT_AUTHORIZED = "not authorized"  # Failure.reason of a KafkaAuthError (collectors.errors)
 
@@ -103,6 +105,7 @@ class ClusterMetadata:
 # ---------------------------------------------------------------- partition offsets
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PartitionOffsets:
     topic: str
@@ -167,6 +170,7 @@ class GroupsObservation:
 # ---------------------------------------------------------------- committed offsets
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class CommittedOffset:
     group: str

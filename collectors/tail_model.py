@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from collectors.codec import Record
+from collectors.fast_init import fast_init
 
 TOPIC = "__consumer_offsets"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TailEvent:
     """One decoded ``__consumer_offsets`` record, located by source partition and offset."""

@@ -18,10 +18,12 @@ from collectors.codec.consumer_group_records import (
     ConsumerGroupTargetAssignmentMetadata,
 )
 from collectors.codec.record_types import GROUP_METADATA
+from collectors.fast_init import fast_init
 
 # ---------------------------------------------------------------- offset commits (types 0, 1)
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommit:
     """A committed offset (OffsetCommitKey + OffsetCommitValue)."""
@@ -39,6 +41,7 @@ class OffsetCommit:
     topic_id: str | None  # tag 0 of v4+, written from Kafka 4.1
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class OffsetCommitTombstone:
     """A deleted offset (expiry, OffsetDelete, DeleteGroups or topic deletion)."""
