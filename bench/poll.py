@@ -52,26 +52,29 @@ def populate(cluster: SandboxCluster, topics: int, partitions: int, groups: int,
     t0 = time.perf_counter()
     # librdkafka: kafka-python's producer walks every partition's batches at each send (20,000
     # partitions took 92 s, 100,000 were not done in 15 min)
-    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 50, "acks": 1})
-    failed: list[object] = []
-
-    def delivered(err: object, _msg: object) -> None:
-        if err is not None:
-            failed.append(err)
-
-    for name in names:
-        for p in range(partitions):
-            for _ in range(1 + p % 3):  # log ends of 1..3
-                while True:
-                    try:
-                        producer.produce(name, b"x", partition=p, on_delivery=delivered)
-                        break
-                    except BufferError:  # its queue is full: let deliveries drain it
-                        producer.poll(0.1)
-        producer.poll(0)
-    left = producer.flush(300)
-    if left or failed:
-        raise RuntimeError(f"produce: {left} not delivered, {len(failed)} failed ({failed[:3]})")
+    # Brokers that have just created 50,000 partitions answer slowly on two cores: a minute per produce
+    # request was seen (librdkafka's default socket timeout, then every message in flight failed). Waited
+    # for longer, and a partition whose messages still failed is produced to again (its log end may then
+    # be one higher than planned: a timed-out request can have been written).
+    producer = Producer(
+        {
+            "bootstrap.servers": cluster.bootstrap_servers,
+            "linger.ms": 50,
+            "acks": 1,
+            "socket.timeout.ms": 300_000,
+            "request.timeout.ms": 300_000,
+            "message.timeout.ms": 600_000,
+        }
+    )
+    wanted = [(name, p, 1 + p % 3) for name in names for p in range(partitions)]  # log ends of 1..3
+    for _ in range(3):
+        failed = _produce(producer, wanted)
+        if not failed:
+            break
+        print(f"produce: {len(failed)} partitions failed ({failed[0][1]}), again", flush=True)
+        wanted = [(t, p, n) for (t, p, n), _ in failed]
+    else:
+        raise RuntimeError(f"produce: {len(failed)} partitions failed three times ({failed[0][1]})")
     print(f"produced to every partition in {time.perf_counter() - t0:.1f} s", flush=True)
 
     t0 = time.perf_counter()
@@ -87,6 +90,32 @@ def populate(cluster: SandboxCluster, topics: int, partitions: int, groups: int,
         list(pool.map(commit, range(groups)))
     print(f"committed {groups * per_group} group-partitions in {time.perf_counter() - t0:.1f} s", flush=True)
     admin.close()
+
+
+def _produce(
+    producer: Producer, wanted: list[tuple[str, int, int]]
+) -> list[tuple[tuple[str, int, int], object]]:
+    """``n`` messages to each ``(topic, partition, n)`` of ``wanted``; those whose delivery failed, with
+    an error."""
+    failed: dict[tuple[str, int], object] = {}
+
+    def delivered(err: object, msg: Any) -> None:
+        if err is not None:
+            failed[(msg.topic(), msg.partition())] = err
+
+    for name, p, n in wanted:
+        for _ in range(n):
+            while True:
+                try:
+                    producer.produce(name, b"x", partition=p, on_delivery=delivered)
+                    break
+                except BufferError:  # its queue is full: let deliveries drain it
+                    producer.poll(0.1)
+        producer.poll(0)
+    left = producer.flush(900)
+    if left:
+        raise RuntimeError(f"produce: {left} messages neither delivered nor failed in 15 minutes")
+    return [((t, p, n), failed[(t, p)]) for t, p, n in wanted if (t, p) in failed]
 
 
 def _wait_for_leaders(cluster: SandboxCluster, names: set[str], want: int, timeout: float = 300) -> None:
