@@ -7,17 +7,18 @@ message and their groups a new commit every cycle (0: nothing moves). Reports CP
 per part (``sweep``: the evaluations that judged every group-partition, every ``sweep_seconds``; counted in
 their part too).
 
-As the service (default settings), each cycle is two evaluations 2.5 s apart (its minimum interval): the
-offsets observation (an unchanged partition's ``PartitionOffsets`` the same object as last cycle, as the
-offsets collector hands it; the metadata, one object for 30 s, handed along) with the tail's commits of
-the cycle, then the committed offsets (every ``--committed-every`` cycles; as the tail-fed view hands
-them: the same tuple while nothing moved, unchanged offsets the same objects) with the groups every
-third cycle (15 s). ``--no-tail``: no live tail, commits known from the poll only.
-``--one-evaluation``: everything in one evaluation per cycle, metadata only every 6th (the figures
-before the service-like split). ``--unknown-too``: each offsets evaluation also timed from the same
-state without its last offsets observation (``offsets_unknown``: every partition looked at again, as
-after a restart; alternately before and after the measured one), what looking only at the partitions
-that moved (:func:`alerts.current.moved_partitions`) spares.
+As the service evaluated before ``detection.offsets_wait_seconds`` (0 there), each cycle is two evaluations
+2.5 s apart (its minimum interval): the offsets observation (an unchanged partition's ``PartitionOffsets`` the
+same object as last cycle, as the offsets collector hands it; the metadata, one object for 30 s, handed along)
+with the tail's commits of the cycle, then the committed offsets (every ``--committed-every`` cycles; as the
+tail-fed view hands them: the same tuple while nothing moved, unchanged offsets the same objects) with the
+groups every third cycle (15 s). ``--no-tail``: no live tail, commits known from the poll only.
+``--one-evaluation``: everything in one evaluation per cycle, metadata only every 6th (the service with its
+default ``offsets_wait_seconds``: the other observations and the tail's commits wait for the offsets one).
+``--unknown-too``: each offsets evaluation also timed from the same state without its last offsets observation
+(``offsets_unknown``: every partition looked at again, as after a restart; alternately before and after the
+measured one), what looking only at the partitions that moved (:func:`alerts.current.moved_partitions`)
+spares.
 
     .venv/bin/python -m bench.evaluate [--partitions 20000] [--groups 2000] [--cycles 24]
         [--churn 0.01] [--history-spacing SECONDS] [--no-tail] [--committed-every N] [--one-evaluation]

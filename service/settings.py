@@ -127,6 +127,13 @@ class DetectionSettings(BaseModel):
     # the next one (each collector, and a busy tail, would otherwise start one of its own: at 50k
     # group-partitions several full evaluations per offsets interval). Bounds detection latency from above.
     min_evaluation_interval_seconds: float = Field(default=2.5, ge=0, le=60)
+    # While log offsets keep arriving (the last within this long), the other collectors' observations and
+    # tail events that are no incident wait for the next offsets observation, at most this long: the
+    # collectors of one interval start together and finish apart, and each would otherwise start an
+    # evaluation of its own (two a cycle, the log ranges in the second). An offsets observation evaluates
+    # at once (the minimum interval allowing); a commit below the last known offset or a tombstone never
+    # waits. Of use above the offsets interval (5 s); 0: no waiting.
+    offsets_wait_seconds: float = Field(default=6.0, ge=0, le=60)
     # The detection state (histories of every partition and group-partition) is saved this often and at
     # stop; after a crash, moves since the last save may be reported once more. At 50k group-partitions a
     # save costs ~0.5 CPU s, so not every 30 s. A due save waits (at most 60 s) for a moment /metrics

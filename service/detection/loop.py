@@ -1,13 +1,15 @@
 """The :class:`DetectionLoop` of one cluster: evaluates the pure detectors and stores the alert lifecycle.
 
-Triggers: a fresh collector observation (:meth:`observe`, a scheduler sink) evaluates at once; tail
-events (:meth:`add_events`) are batched for at most ``debounce_seconds`` after the first one; and a
-``tick_seconds`` timer evaluates anyway (collector failures, quiet periods). Evaluations start at most
-every ``min_evaluation_interval_seconds``: triggers arriving sooner are folded into the next one (each
-collector and a busy tail would otherwise start a full evaluation of their own). Tail events that may be
-an incident (a commit below the group-partition's last known offset, an offset tombstone) skip that wait:
-they are evaluated after ``debounce_seconds``, so a rewind pages as fast as the tail reads it. One worker
-task runs the evaluations one after another, in a worker thread (detectors, SQLite).
+Triggers: a fresh collector observation (:meth:`observe`, a scheduler sink) evaluates at once; tail events
+(:meth:`add_events`) are batched for at most ``debounce_seconds`` after the first one; and a ``tick_seconds``
+timer evaluates anyway (collector failures, quiet periods). While log offsets keep arriving, every other
+observation and tail event waits for the next offsets observation, at most ``offsets_wait_seconds``
+(:mod:`service.detection.pace`): one evaluation per offsets interval. Evaluations start at most every
+``min_evaluation_interval_seconds``: triggers arriving sooner are folded into the next one (each collector and
+a busy tail would otherwise start a full evaluation of their own). Tail events that may be an incident (a
+commit below the group-partition's last known offset, an offset tombstone) skip both waits: they are evaluated
+after ``debounce_seconds``, so a rewind pages as fast as the tail reads it. One worker task runs the
+evaluations one after another, in a worker thread (detectors, SQLite).
 
 An evaluation's alerts are written (one transaction) **before** anything is reported (listeners,
 snapshots). If the write fails, the state is not advanced and the events are kept for the next attempt;
@@ -43,7 +45,7 @@ from alerts.narrow import narrow
 from alerts.state import CommitKey, CycleInputs, DetectionState, LogEndClock
 from alerts.thresholds import Thresholds
 from collectors.errors import OffsetguardError, StoreWriteError
-from collectors.model import ClusterMetadata
+from collectors.model import ClusterMetadata, OffsetsObservation
 from collectors.scope import EVERYTHING, Scope
 from service.detection.backlog import AlertBacklog, Planner
 from service.detection.change_log import log_changes
@@ -58,6 +60,7 @@ from service.detection.inputs import (
 )
 from service.detection.lifecycle import LifecycleRules, Plan, plan
 from service.detection.out_of_scope import resolve_out_of_scope
+from service.detection.pace import OffsetsPace
 from service.detection.reached import ManyLookup, ReachedAtCache
 from service.detection.save_timing import SaveTiming, always_quiet
 from service.detection.snapshots import SnapshotTrigger
@@ -131,6 +134,7 @@ class DetectionLoop:
         self.backlog = AlertBacklog()
         self._clock = clock
         self._tick = tick_seconds
+        self._pace = OffsetsPace(settings.offsets_wait_seconds)
         self.state = DetectionState()
         self._streaks: dict[Fingerprint, int] = {}
         self._grace = FailureGrace(settings.collector_failure_grace_seconds)
@@ -163,9 +167,15 @@ class DetectionLoop:
     # ------------------------------------------------------------------ feeding
 
     async def observe(self, observation: Any) -> None:
-        """Scheduler sink: a collector produced an observation (already in ``latest``); evaluate now."""
-        if getattr(observation, "cluster", self.cluster) == self.cluster:
+        """Scheduler sink: a collector produced an observation (already in ``latest``): log offsets evaluate
+        now, any other observation with the next log offsets (:mod:`service.detection.pace`)."""
+        if getattr(observation, "cluster", self.cluster) != self.cluster:
+            return
+        if isinstance(observation, OffsetsObservation):
+            self._pace.offsets_arrived()
             self._schedule(0.0)
+        else:
+            self._schedule(self._pace.delay(0.0))
 
     async def add_events(self, events: Sequence[Event]) -> None:
         """Queue tail events; waits while too many are queued (the tail then reads more slowly)."""
@@ -176,7 +186,11 @@ class DetectionLoop:
             self._drained.clear()
             await self._drained.wait()
         self._pending.extend(events)
-        self._schedule(self._settings.debounce_seconds, urgent=self._urgent(events))
+        debounce = self._settings.debounce_seconds
+        if self._urgent(events):
+            self._schedule(debounce, urgent=True)
+        else:
+            self._schedule(self._pace.delay(debounce))
 
     def _urgent(self, events: Sequence[Event]) -> bool:
         """A tombstone, or a commit below the last offset known for its group-partition: a possible

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from alerts.state import CommitKey, PartitionKey
 from collectors.errors import StoreError
 from service.detection import state_codec
 from service.detection.loop import DetectionLoop
@@ -427,6 +428,48 @@ async def test_detection_loop_rewind_not_held_back_by_the_minimum_interval(
         await loop.stop()
     [a] = alerts.firing(C)
     assert (a.kind, a.evidence["old_offset"], a.evidence["new_offset"]) == ("offset_rewind", queued, 300)
+
+
+async def test_detection_loop_progress_and_other_observations_wait_for_the_next_offsets_observation(
+    alerts: AlertStore,
+) -> None:
+    paced = DetectionSettings(
+        debounce_seconds=0.05,
+        state_save_seconds=3600,
+        min_evaluation_interval_seconds=0,
+        offsets_wait_seconds=30,
+    )
+    latest = LatestObservations()
+    loop = DetectionLoop(C, paced, latest=latest, alerts=alerts, tail_live=lambda: True)
+    await loop.start()
+    sink = DetectionTailSink(loop)
+    t, now = _now_ms(), time.time()
+    try:
+        first = offsets(now - 5, {(T, 0): (0, 1000)})
+        await latest.put(first)
+        await loop.observe(first)
+        while loop.evaluations < 1:
+            await asyncio.sleep(0.01)
+        await sink.on_events([commit_event(500, 1, t)])  # progress
+        polled = committed(now - 1, {("g", T, 0): 500})
+        await latest.put(polled)
+        await loop.observe(polled)
+        await asyncio.sleep(0.5)
+        assert loop.evaluations == 1  # held for the next offsets observation
+        second = offsets(now, {(T, 0): (0, 1200)})
+        await latest.put(second)
+        await loop.observe(second)
+        while loop.evaluations < 2:
+            await asyncio.sleep(0.01)
+        # the one evaluation took the commit, the poll and the new log range together
+        assert loop.state.commits[CommitKey("g", T, 0)].offset == 500
+        assert loop.state.committed_polled_at == now - 1
+        assert loop.state.partitions[PartitionKey(T, 0)].log_end == 1200
+        await sink.on_events([commit_event(300, 2, t + 1)])  # a rewind: not held
+        await _wait_firing(alerts)
+    finally:
+        await loop.stop()
+    assert loop.evaluations == 3
 
 
 async def test_detection_loop_firing_retention_risk_kept_through_a_blind_spell(alerts: AlertStore) -> None:
