@@ -459,7 +459,9 @@ async def test_detection_loop_progress_and_other_observations_wait_for_the_next_
         second = offsets(now, {(T, 0): (0, 1200)})
         await latest.put(second)
         await loop.observe(second)
-        while loop.evaluations < 2:
+        t0 = time.monotonic()
+        while loop.evaluations < 2:  # at once, not when the 30 s wait ends
+            assert time.monotonic() - t0 < 10, "the offsets observation did not evaluate"
             await asyncio.sleep(0.01)
         # the one evaluation took the commit, the poll and the new log range together
         assert loop.state.commits[CommitKey("g", T, 0)].offset == 500
