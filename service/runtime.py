@@ -26,8 +26,10 @@ from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from service.detection import DetectionLoop, FanOutSink, build_detection, snapshot_rate_limit
 from service.ha import STANDBY, ActiveWriters, GatedPositions, Leadership, ha_enabled, replica_id
+from service.held_writes import HeldWrites
 from service.notify.dispatcher import Dispatcher, build_dispatcher
-from service.scheduler import FIRST_PICTURE, CollectorJob, Scheduler
+from service.runs import FIRST_PICTURE
+from service.scheduler import CollectorJob, Scheduler
 from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
@@ -40,10 +42,12 @@ from store.notifications import NotificationStore
 log = logging.getLogger(__name__)
 
 DETECTION_LAUNCH_WAIT_S = 15.0  # detection starts at most this long after the collectors
-# The tails start once the FIRST_PICTURE collectors' first runs are in (at most TAIL_START_WAIT_S after
-# them): what the first complete /metrics shows. A tail catching up reads __consumer_offsets from its saved
-# position (all of it on a first start), seconds of CPU that those first collections would otherwise share.
-TAIL_START_WAIT_S = 10.0
+# The tails and the store's first history writes wait for the first picture to be served (the FIRST_PICTURE
+# collectors' first runs in, then the first complete /metrics rendered), at most FIRST_PICTURE_WAIT_S. A tail
+# catching up reads __consumer_offsets from its saved position (all of it on a first start), and the first
+# writes compare (on a fresh store: write) every partition and group-partition: seconds of CPU that the
+# first collections and the first render would otherwise share.
+FIRST_PICTURE_WAIT_S = 10.0
 
 
 class Runtime:
@@ -66,6 +70,7 @@ class Runtime:
         scopes: Mapping[str, Scope] | None = None,
         leadership: Leadership | None = None,
         reconcilers: Sequence[Reconciler] = (),
+        held: Sequence[HeldWrites] = (),
     ) -> None:
         self.settings = settings
         # ha on: whether this replica is the active one (its writers are set by build_runtime)
@@ -94,6 +99,10 @@ class Runtime:
         for writer in (alerts, notifications):  # one file, one health: any class's failed write marks it
             if store is not None and writer is not None:
                 writer.health = store.health
+        self.held = list(held)  # the store's history writes, held while the first picture is made
+        # start() was called, and what it said the first complete /metrics render is (``before_detection``)
+        self._started = asyncio.Event()
+        self._before: Callable[[], Awaitable[object]] | None = None
         self._launching: asyncio.Task[None] | None = None
         self._collecting = False
         self._stopped = False
@@ -118,8 +127,8 @@ class Runtime:
 
         ``metrics_quiet_for``: seconds until ``/metrics`` next renders; detection saves its state then
         (:mod:`service.detection.save_timing`)."""
-        if before_detection is not None:
-            self.scheduler.gate(before_detection)
+        self._before = before_detection
+        self._started.set()
         if metrics_quiet_for is not None:
             for detection in self.detections:
                 detection.metrics_quiet_for = metrics_quiet_for
@@ -138,6 +147,11 @@ class Runtime:
         if self._collecting:
             return
         self._collecting, self._stopped = True, False
+        # The first complete render gates the collectors with ``after``: known once start() is called,
+        # which ``offsetguard serve`` does after the HTTP app's imports, when the first runs may be in.
+        self.scheduler.gate(self._first_render)
+        for held in self.held:
+            held.hold(self.first_picture_served)
         if self.leadership is not None:
             self.scheduler.start()
             tune_gc()
@@ -150,9 +164,32 @@ class Runtime:
             tune_gc()
             self._tailing = asyncio.get_running_loop().create_task(self._start_tails())
 
+    async def _first_render(self) -> None:
+        """Until the first complete ``/metrics`` render (``before_detection``), once :meth:`start` said
+        what it is; at once if it said none."""
+        await self._started.wait()
+        if self._before is not None:
+            await self._before()
+
+    async def first_picture_served(self) -> bool:
+        """Wait until the first picture is served: the :data:`FIRST_PICTURE` collectors' first runs in,
+        then the first complete render (:meth:`_first_render`); at most :data:`FIRST_PICTURE_WAIT_S`. True
+        if it was served by then; never raises."""
+        deadline = time.monotonic() + FIRST_PICTURE_WAIT_S
+        if not await self.scheduler.first_round(FIRST_PICTURE_WAIT_S, FIRST_PICTURE):
+            return False
+        try:
+            await asyncio.wait_for(self._first_render(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            return False
+        except Exception:  # whatever happened to the render, what waits for it goes on
+            log.exception("waiting for the first complete /metrics failed")
+            return False
+        return True
+
     async def _start_tails(self) -> None:
-        if not await self.scheduler.first_round(TAIL_START_WAIT_S, FIRST_PICTURE):
-            log.info("the tails start before the first collections are in (%.0f s)", TAIL_START_WAIT_S)
+        if not await self.first_picture_served():
+            log.info("the tails start before the first picture was served (%.0f s)", FIRST_PICTURE_WAIT_S)
         for tail in self.tails:
             tail.start()
 
@@ -189,6 +226,9 @@ class Runtime:
         if tailing is not None and not tailing.done():
             tailing.cancel()  # the tails not started: stopping them saves nothing new
         await self.scheduler.shutdown()
+        self._started.clear()
+        # the held history writes, before anything stops: detection and the store expect them written
+        await asyncio.gather(*(held.flush() for held in self.held))
         for detection in self.detections:
             detection.tail_stopping()  # what it evaluates at stop is judged with the tail as it was
         await asyncio.gather(*(tail.stop() for tail in self.tails))
@@ -310,6 +350,8 @@ def build_runtime(settings: Settings) -> Runtime:
     writes = leadership.may_write if leadership is not None else None
     detections: list[DetectionLoop] = []
     reconcilers: list[Reconciler] = []
+    # held while the first picture is made; not with ha (a standby writes none, a promotion is no start)
+    held: list[HeldWrites] | None = [] if leadership is None else None
     fallbacks: list[Fallbacks] = []
     scopes = {c.name: Scope.of(c) for c in settings.clusters}  # one per cluster, shared by every source
     for cluster in settings.clusters:
@@ -328,7 +370,15 @@ def build_runtime(settings: Settings) -> Runtime:
             else None
         )
         cluster_jobs, close = build_cluster_jobs(
-            cluster, settings, latest, store, seam=seam, scope=scope, writes=writes, reconciler=reconciler
+            cluster,
+            settings,
+            latest,
+            store,
+            seam=seam,
+            scope=scope,
+            writes=writes,
+            reconciler=reconciler,
+            held=held,
         )
         jobs.extend(cluster_jobs)
         closers.append(close)
@@ -388,6 +438,7 @@ def build_runtime(settings: Settings) -> Runtime:
         scopes=scopes,
         leadership=leadership,
         reconcilers=reconcilers,
+        held=held or (),
     )
     if leadership is not None:
         leadership.writers = ActiveWriters(

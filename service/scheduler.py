@@ -35,9 +35,6 @@ FIRST_ROUND_POLL_S = 0.05
 # seconds a stop lets the collector runs in progress finish before it cancels them
 FINISH_S = 5.0
 AFTER_WAIT_S = 10.0  # a collector with ``after`` runs first at most this long after the start
-# The collectors of the first complete picture (what /metrics shows of a cluster): the tails, detection and
-# the broker-metrics scrapes wait for their first runs.
-FIRST_PICTURE = ("metadata", "offsets", "groups", "committed")
 
 
 @dataclass(slots=True)

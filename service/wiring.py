@@ -25,7 +25,9 @@ from collectors.tail import OffsetsTail
 from collectors.tail_model import PositionStore, TailConsumer, TailSink
 from collectors.tail_sinks import RecentEvents
 from service.ha.writers import gated_sink
-from service.scheduler import FIRST_PICTURE, CollectorJob, Sink
+from service.held_writes import HeldWrites
+from service.runs import FIRST_PICTURE
+from service.scheduler import CollectorJob, Sink
 from service.settings import Settings
 from service.state import LatestObservations
 from store import Store
@@ -58,6 +60,7 @@ def build_cluster_jobs(
     scope: Scope | None = None,
     writes: Callable[[], bool] | None = None,
     reconciler: Reconciler | None = None,
+    held: list[HeldWrites] | None = None,
 ) -> tuple[list[CollectorJob], Callable[[], None]]:
     """Every collector of ``cluster`` as scheduler jobs, and the function that releases its client.
 
@@ -65,14 +68,20 @@ def build_cluster_jobs(
     per cluster with the tail, detection and the API). ``writes``: history is stored only while it says
     so (ha: on the active replica; a standby's collectors feed the cache only). ``reconciler``: the
     committed offsets come from the live tail's view while it is trusted, the poll reconciling it
-    (:mod:`collectors.reconcile`); without one, every committed run polls."""
+    (:mod:`collectors.reconcile`); without one, every committed run polls. ``held``: the store's writes
+    go through a :class:`HeldWrites`, appended to it (the runtime holds them while it makes its first
+    picture)."""
     seam = seam if seam is not None else KafkaPythonSeam(cluster)
     scope = scope if scope is not None else Scope.of(cluster)
     name = cluster.name
     intervals = settings.intervals
     sinks: list[Sink] = [latest.put]
     if store is not None:
-        sinks.append(store_sink(store) if writes is None else gated_sink(store_sink(store), writes))
+        write = store_sink(store)
+        if held is not None:
+            write = HeldWrites(write)
+            held.append(write)
+        sinks.append(write if writes is None else gated_sink(write, writes))
 
     metadata = MetadataCollector(seam, name, scope=scope)
 
@@ -93,7 +102,9 @@ def build_cluster_jobs(
         CollectorJob(offsets, intervals.offsets, list(sinks)),
         CollectorJob(groups, intervals.groups, list(sinks)),
         CollectorJob(committed, intervals.committed, list(sinks)),
-        CollectorJob(configs, intervals.configs, list(sinks)),
+        # after the first picture: /metrics shows none of it, and its first run (every topic's settings
+        # decoded) is CPU the first collections and the first render would share
+        CollectorJob(configs, intervals.configs, list(sinks), after=FIRST_PICTURE),
     ]
     if not cluster.metrics_urls:
         return jobs, seam.close

@@ -3,9 +3,9 @@
 Rendering ahead (:mod:`service.metrics.ahead`) needs a scraper's gap, so without more the first two
 scrapes after a start, and the first after a scraper changed its rhythm, wait for a render of a second
 or two. Instead, while no scraper's render ahead has answered it, the endpoint renders a *standing* body
-each time the collectors bring new observations (it looks every :data:`POLL_S`, once every collector
-has run once), and a scrape takes it at once. A standing body answers while its observations are still
-the latest, or while the one for the newer observations is being rendered (so it is at most one
+each time the collectors bring new observations (it looks every :data:`POLL_S`, once the first picture's
+collectors have run once), and a scrape takes it at once. A standing body answers while its observations
+are still the latest, or while the one for the newer observations is being rendered (so it is at most one
 collector cycle behind, as a render ahead may be), for :data:`MAX_AGE_S` at most, and never when it
 lacks an observation present now.
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.metrics.sources import ScrapeInputs
-from service.runs import has_run
+from service.runs import FIRST_PICTURE, has_run
 
 POLL_S = 1.0  # how often the endpoint looks for new observations while standing renders go on
 WINDOW_S = 75.0  # how long standing renders go on after the last reason for them
@@ -42,9 +42,11 @@ def observations(inputs: ScrapeInputs) -> Seen:
 
 
 def first_round_in(inputs: ScrapeInputs) -> bool:
-    """Whether every collector has finished a run (succeeded or failed). Before that a standing render
-    would show a picture about to grow, and compete with the first collections for the CPU."""
-    return all(has_run(s) for s in inputs.statuses)
+    """Whether every collector of the first picture (:data:`~service.runs.FIRST_PICTURE`) has finished a
+    run (succeeded or failed). Before that a standing render would show a picture about to grow, and
+    compete with the first collections for the CPU. The others (broker metrics, configs) run after the
+    first complete render: waiting for them would wait for a scrape."""
+    return all(has_run(s) for s in inputs.statuses if s.name in FIRST_PICTURE)
 
 
 def same(a: Seen | None, b: Seen) -> bool:

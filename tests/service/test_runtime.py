@@ -17,8 +17,10 @@ from collectors.tail import OffsetsTail
 from collectors.tail_sinks import RecentEvents
 from service.detection.loop import DetectionLoop
 from service.detection.tail_sink import DetectionTailSink
+from service.held_writes import HeldWrites
+from service.runs import FIRST_PICTURE
 from service.runtime import Runtime
-from service.scheduler import FIRST_PICTURE, CollectorJob
+from service.scheduler import CollectorJob
 from service.settings import DetectionSettings, Settings
 from service.state import LatestObservations
 from service.wiring import build_cluster_jobs
@@ -169,6 +171,45 @@ async def test_runtime_tails_start_once_the_first_picture_collections_are_in() -
     assert tail.state == "stopped"
 
 
+async def test_runtime_store_writes_held_until_the_first_picture_is_served_then_flushed_at_stop() -> None:
+    """As ``offsetguard serve`` starts it: collecting first, the app's start (with its first complete
+    render) later. The store's writes wait for that render; the collector's run does not."""
+    written: list[object] = []
+
+    async def write(observation: object) -> None:
+        written.append(observation)
+
+    held = HeldWrites(write)
+    job = CollectorJob(FakeCollector("committed"), interval=60, sinks=[held])
+    runtime = Runtime(Settings(), store=None, latest=LatestObservations(), jobs=[job], held=[held])
+    await runtime.start_collecting()
+    try:
+        assert await runtime.scheduler.first_round(5.0)
+        await asyncio.sleep(0.2)
+        assert written == [] and held.held == 1  # the app has not started: its render is not known
+        pictured = asyncio.Event()
+        await runtime.start(before_detection=pictured.wait)
+        await asyncio.sleep(0.2)
+        assert written == []
+        pictured.set()
+        deadline = asyncio.get_running_loop().time() + 5
+        while not written:
+            assert asyncio.get_running_loop().time() < deadline, "the held write never came"
+            await asyncio.sleep(0.02)
+        assert len(written) == 1 and held.held == 0
+    finally:
+        await runtime.stop()
+    # never served: the stop writes what is held before the store closes
+    unserved = HeldWrites(write)
+    again = CollectorJob(FakeCollector("committed"), interval=60, sinks=[unserved])
+    runtime = Runtime(Settings(), store=None, latest=LatestObservations(), jobs=[again], held=[unserved])
+    await runtime.start(before_detection=asyncio.Event().wait)
+    assert await runtime.scheduler.first_round(5.0)
+    assert unserved.held == 1
+    await runtime.stop()
+    assert unserved.held == 0 and len(written) == 2
+
+
 async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(alerts: AlertStore) -> None:
     old = _alert("old", started=time.time() - 100 * 86400.0)
     done = replace(old, status=RESOLVED, resolved_at=old.started_at + 60)
@@ -180,16 +221,17 @@ async def test_runtime_alert_prune_scheduled_hourly_and_deletes_past_retention(a
     assert alerts.get("old") is None
 
 
-async def test_runtime_broker_metrics_first_scraped_after_the_first_picture(alerts: AlertStore) -> None:
-    """The wiring's broker-metrics job comes after the first-picture collectors; the runtime makes it wait
-    for ``before_detection`` (the first complete /metrics) too."""
+async def test_runtime_broker_metrics_and_configs_run_after_the_first_picture(alerts: AlertStore) -> None:
+    """The wiring's broker-metrics and configs jobs come after the first-picture collectors; the runtime
+    makes them wait for ``before_detection`` (the first complete /metrics) too."""
     cluster = ClusterSettings(name="c1", bootstrap_servers=["127.0.0.1:1"], metrics_urls=[EXPORTER])
     settings = Settings(clusters=[cluster])
     jobs, close = build_cluster_jobs(
         settings.clusters[0], settings, LatestObservations(), None, seam=FakeSeam()
     )
     metrics = next(j for j in jobs if j.collector.name == "broker_metrics")
-    assert metrics.after == FIRST_PICTURE
+    configs = next(j for j in jobs if j.collector.name == "configs")
+    assert metrics.after == configs.after == FIRST_PICTURE
     scrapes: list[str] = []
 
     def fetch(url: str, timeout: float) -> str:
@@ -205,9 +247,9 @@ async def test_runtime_broker_metrics_first_scraped_after_the_first_picture(aler
     try:
         assert await runtime.scheduler.first_round(5.0, FIRST_PICTURE)
         await asyncio.sleep(0.3)
-        assert scrapes == []
+        assert scrapes == [] and configs.status.runs == 0
         pictured.set()
-        assert await runtime.scheduler.first_round(5.0, ("broker_metrics",))
+        assert await runtime.scheduler.first_round(5.0, ("broker_metrics", "configs"))
         assert scrapes == [EXPORTER]
     finally:
         await runtime.stop()
