@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -33,6 +34,15 @@ async def _until(condition: object, timeout: float = 5.0) -> None:
         await asyncio.sleep(0.01)
 
 
+async def _holding_a_and_b(write: Recorder, until: Callable[[], Awaitable[object]]) -> HeldWrites:
+    """A hold armed with ``until``, handed "a" then "b" (each call returns at once)."""
+    held = HeldWrites(write)
+    held.hold(until)
+    await held("a")
+    await held("b")
+    return held
+
+
 async def test_unarmed_writes_at_once() -> None:
     write = Recorder()
     held = HeldWrites(write)
@@ -42,11 +52,8 @@ async def test_unarmed_writes_at_once() -> None:
 
 async def test_armed_holds_until_released_then_writes_in_arrival_order_and_later_ones_after() -> None:
     write = Recorder(slow=True)
-    held = HeldWrites(write)
     served = asyncio.Event()
-    held.hold(served.wait)
-    await held("a")
-    await held("b")
+    held = await _holding_a_and_b(write, served.wait)
     await asyncio.sleep(0.1)
     assert write.written == [] and held.held == 2  # the runs returned: nothing written yet
     served.set()
@@ -63,22 +70,16 @@ async def test_a_failed_wait_or_write_does_not_stop_the_writes(caplog: pytest.Lo
     async def failing() -> None:
         raise RuntimeError("the render worker is gone")
 
-    held = HeldWrites(write)
-    held.hold(failing)
     with caplog.at_level(logging.WARNING, logger="service.held_writes"):
-        await held("a")
-        await held("b")
+        await _holding_a_and_b(write, failing)
         await _until(lambda: write.written == ["b"])
     assert "the wait failed" in caplog.text and "a held store write failed" in caplog.text
 
 
 async def test_flush_releases_and_finishes_the_held_writes_then_writes_go_through() -> None:
     write = Recorder(slow=True)
-    held = HeldWrites(write)
     never = asyncio.Event()
-    held.hold(never.wait)
-    await held("a")
-    await held("b")
+    held = await _holding_a_and_b(write, never.wait)
     await held.flush()  # the runtime's stop: before the store closes
     assert write.written == ["a", "b"] and held.held == 0
     held.hold(never.wait)  # released for good: a second hold changes nothing
