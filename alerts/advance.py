@@ -13,6 +13,7 @@ from alerts.state import (
     DetectionState,
     OffsetSample,
     PartitionKey,
+    PartitionsSeen,
     PendingLoss,
     PendingRewind,
     Ranged,
@@ -38,15 +39,37 @@ def advance(
     ranges = dict(previous.ranges)
     ranged = view.ranged
     partitions.update(ranged)
+    seen = previous.seen
+    at: float | None
+    if inputs.offsets is not None:
+        # every partition of the offsets observation observed now; the others (if any) when last observed
+        at = inputs.offsets.observed_at
+        other = (
+            {k: seen.of(k) for k in partitions.keys() - ranged.keys()}
+            if len(partitions) > len(ranged)
+            else {}
+        )
+    else:
+        at, other = seen.at, dict(seen.other)
     for key in view.unconfirmed:
         # a log end gone back, its topic not told yet (alerts.topic_change): the point from before stays
         # until metadata says whether it is a truncation or another topic
         partitions[key] = previous.partitions[key]
+        other[key] = seen.of(key)
     if inputs.offsets is not None:
         # Every partition of the offsets observation has its log range, observed now: its range history
         # takes the sample, unless it only goes on with the run of its range (then the partition's point,
         # kept beside it, is the run's end: alerts.history.fold_ranges).
-        fold_ranges(ranges, ranged, previous.partitions, keep, view.unconfirmed, _unsettled(view))
+        fold_ranges(
+            ranges,
+            ranged,
+            inputs.offsets.observed_at,
+            previous.partitions,
+            seen,
+            keep,
+            view.unconfirmed,
+            _unsettled(view),
+        )
     for key, cur in view.unranged.items():
         old = partitions.get(key)
         if old is not None and (old.log_end is not None or cur.leader is None) and not id_changed(old, cur):
@@ -55,16 +78,22 @@ def advance(
             # observation), and an offline spell (no in-sync replica left: what precedes an unclean
             # election) does not erase who led and who was in sync before it. Under a new topic id the
             # partition is another one (a topic re-created): nothing of the old one is kept.
-            cur = old
+            cur, cur_at = old, seen.of(key)
+        else:
+            cur_at = view.observed_at(key)
         partitions[key] = cur
-        observed = inputs.offsets is not None and cur.observed_at == inputs.offsets.observed_at
+        other[key] = cur_at
+        observed = inputs.offsets is not None and cur_at == inputs.offsets.observed_at
         if observed and cur.log_start is not None and cur.log_end is not None:
-            ranges[key] = carried(ranges.get(key), previous.partitions.get(key), cur, keep)
+            before = previous.partitions.get(key)
+            before_at = seen.of(key) if before is not None else cur_at
+            ranges[key] = carried(ranges.get(key), before, before_at, cur, cur_at, keep)
     if inputs.metadata is not None and not inputs.metadata.failures:
         topics = {t.name for t in inputs.metadata.topics}
         for key in [k for k in partitions if k.topic not in topics]:
             del partitions[key]
             ranges.pop(key, None)
+            other.pop(key, None)
     spacing = thresholds.history_spacing_seconds
     full = spacing <= 0 or sweeping(view, now, thresholds)
     if full:
@@ -85,16 +114,19 @@ def advance(
                     else _sampled(kept, now, moved.offset, keep, spacing)
                 )
     sighting = view.seen
+    seen = PartitionsSeen(at, other)
     recreated = pruned(
         view.recreated,
         inputs,
         partitions,
+        seen,
         rp.commits if full else None,  # whether each group is back inside the log: judged when sweeping
         now,
         view.retention_seconds,
     )
     return DetectionState(
         partitions=partitions,
+        seen=seen,
         ranges=ranges,
         commits=rp.commits,
         commit_history=history,

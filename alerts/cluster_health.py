@@ -91,7 +91,9 @@ def detect_out_of_range_fetches(
             continue
         # below the log start at any time is below it at the commit (it only grows); past a log end only
         # if committed by the time it was sampled (a commit newer than the sample is ahead of it by design)
-        if point.offset < r.log_start or (point.offset > r.log_end and point.at <= r.observed_at):
+        if point.offset < r.log_start or (
+            point.offset > r.log_end and point.at <= v.observed_at(partition_key(key))
+        ):
             found.append(
                 (key, f"{key.group} {key.topic}[{key.partition}]={point.offset} ({r.log_start}..{r.log_end})")
             )

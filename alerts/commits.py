@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from alerts.current import current_groups
+from alerts.drafts import CommitPointDraft
 from alerts.membership import DEAD, EMPTY, polled_point
 from alerts.model import CommitEvent, GroupEvent
 from alerts.polled import all_known, still_known, unknown_offsets
 from alerts.state import (
     CommitKey,
     CommitPoint,
-    CommitPointDraft,
     CycleInputs,
     DetectionState,
     GroupPoint,
@@ -43,7 +43,7 @@ class CommitMove:
 @dataclass(slots=True)
 class _CommitMoveDraft:
     """:class:`CommitMove`'s fields, not frozen: built, then given that class (see
-    :class:`~alerts.state.PartitionPointDraft`); never kept as a draft."""
+    :class:`~alerts.drafts.PartitionPointDraft`); never kept as a draft."""
 
     key: CommitKey
     old: CommitPoint

@@ -10,7 +10,15 @@ from itertools import repeat
 from typing import Any
 
 from alerts.history_base import History
-from alerts.state import CommitKey, CommitPoint, OffsetSample, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    OffsetSample,
+    PartitionKey,
+    PartitionPoint,
+    PartitionsSeen,
+    RangeSample,
+)
 
 
 class RangeHistory(History[RangeSample]):
@@ -179,36 +187,39 @@ def sampled_each(
     return out
 
 
-def through(history: Sequence[RangeSample] | None, point: PartitionPoint | None) -> RangeHistory:
+def through(history: Sequence[RangeSample] | None, point: PartitionPoint | None, at: float) -> RangeHistory:
     """``history`` (a partition's, as the state keeps it) with its newest sample at ``point``'s observation
-    when that one only continued the run of its range (:meth:`RangeHistory.extended`): the history every
-    reader of :attr:`~alerts.state.DetectionState.ranges` means (:func:`alerts.current.range_history`)."""
+    (``at``) when that one only continued the run of its range (:meth:`RangeHistory.extended`): the
+    history every reader of :attr:`~alerts.state.DetectionState.ranges` means
+    (:func:`alerts.current.range_history`)."""
     out = RangeHistory.of(history or ())
     if point is None or point.log_start is None or point.log_end is None:
         return out
-    return out.extended(point.observed_at, point.log_start, point.log_end)
+    return out.extended(at, point.log_start, point.log_end)
 
 
 def fold_ranges(
     ranges: dict[PartitionKey, Sequence[RangeSample]],
     points: Mapping[PartitionKey, PartitionPoint],
+    at: float,
     before: Mapping[PartitionKey, PartitionPoint],
+    seen: PartitionsSeen,
     keep: int,
     rewrite: Container[PartitionKey],
     only: Iterable[PartitionKey] | None = None,
 ) -> None:
-    """Each partition's point of an offsets observation (``points``, every one with its log range) folded
-    into its history in ``ranges`` (the next state's copy, changed in place), as :meth:`RangeHistory.ranged`
-    folds a sample.
+    """Each partition's point of an offsets observation (``points``, every one with its log range, observed
+    at ``at``) folded into its history in ``ranges`` (the next state's copy, changed in place), as
+    :meth:`RangeHistory.ranged` folds a sample.
 
     A history whose two newest samples are already a run of the point's range is left as it is: that run
     goes on to the partition's point, kept beside it in the state (:func:`through` reads them together):
     an idle partition, most of 20,000, costs a few comparisons and no new history. Any other history is
-    first carried to its partition's point of ``before`` (the previous state's: the run's end as last
-    observed), then given the sample. ``rewrite``: the partitions whose point the next state will not keep
-    (:func:`alerts.advance.advance`'s unconfirmed ones), always folded. ``only``: the partitions whose
-    history may not be such a run of its point's range (the rest of ``points`` are left as they are),
-    if known.
+    first carried to its partition's point of ``before`` (the previous state's, observed when ``seen``
+    says: the run's end as last observed), then given the sample. ``rewrite``: the partitions whose point
+    the next state will not keep (:func:`alerts.advance.advance`'s unconfirmed ones), always folded.
+    ``only``: the partitions whose history may not be such a run of its point's range (the rest of
+    ``points`` are left as they are), if known.
     """
     get = ranges.get
     prior = before.get
@@ -228,13 +239,20 @@ def fold_ranges(
                     j, v = hist._hi - 1, hist._values
                     if j >= hist._lo and v[2 * j] == start and v[2 * j + 1] == end:
                         continue
-        ranges[key] = carried(hist, prior(key), p, keep)
+        was = prior(key)
+        ranges[key] = carried(hist, was, seen.of(key) if was is not None else at, p, at, keep)
 
 
 def carried(
-    history: Sequence[RangeSample] | None, before: PartitionPoint | None, point: PartitionPoint, keep: int
+    history: Sequence[RangeSample] | None,
+    before: PartitionPoint | None,
+    before_at: float,
+    point: PartitionPoint,
+    at: float,
+    keep: int,
 ) -> RangeHistory:
-    """``history`` carried to ``before`` (its partition's previous point: :func:`through`), then given
-    ``point``'s range (which it must have) as a sample (:meth:`RangeHistory.ranged`)."""
-    sample = tuple.__new__(RangeSample, (point.observed_at, point.log_start, point.log_end))
-    return through(history, before).ranged(sample, keep)
+    """``history`` carried to ``before`` (its partition's previous point, observed at ``before_at``:
+    :func:`through`), then given ``point``'s range (which it must have) as a sample observed at ``at``
+    (:meth:`RangeHistory.ranged`)."""
+    sample = tuple.__new__(RangeSample, (at, point.log_start, point.log_end))
+    return through(history, before, before_at).ranged(sample, keep)

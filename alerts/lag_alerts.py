@@ -42,13 +42,14 @@ class _History(Sequence[RangeSample]):
     """The partition's range samples plus this cycle's (:func:`alerts.current.samples`), built only if read:
     most lagging group-partitions get their lag seconds from the caller's ``log_end_reached_at``."""
 
-    def __init__(self, previous: DetectionState, key: PartitionKey, now_point: PartitionPoint) -> None:
-        self._args = (previous, key, now_point)
+    def __init__(self, view: View, key: PartitionKey, now_point: PartitionPoint) -> None:
+        self._args = (view, key, now_point)
         self._built: Sequence[RangeSample] | None = None
 
     def _list(self) -> Sequence[RangeSample]:
         if self._built is None:
-            self._built = samples(*self._args)
+            view, key, now_point = self._args
+            self._built = samples(view.previous, key, now_point, view.observed_at(key))
         return self._built
 
     def __len__(self) -> int:
@@ -126,7 +127,7 @@ def lag_judgements(
 ) -> tuple[dict[CommitKey, tuple[Finding, ...]], dict[CommitKey, float]]:
     """:func:`lag_findings`, and until when each group-partition judged without a finding stays quiet
     while its inputs stay (see the module doc; ``inf``: until they change)."""
-    previous, inputs = view.previous, view.inputs
+    inputs = view.inputs
     if inputs.offsets is None:
         return {}, {}
     partitions = view.partitions
@@ -145,7 +146,7 @@ def lag_judgements(
         if lag <= 0:
             quiet[key] = _FOREVER
             continue  # no lag: neither limit can be passed, nothing is stalled
-        found, until = _judge(previous, inputs, now, thresholds, spans, key, point, pk, r, lag)
+        found, until = _judge(view, now, thresholds, spans, key, point, pk, r, lag)
         if found:
             out[key] = found
         else:
@@ -157,8 +158,7 @@ _FOREVER = float("inf")
 
 
 def _judge(
-    previous: DetectionState,
-    inputs: CycleInputs,
+    view: View,
     now: float,
     thresholds: Thresholds,
     spans: tuple[BlindSpan, ...],
@@ -169,8 +169,9 @@ def _judge(
     lag: int,
 ) -> tuple[tuple[Finding, ...], float]:
     """The findings, and (none found) until when none can be (see the module doc)."""
+    inputs = view.inputs
     limits = thresholds.limits(key.group, key.topic)
-    history = _History(previous, pk, r)
+    history = _History(view, pk, r)
     secs, told = _lag_seconds(inputs, history, key, point.offset, lag, now)
     until = _FOREVER if told else now
     found: list[Finding] = []
@@ -190,7 +191,7 @@ def _judge(
                 f"group {key.group} is {lag} messages / {shown} s behind on {where}",
                 lag,
                 secs,
-                _evidence(point, r),
+                _evidence(point, r, view.observed_at(pk)),
             )
         )
     if limits.stall_seconds is not None:
@@ -209,18 +210,18 @@ def _judge(
                     f"{key.topic}[{key.partition}] has not moved for {stuck:.0f} s, lag {lag}",
                     lag,
                     secs,
-                    {**_evidence(point, r), "stalled_seconds": stuck},
+                    {**_evidence(point, r, view.observed_at(pk)), "stalled_seconds": stuck},
                 )
             )
     return tuple(found), until
 
 
-def _evidence(point: CommitPoint, r: PartitionPoint) -> dict[str, EvidenceValue]:
+def _evidence(point: CommitPoint, r: PartitionPoint, r_at: float) -> dict[str, EvidenceValue]:
     """A finding's evidence (built only for a finding: most judged group-partitions have none)."""
     return {
         "committed": point.offset,
         "log_end": r.log_end,
-        "observed_at": r.observed_at,
+        "observed_at": r_at,
         "committed_moved_at": point.moved_at,
     }
 

@@ -72,6 +72,7 @@ def outside_findings(
         if r.log_start <= point.offset <= r.log_end:
             continue  # inside the log: the common case, nothing to build
         outside.add(key)
+        r_at = view.observed_at(partition_key(key))
         g = rp.groups.get(key.group)
         evidence = {
             "committed": point.offset,
@@ -81,7 +82,7 @@ def outside_findings(
             "log_end": r.log_end,
             "leader": r.leader,
             "leader_epoch": r.leader_epoch,
-            "observed_at": r.observed_at,
+            "observed_at": r_at,
             "group_state": g.state if g else None,
         }
         if point.offset < r.log_start:
@@ -100,13 +101,13 @@ def outside_findings(
                 magnitude={"messages_lost": lost},
                 evidence=evidence,
             )
-        elif point.offset > r.log_end and point.moved_at <= r.observed_at:
+        elif point.offset > r.log_end and point.moved_at <= r_at:
             pk = partition_key(key)
             if pk in untold:
                 continue  # truncated or another topic: judged once metadata tells (still outside)
             beyond = point.offset - r.log_end
             entry = recreated.get(pk)
-            if entry is not None and _stale(previous, pk, r, point, entry):
+            if entry is not None and _stale(previous, pk, r, r_at, point, entry):
                 findings[key] = _recreated(inputs.cluster, key, point, beyond, r, entry, evidence)
                 continue
             findings[key] = Finding(
@@ -125,14 +126,19 @@ def outside_findings(
 
 
 def _stale(
-    previous: DetectionState, pk: PartitionKey, r: PartitionPoint, point: CommitPoint, entry: Recreation
+    previous: DetectionState,
+    pk: PartitionKey,
+    r: PartitionPoint,
+    r_at: float,
+    point: CommitPoint,
+    entry: Recreation,
 ) -> bool:
-    """``r`` is of the re-created topic, and no range of it observed since held ``point``'s offset: the
-    offset cannot be a position in the new log that a truncation took away."""
+    """``r`` (observed at ``r_at``) is of the re-created topic, and no range of it observed since held
+    ``point``'s offset: the offset cannot be a position in the new log that a truncation took away."""
     since = entry.seen_at
-    if since is None or r.observed_at < since:
+    if since is None or r_at < since:
         return False
-    return not any(s.at >= since and s.log_end >= point.offset for s in samples(previous, pk, r))
+    return not any(s.at >= since and s.log_end >= point.offset for s in samples(previous, pk, r, r_at))
 
 
 def _recreated(

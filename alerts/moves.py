@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from math import ceil
@@ -11,14 +11,15 @@ from alerts.commits import CommitMove
 from alerts.current import bracket, near, out_of_range_reason, samples
 from alerts.membership import memberless
 from alerts.model import EvidenceValue
-from alerts.state import DetectionState, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import PartitionKey, RangeSample
+from alerts.view import View
 
 
-def history_for(
-    previous: DetectionState, move: CommitMove, partitions: Mapping[PartitionKey, PartitionPoint]
-) -> Sequence[RangeSample]:
+def history_for(view: View, move: CommitMove) -> Sequence[RangeSample]:
+    """The range history of ``move``'s partition, ending with its current observation if any."""
     key = PartitionKey(move.key.topic, move.key.partition)
-    return samples(previous, key, partitions.get(key))
+    point = view.partitions.get(key)
+    return samples(view.previous, key, point, view.observed_at(key) if point is not None else 0.0)
 
 
 def old_out_of_range(move: CommitMove, history: Sequence[RangeSample]) -> str | None:

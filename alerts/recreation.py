@@ -16,7 +16,7 @@ go first).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from alerts.state import (
@@ -26,6 +26,7 @@ from alerts.state import (
     DetectionState,
     PartitionKey,
     PartitionPoint,
+    PartitionsSeen,
     Recreation,
     partition_key,
 )
@@ -39,9 +40,11 @@ def recreations(
     inputs: CycleInputs,
     changes: tuple[TopicChange, ...],
     current: Mapping[PartitionKey, PartitionPoint],
+    observed_at: Callable[[PartitionKey], float],
 ) -> Mapping[PartitionKey, Recreation]:
     """``previous.recreated`` with this cycle's observations (its topic ``changes`` and ``current``
-    partitions, :mod:`alerts.view`): topics seen gone, partitions seen again."""
+    partitions, each observed when ``observed_at`` says: :mod:`alerts.view`): topics seen gone,
+    partitions seen again."""
     if not changes and not previous.recreated:
         return previous.recreated  # the common case
     out = dict(previous.recreated)
@@ -49,9 +52,10 @@ def recreations(
         cur = current.get(key)
         if cur is None:
             continue
-        if entry.seen_at is None and cur.observed_at > entry.gone_at and _new(entry, cur):
+        at = observed_at(key)
+        if entry.seen_at is None and at > entry.gone_at and _new(entry, cur):
             # observed after its topic was seen deleted: another topic, its id known or not yet
-            out[key] = replace(entry, new_id=cur.topic_id, seen_at=cur.observed_at)
+            out[key] = replace(entry, new_id=cur.topic_id, seen_at=at)
         elif entry.seen_at is not None and entry.new_id is None and _other(entry, cur):
             out[key] = replace(entry, new_id=cur.topic_id)  # its id, now that metadata lists it
     meta = inputs.metadata
@@ -65,7 +69,7 @@ def recreations(
             cur = current.get(key)
             if cur is not None and id_changed(old, cur):
                 # the point carries metadata's new id: seen under it since the earlier of the two
-                at = min(meta.observed_at, cur.observed_at) if meta is not None else cur.observed_at
+                at = min(meta.observed_at, observed_at(key)) if meta is not None else observed_at(key)
                 out[key] = Recreation(old.topic_id, cur.topic_id, at, at)
     return out
 
@@ -85,11 +89,13 @@ def pruned(
     entries: Mapping[PartitionKey, Recreation],
     inputs: CycleInputs,
     partitions: Mapping[PartitionKey, PartitionPoint],
+    seen: PartitionsSeen,
     commits: Mapping[CommitKey, CommitPoint] | None,
     now: float,
     keep_unseen_seconds: float,
 ) -> Mapping[PartitionKey, Recreation]:
-    """The entries still worth keeping, given the next state's ``partitions`` and ``commits`` (None: not
+    """The entries still worth keeping, given the next state's ``partitions`` (observed when ``seen``
+    says) and ``commits`` (None: not
     judged this time, every entry seen again is kept): a partition seen again stays until a complete
     metadata observation taken since no longer lists its topic (its ranges may come before metadata lists
     it) or every group committed on it is inside its log (none committed yet: the stale commit may come);
@@ -111,7 +117,8 @@ def pruned(
         for ck, point in commits.items():
             pk = partition_key(ck)
             if pk in out and inside.get(pk, True):
-                inside[pk] = _inside(point, partitions.get(pk), out[pk])
+                r = partitions.get(pk)
+                inside[pk] = r is not None and _inside(point, r, seen.of(pk), out[pk])
         for pk, all_inside in inside.items():
             if all_inside:
                 del out[pk]
@@ -120,9 +127,8 @@ def pruned(
     return out
 
 
-def _inside(point: CommitPoint, r: PartitionPoint | None, entry: Recreation) -> bool:
-    """``point`` is not beyond the log end of the re-created topic as observed since it was seen."""
-    if r is None:
-        return False
-    seen = entry.seen_at is not None and r.observed_at >= entry.seen_at
+def _inside(point: CommitPoint, r: PartitionPoint, r_at: float, entry: Recreation) -> bool:
+    """``point`` is not beyond the log end of the re-created topic as observed (``r``, at ``r_at``) since
+    it was seen."""
+    seen = entry.seen_at is not None and r_at >= entry.seen_at
     return seen and r.log_end is not None and point.offset <= r.log_end

@@ -101,9 +101,12 @@ def _since_last_move_back(samples: list[OffsetSample]) -> list[OffsetSample]:
     return samples
 
 
-def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) -> _LogStarts | None:
+def _log_starts(
+    previous: DetectionState, key: PartitionKey, r: PartitionPoint, r_at: float
+) -> _LogStarts | None:
     """The log starts to measure a rate over: the partition's range history since its log last went
-    back, and this cycle's observation; None when the log start has not moved since the oldest sample."""
+    back, and this cycle's observation (``r``, at ``r_at``); None when the log start has not moved since
+    the oldest sample."""
     kept = previous.ranges.get(key)
     if not kept or kept[0].log_start == r.log_start:
         # the log start only grows: unmoved since the oldest sample, it has no rate here (the oldest is
@@ -111,7 +114,7 @@ def _log_starts(previous: DetectionState, key: PartitionKey, r: PartitionPoint) 
         return None
     history: Sequence[RangeSample] = range_history(previous, key)
     if r.log_start is not None and r.log_end is not None:
-        history = (*history, RangeSample(r.observed_at, r.log_start, r.log_end))
+        history = (*history, RangeSample(r_at, r.log_start, r.log_end))
     return _LogStarts(_since_log_went_back(history))
 
 
@@ -119,6 +122,7 @@ def _start_rate(
     previous: DetectionState,
     key: PartitionKey,
     r: PartitionPoint,
+    r_at: float,
     now: float,
     window: float,
     clean: float | None,
@@ -131,7 +135,7 @@ def _start_rate(
     everything that expired meanwhile at their first retention check after the restart (minutes of
     deletions at once, right after the spell). The rate is measured from that move on.
     """
-    log_starts = _log_starts(previous, key, r)
+    log_starts = _log_starts(previous, key, r, r_at)
     if log_starts is None:
         return None
     if clean is not None:
@@ -215,7 +219,7 @@ def retention_findings(
         if r.log_end is not None and r.log_end <= point.offset:
             continue  # nothing unread: retention can delete nothing the group has not read
         if pk not in starts:
-            starts[pk] = _start_rate(previous, pk, r, now, window, clean, span)
+            starts[pk] = _start_rate(previous, pk, r, view.observed_at(pk), now, window, clean, span)
         measured = starts[pk]
         if measured is None:
             continue  # the log start is not moving: retention is deleting nothing here

@@ -73,7 +73,6 @@ def rewind_outcomes(
     """Findings for this cycle and the reported rewinds that a newer commit may still undo."""
     v = view_of(view, previous, inputs, thresholds)
     moves = v.replayed.moves
-    partitions = v.partitions
     window = thresholds.recommit_window_seconds
     findings: list[Finding] = []
     pending: list[PendingRewind] = []
@@ -82,7 +81,7 @@ def rewind_outcomes(
         held = CommitMove(p.key, p.old, p.new, p.group_state, None, p.new.at)
         undo = _undo(held, moves, window)
         if undo is not None:
-            history = history_for(previous, held, partitions)
+            history = history_for(v, held)
             findings.append(_finding(inputs.cluster, held, RECOMMIT, history, undo, None))
         elif now - p.new.at < window:
             pending.append(p)
@@ -91,7 +90,7 @@ def rewind_outcomes(
     for i, m in enumerate(moves):
         if m.new.offset >= m.old.offset:
             continue
-        history = history_for(previous, m, partitions)
+        history = history_for(v, m)
         cut = truncation_under(m, history)
         if cut is not None and m.new.offset >= cut.end:
             continue  # an offset_skip (direction unknown, from beyond the log end), see alerts.skip

@@ -81,7 +81,6 @@ def detect_offset_skips(
     view: View | None = None,
 ) -> tuple[Finding, ...]:
     v = view_of(view, previous, inputs, thresholds)
-    partitions = v.partitions
     findings = []
     # a partition's history once for all its groups' moves (a busy tail moves every group each cycle)
     histories: dict[tuple[str, int], Sequence[RangeSample]] = {}
@@ -91,7 +90,7 @@ def detect_offset_skips(
         pk = partition_key(m.key)
         history = histories.get(pk)
         if history is None:
-            history = histories[pk] = history_for(previous, m, partitions)
+            history = histories[pk] = history_for(v, m)
         if m.new.offset < m.old.offset:
             cut = truncation_under(m, history)
             if cut is not None and m.new.offset >= cut.end and _could_matter(m, cut):

@@ -55,9 +55,10 @@ class MetricKey(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class PartitionPoint:
-    """A partition as last observed: log range, leader, epoch, ISR."""
+    """A partition as last observed: log range, leader, epoch, ISR. When it was observed is kept beside
+    it (:class:`PartitionsSeen`): a partition that did not move keeps its very point from one
+    observation to the next, so an evaluation and a save touch only the partitions that moved."""
 
-    observed_at: float
     log_start: int | None
     log_end: int | None
     leader: int | None = None
@@ -66,21 +67,20 @@ class PartitionPoint:
     topic_id: str | None = None
 
 
-@dataclass(slots=True)
-class PartitionPointDraft:
-    """:class:`PartitionPoint`'s fields, not frozen: set by plain slot stores where a frozen dataclass
-    sets each through ``object.__setattr__`` (3x the cost), then made the :class:`PartitionPoint` it
-    stands for by assigning it that class (the same slots, so the same layout): ``p.__class__ =
-    PartitionPoint``, frozen from then on. For where a point is built for each of 20,000 partitions every
-    evaluation (:func:`alerts.current.ranged_partitions`); never kept as a draft."""
+@dataclass(frozen=True, slots=True)
+class PartitionsSeen:
+    """When each partition of :attr:`DetectionState.partitions` was last observed: ``at`` (the time of the
+    last offsets observation folded in) for every one, but those in ``other`` (a partition that
+    observation did not list, or whose point from before it was kept): a few, if any."""
 
-    observed_at: float
-    log_start: int | None
-    log_end: int | None
-    leader: int | None = None
-    leader_epoch: int | None = None
-    isr: tuple[int, ...] | None = None
-    topic_id: str | None = None
+    at: float | None = None
+    other: Mapping[PartitionKey, float] = field(default_factory=dict)
+
+    def of(self, key: PartitionKey) -> float:
+        """When ``key`` (a partition of the state's) was observed."""
+        at = self.other.get(key, self.at)
+        assert at is not None, key  # every partition is in ``other`` until an offsets observation
+        return at
 
 
 class RangeSample(NamedTuple):
@@ -114,23 +114,6 @@ class CommitPoint:
     generation: int | None = None
     member_epoch: int | None = None
     expire_at: float | None = None  # explicit expiry of a v1 commit
-
-
-@dataclass(slots=True)
-class CommitPointDraft:
-    """:class:`CommitPoint`'s fields, not frozen, made the point it stands for by ``p.__class__ =
-    CommitPoint`` (as :class:`PartitionPointDraft`): for the replay of a busy tail, a point for each of
-    thousands of commits an evaluation; never kept as a draft."""
-
-    offset: int
-    leader_epoch: int | None
-    at: float
-    moved_at: float
-    source: str
-    group_state: str | None = None
-    generation: int | None = None
-    member_epoch: int | None = None
-    expire_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +223,10 @@ class DetectionState:
     """Everything the detectors compare against. Empty on the first cycle."""
 
     partitions: Mapping[PartitionKey, PartitionPoint] = field(default_factory=dict)
+    seen: PartitionsSeen = field(default_factory=PartitionsSeen)  # when each of ``partitions`` was observed
     # histories, oldest first: alerts.history's compact kinds once advanced (tuples compare equal to them).
     # A partition's range history whose two newest samples have its point's range ends, in truth, at its
-    # point's observation (a run goes on without a new history each cycle): read it with
+    # last observation (``seen``: a run goes on without a new history each cycle): read it with
     # alerts.current.range_history (alerts.history.through), never as it is.
     ranges: Mapping[PartitionKey, Sequence[RangeSample]] = field(default_factory=dict)
     commits: Mapping[CommitKey, CommitPoint] = field(default_factory=dict)

@@ -28,13 +28,15 @@ RECREATED = "recreated"
 
 @dataclass(frozen=True, slots=True)
 class TopicChange:
-    """A topic deleted or re-created; ``last`` holds its partitions as last observed before."""
+    """A topic deleted or re-created; ``last`` holds its partitions as last observed before, ``last_at``
+    when each was."""
 
     topic: str
     cause: str  # DELETED or RECREATED
     old_id: str | None
     new_id: str | None  # RECREATED only
     last: Mapping[int, PartitionPoint]
+    last_at: Mapping[int, float]
 
 
 def id_changed(old: PartitionPoint | None, cur: PartitionPoint | None) -> bool:
@@ -93,11 +95,13 @@ def topic_changes(
     for key, point in previous.partitions.items():
         by_topic.setdefault(key.topic, {})[key.partition] = point
     out = []
+    seen = previous.seen.of
     for topic, last in sorted(by_topic.items()):
+        last_at = {p: seen(PartitionKey(topic, p)) for p in last}
         old_ids = sorted({p.topic_id for p in last.values() if p.topic_id is not None})
         old_id = old_ids[0] if len(old_ids) == 1 else None
         if listed is not None and topic not in listed:
-            out.append(TopicChange(topic, DELETED, old_id, None, last))
+            out.append(TopicChange(topic, DELETED, old_id, None, last, last_at))
             continue
         new_ids = set()
         for p, old in last.items():
@@ -105,7 +109,7 @@ def topic_changes(
             if cur is not None and cur.topic_id is not None and id_changed(old, cur):
                 new_ids.add(cur.topic_id)
         if new_ids:
-            out.append(TopicChange(topic, RECREATED, old_id, min(new_ids), last))
+            out.append(TopicChange(topic, RECREATED, old_id, min(new_ids), last, last_at))
     return tuple(out)
 
 
@@ -155,6 +159,8 @@ def unconfirmed_resets(
         ranged = ranged_partitions(inputs)
     pairs = ranged.items() if shifted is None else [(k, ranged[k]) for k in shifted if k in ranged]
     for key, cur in pairs:
+        assert inputs.offsets is not None  # ``ranged`` is of it
+        cur_at = inputs.offsets.observed_at
         old = previous.partitions.get(key)
         if old is None or old.log_end is None or cur.log_end is None or cur.log_end >= old.log_end:
             continue
@@ -162,9 +168,10 @@ def unconfirmed_resets(
             continue  # no id to tell it by; or confirmed: another topic
         if newer_epoch(old, asked_epoch(inputs, key)):
             continue  # the same topic: a new topic's leader epochs start again at 0
+        old_at = previous.seen.of(key)
         first = next(
-            (s.at for s in samples(previous, key, cur) if s.at > old.observed_at and s.log_end < old.log_end),
-            cur.observed_at,
+            (s.at for s in samples(previous, key, cur, cur_at) if s.at > old_at and s.log_end < old.log_end),
+            cur_at,
         )
         if (
             meta is not None
@@ -172,7 +179,7 @@ def unconfirmed_resets(
             and not same_epoch_or_older(old, asked_epoch(inputs, key))
         ):
             continue  # metadata taken since the range went back: its id is the range's
-        if cur.observed_at - first >= thresholds.topic_confirm_seconds:
+        if cur_at - first >= thresholds.topic_confirm_seconds:
             continue
         out.add(key)
     return frozenset(out)

@@ -67,8 +67,8 @@ def committed_before(
     for key, point in previous.commits.items():
         if key.topic != change.topic:
             continue
-        last = change.last.get(key.partition)
-        if change.cause == RECREATED and (last is None or point.at > last.observed_at):
+        last = change.last_at.get(key.partition)
+        if change.cause == RECREATED and (last is None or point.at > last):
             continue  # maybe a commit on the new topic
         out[key] = point.offset
     gone: list[Removal | PendingLoss] = [*removals, *previous.pending_losses]  # held ones are the older
@@ -106,7 +106,7 @@ def _ranges(change: TopicChange) -> dict[str, tuple[str, ...] | float]:
     return {
         "last_log_ends": tuple(f"{change.topic}[{p}]={x.log_end}" for p, x in parts),
         "last_log_starts": tuple(f"{change.topic}[{p}]={x.log_start}" for p, x in parts),
-        "last_observed_at": max(x.observed_at for _, x in parts),
+        "last_observed_at": max(change.last_at.values()),
     }
 
 

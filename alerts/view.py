@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from alerts.blind import Seen, seen
 from alerts.commits import Replay, replay
 from alerts.current import (
     joined,
     moved_partitions,
+    observed_at,
     offsets_retention_seconds,
     ranged_partitions,
     shifted_partitions,
@@ -49,6 +51,11 @@ class View:
     unconfirmed: frozenset[PartitionKey]  # log ends gone back under a topic id not told yet
     recreated: Mapping[PartitionKey, Recreation]  # partitions of re-created topics (not pruned yet)
 
+    def observed_at(self, key: PartitionKey) -> float:
+        """When ``key``'s point of :attr:`partitions` was observed: the offsets observation's time if it
+        lists the partition, else the metadata's."""
+        return observed_at(self.inputs, self.ranged, key)
+
 
 def derive(
     previous: DetectionState, inputs: CycleInputs, thresholds: Thresholds, replayed: Replay | None = None
@@ -56,7 +63,7 @@ def derive(
     """The views of ``inputs`` over ``previous``. ``replayed``: :func:`~alerts.commits.replay` of them if
     the caller has it already (the detection loop replays a cycle to ask for epoch ends, then adds them
     to the inputs: a replay does not read them)."""
-    ranged = ranged_partitions(inputs)
+    ranged = ranged_partitions(inputs, previous.ranged)
     unranged = unranged_partitions(inputs, ranged)
     partitions = joined(ranged, unranged)
     changes = topic_changes(previous, inputs, partitions)
@@ -77,7 +84,7 @@ def derive(
         retention_seconds=offsets_retention_seconds(previous, inputs, thresholds),
         changes=changes,
         unconfirmed=unconfirmed_resets(previous, inputs, thresholds, ranged, shifted),
-        recreated=recreations(previous, inputs, changes, partitions),
+        recreated=recreations(previous, inputs, changes, partitions, partial(observed_at, inputs, ranged)),
     )
 
 

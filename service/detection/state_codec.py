@@ -11,9 +11,12 @@ state is never held a second time as JSON-ready lists beside its text. Format 4 
 :func:`load`) is format 3 cut into parts: the small members are the body, and each chunk of a large
 section's rows is a part of its own (a row of the store's ``detection_state_parts``), so no save or load
 ever holds the 18 MB of a 50,000 group-partition state as one text (nor does SQLite, a copy of it).
-Formats 1 to 3 are still read. A save by change (:func:`encode_changes`) encodes and writes only the
-parts whose rows are not the very objects of the last save's part at their place: the store then holds
-byte for byte what :func:`encode` gives.
+Format 5 is format 4 with the partitions' observation times out of their rows (``partitions_seen``: the
+last offsets observation's time and the few partitions observed at another) and each range history
+saved as the state keeps it (its run not carried to the partition's last observation): a partition that
+did not move saves the very row objects it saved last time. Formats 1 to 4 are still read. A save by
+change (:func:`encode_changes`) encodes and writes only the parts whose rows are not the very objects of
+the last save's part at their place: the store then holds byte for byte what :func:`encode` gives.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from itertools import chain, groupby, islice
 from operator import add, attrgetter, is_, itemgetter
 from typing import Any
 
-from alerts.history import OffsetHistory, RangeHistory, through
+from alerts.history import OffsetHistory, RangeHistory
 from alerts.state import (
     BlindSpan,
     CommitKey,
@@ -37,6 +40,7 @@ from alerts.state import (
     OffsetSample,
     PartitionKey,
     PartitionPoint,
+    PartitionsSeen,
     PendingLoss,
     PendingRewind,
     RangeSample,
@@ -44,8 +48,8 @@ from alerts.state import (
 )
 from store.alerts import Part  # (large section, a JSON array of up to CHUNK_ROWS of its rows)
 
-FORMAT = 4
-READS = (1, 2, 3, 4)
+FORMAT = 5
+READS = (1, 2, 3, 4, 5)
 CHUNK_ROWS = 5_000  # rows of a large section encoded at a time
 # A part of a save by change (:func:`encode_changes`): its section and text, None where the store's is kept
 Change = tuple[str, str | None]
@@ -54,7 +58,7 @@ Chunk = tuple[str, list[Any], list[Any]]
 
 
 def encode(state: DetectionState) -> tuple[str, Iterator[Part]]:
-    """Format 4: the small members as one JSON object, and the large sections' parts, each a JSON array
+    """Format 5: the small members as one JSON object, and the large sections' parts, each a JSON array
     of up to :data:`CHUNK_ROWS` rows, encoded as they are taken."""
     return _encode(_small(state)), ((name, _text(name, ks, vs)) for name, ks, vs in _chunked(state))
 
@@ -69,8 +73,8 @@ def encode_changes(
     the chunks of this save to pass next time.
 
     A section none of whose parts was kept although held is not held again (None in its places): its
-    values all change between saves (a partition's observation time, a history's newest sample move
-    every cycle), and holding them would keep each replaced one alive until the next save (~9 MB at
+    values all change between saves (a busy cluster's committed offsets and their histories move every
+    cycle), and holding them would keep each replaced one alive until the next save (~9 MB at
     20,000 partitions and 50,000 group-partitions) for nothing. With nothing ``held`` (a first save)
     every section is held, to be tried."""
     chunks: list[Chunk | None] = []
@@ -126,6 +130,7 @@ def _small(state: DetectionState) -> dict[str, Any]:
         "blind_spans": state.blind_spans,
         "tombstoned": [[*k, at] for k, at in state.tombstoned.items()],
         "recreated": [[*k, r.old_id, r.new_id, r.gone_at, r.seen_at] for k, r in state.recreated.items()],
+        "partitions_seen": {"at": state.seen.at, "other": [[*k, at] for k, at in state.seen.other.items()]},
         "commit_fields": _COMMIT_FIELDS,
         "partition_fields": _PARTITION_FIELDS,
     }
@@ -142,17 +147,12 @@ def _chunked(state: DetectionState) -> Iterator[Chunk]:
 
 
 def _section(state: DetectionState, name: str) -> Iterator[tuple[list[Any], list[Any]]]:
-    """The keys and values of a large section, up to :data:`CHUNK_ROWS` at a time. A range history is
-    saved as it is read, its run carried to its partition's point (:func:`alerts.history.through`): the
-    body is what it was when every history took every sample."""
+    """The keys and values of a large section, up to :data:`CHUNK_ROWS` at a time (a range history as the
+    state keeps it: read with its partition's point and observation time, :func:`alerts.history.through`)."""
     mapping: Mapping[Any, Any] = getattr(state, name)
     keys, values = iter(mapping), iter(mapping.values())
-    point = state.partitions.get
     while ks := list(islice(keys, CHUNK_ROWS)):
-        vs = list(islice(values, CHUNK_ROWS))
-        if name == "ranges":
-            vs = [through(v, point(k)) for k, v in zip(ks, vs, strict=True)]
-        yield ks, vs
+        yield ks, list(islice(values, CHUNK_ROWS))
 
 
 def _same(held: Chunk, chunk: Chunk) -> bool:
@@ -232,6 +232,7 @@ def _state(
 ) -> DetectionState:
     return DetectionState(
         partitions=partitions,
+        seen=_seen(b),
         ranges=ranges,
         commits=commits,
         commit_history=history,
@@ -259,6 +260,17 @@ def _state(
             PartitionKey(t, p): Recreation(*r) for t, p, *r in b.get("recreated", ())
         },
     )
+
+
+def _seen(b: dict[str, Any]) -> PartitionsSeen:
+    """When the partitions were observed: format 5's ``partitions_seen``, else each row's own time (as
+    :func:`_partition` found them; ``at`` the last offsets observation's)."""
+    seen = b.get("partitions_seen")
+    if seen is None:
+        at = b.get("offsets_seen_at")
+        times: dict[PartitionKey, float] = b.get(_ROW_TIMES, {})
+        return PartitionsSeen(at, {k: t for k, t in times.items() if t != at})
+    return PartitionsSeen(seen["at"], {PartitionKey(_name(t), p): at for t, p, at in seen["other"]})
 
 
 def _streamed(text: str) -> DetectionState:
@@ -385,13 +397,19 @@ def _commit_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKey
 
 def _partitions(b: dict[str, Any], format: int) -> dict[PartitionKey, PartitionPoint]:
     if format < 3:
-        return {PartitionKey(t, p): _partition(v) for t, p, v in b["partitions"]}
+        times = b.setdefault(_ROW_TIMES, {})
+        return {(key := PartitionKey(t, p)): _partition(v, key, times) for t, p, v in b["partitions"]}
     return _partition_rows(b, iter(b["partitions"]))
 
 
 def _partition_rows(b: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, PartitionPoint]:
     names = b["partition_fields"]
-    return {PartitionKey(_name(t), p): _partition(dict(zip(names, v, strict=True))) for t, p, *v in rows}
+    times = b.setdefault(_ROW_TIMES, {}) if "observed_at" in names else None  # format 4 and before
+    out = {}
+    for t, p, *v in rows:
+        key = PartitionKey(_name(t), p)
+        out[key] = _partition(dict(zip(names, v, strict=True)), key, times)
+    return out
 
 
 def _range_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[PartitionKey, RangeHistory]:
@@ -402,7 +420,15 @@ def _history_rows(_: dict[str, Any], rows: Iterator[list[Any]]) -> dict[CommitKe
     return {CommitKey(_name(g), _name(t), p): OffsetHistory.decoded(v) for g, t, p, *v in rows}
 
 
-def _partition(d: dict[str, Any]) -> PartitionPoint:
+# where a body of format 4 or before leaves its partitions' observation times (each row carried its own)
+_ROW_TIMES = " row times"
+
+
+def _partition(
+    d: dict[str, Any], key: PartitionKey, times: dict[PartitionKey, float] | None
+) -> PartitionPoint:
+    if times is not None:
+        times[key] = d.pop("observed_at")
     isr = d.pop("isr")
     return PartitionPoint(**d, isr=tuple(isr) if isr is not None else None)
 

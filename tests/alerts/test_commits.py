@@ -3,7 +3,8 @@ from dataclasses import FrozenInstanceError, fields, replace
 import pytest
 
 from alerts.commits import CommitMove, _CommitMoveDraft, replay
-from alerts.state import CommitKey, CommitPoint, CommitPointDraft, DetectionState
+from alerts.drafts import CommitPointDraft
+from alerts.state import CommitKey, CommitPoint, DetectionState
 from collectors.model import CommittedObservation, CommittedOffset, Failure
 from tests.alerts.builders import T, commit, committed, group_event, groups, inputs, run
 

@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from alerts.advance import _sampled
 from alerts.current import out_of_range_reason
 from alerts.history import OffsetHistory, RangeHistory, fold_ranges, sampled_each, through
-from alerts.state import CommitKey, CommitPoint, OffsetSample, PartitionKey, PartitionPoint, RangeSample
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    OffsetSample,
+    PartitionKey,
+    PartitionPoint,
+    PartitionsSeen,
+    RangeSample,
+)
 
 KEEP = 10
 
@@ -307,21 +315,24 @@ def test_fold_ranges_read_through_the_points_equals_every_sample_taken(
     eager: dict[PartitionKey, object] = {}
     ranges: dict[PartitionKey, Sequence[RangeSample]] = {}
     points: dict[PartitionKey, PartitionPoint] = {}
+    times: dict[PartitionKey, float] = {}  # when each of ``points`` was observed
     for i, (values, observed, unconfirmed) in enumerate(steps):
         at = 5.0 * i
         now = {
-            k: PartitionPoint(at, start, start + grow)
+            k: PartitionPoint(start, start + grow)
             for k, (start, grow) in zip(_KEYS, values, strict=True)
             if k in observed
         }
         ranges = dict(ranges)
-        fold_ranges(ranges, now, points, keep, unconfirmed)
-        points = {**points, **{k: p for k, p in now.items() if k not in unconfirmed or k not in points}}
+        fold_ranges(ranges, now, at, points, PartitionsSeen(None, dict(times)), keep, unconfirmed)
+        kept = {k: p for k, p in now.items() if k not in unconfirmed or k not in points}
+        points = {**points, **kept}
+        times.update(dict.fromkeys(kept, at))
         for k, p in now.items():
             sample = RangeSample(at, p.log_start, p.log_end)  # type: ignore[arg-type]
             eager[k] = RangeHistory.of(eager.get(k, ())).ranged(sample, keep)  # type: ignore[arg-type]
         for k in _KEYS:
-            assert through(ranges.get(k), points.get(k)) == eager.get(k, ())
+            assert through(ranges.get(k), points.get(k), times.get(k, 0.0)) == eager.get(k, ())
 
 
 def test_fold_ranges_an_idle_partition_keeps_its_history_object() -> None:
@@ -330,13 +341,13 @@ def test_fold_ranges_an_idle_partition_keeps_its_history_object() -> None:
     points: dict[PartitionKey, PartitionPoint] = {}
     kept = []
     for at in (0.0, 5.0, 10.0, 15.0):
-        now = {key: PartitionPoint(at, 3, 9)}
-        fold_ranges(ranges, now, points, KEEP, ())
+        now = {key: PartitionPoint(3, 9)}
+        fold_ranges(ranges, now, at, points, PartitionsSeen(at - 5.0), KEEP, ())
         points = now
         kept.append(ranges[key])
     assert kept[2] is kept[1] and kept[3] is kept[1]  # a run from the second sample on: nothing rebuilt
-    assert list(through(ranges[key], points[key])) == [RangeSample(0.0, 3, 9), RangeSample(15.0, 3, 9)]
-    fold_ranges(ranges, {key: PartitionPoint(20.0, 3, 11)}, points, KEEP, ())
+    assert list(through(ranges[key], points[key], 15.0)) == [RangeSample(0.0, 3, 9), RangeSample(15.0, 3, 9)]
+    fold_ranges(ranges, {key: PartitionPoint(3, 11)}, 20.0, points, PartitionsSeen(15.0), KEEP, ())
     assert list(ranges[key]) == [RangeSample(0.0, 3, 9), RangeSample(15.0, 3, 9), RangeSample(20.0, 3, 11)]
 
 

@@ -184,6 +184,6 @@ def test_stale_range_of_new_topic_held_offset_not_stale() -> None:
     s = DetectionState(ranges={(T, 0): (RangeSample(10, 0, 50), RangeSample(30, 0, 80))})
     entry = Recreation("A", "B", 20, 20)
     point = CommitPoint(70, None, 31, 31, "tail")
-    now = PartitionPoint(40, 0, 60, topic_id="B")
-    assert _stale(s, PartitionKey(T, 0), now, point, entry) is False
-    assert _stale(s, PartitionKey(T, 0), now, CommitPoint(90, None, 31, 31, "tail"), entry) is True
+    now = PartitionPoint(0, 60, topic_id="B")
+    assert _stale(s, PartitionKey(T, 0), now, 40, point, entry) is False
+    assert _stale(s, PartitionKey(T, 0), now, 40, CommitPoint(90, None, 31, 31, "tail"), entry) is True

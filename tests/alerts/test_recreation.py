@@ -1,7 +1,15 @@
 """``DetectionState.recreated``: set when a topic is seen deleted or re-created, kept small."""
 
 from alerts.recreation import MAX_UNSEEN, pruned
-from alerts.state import CommitKey, CommitPoint, DetectionState, PartitionKey, PartitionPoint, Recreation
+from alerts.state import (
+    CommitKey,
+    CommitPoint,
+    DetectionState,
+    PartitionKey,
+    PartitionPoint,
+    PartitionsSeen,
+    Recreation,
+)
 from tests.alerts.builders import T, commit, inputs, metadata, offsets, run
 
 ONE = {(T, 0): (1, 0, (1,))}
@@ -54,18 +62,22 @@ def test_advance_recreated_topic_deleted_again_unseen_entry_takes_its_place() ->
 
 def test_pruned_unseen_older_than_retention_dropped() -> None:
     entries = {P0: Recreation("A", None, 100), PartitionKey(T, 1): Recreation("A", None, 200)}
-    assert pruned(entries, inputs(), {}, None, 250, 100) == {PartitionKey(T, 1): Recreation("A", None, 200)}
+    assert pruned(entries, inputs(), {}, PartitionsSeen(), None, 250, 100) == {
+        PartitionKey(T, 1): Recreation("A", None, 200)
+    }
 
 
 def test_pruned_unseen_beyond_cap_oldest_dropped() -> None:
     entries = {PartitionKey(T, p): Recreation("A", None, float(p)) for p in range(MAX_UNSEEN + 2)}
-    kept = pruned(entries, inputs(), {}, None, MAX_UNSEEN + 2, 10**9)
+    kept = pruned(entries, inputs(), {}, PartitionsSeen(), None, MAX_UNSEEN + 2, 10**9)
     assert len(kept) == MAX_UNSEEN and PartitionKey(T, 0) not in kept and PartitionKey(T, 2) in kept
 
 
 def test_pruned_seen_commit_beyond_range_from_before_seen_kept() -> None:
     """A range observed before the new topic was seen says nothing about it: the entry stays."""
     entries = {P0: Recreation("A", "B", 20, 20)}
-    parts = {P0: PartitionPoint(15, 0, 100, topic_id="A")}
+    parts = {P0: PartitionPoint(0, 100, topic_id="A")}
     commits = {CommitKey("g", T, 0): CommitPoint(50, None, 10, 10, "tail")}
-    assert pruned(entries, inputs(), parts, commits, 30, 100) == entries
+    assert pruned(entries, inputs(), parts, PartitionsSeen(15), commits, 30, 100) == entries
+    # the same range observed since the new topic was seen: every group inside, the entry goes
+    assert pruned(entries, inputs(), parts, PartitionsSeen(25), commits, 30, 100) == {}

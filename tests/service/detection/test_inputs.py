@@ -22,7 +22,7 @@ from service.detection.inputs import (
 from service.scheduler import CollectorStatus as JobStatus
 from service.state import LatestObservations
 from tests.alerts.builders import TH, commit, committed, groups, inputs, metadata, metrics, offsets
-from tests.service.detection.builders import C, T
+from tests.service.detection.builders import C, T, before_format_5, carried
 
 
 async def test_unranged_the_partitions_the_fresh_offsets_observation_failed() -> None:
@@ -187,7 +187,8 @@ def _with_commits(s: DetectionState) -> DetectionState:
 
 
 def _objects(body: dict[str, Any]) -> dict[str, Any]:
-    """A format-3 body's commits and partitions written as objects, as formats 1 and 2 wrote them."""
+    """A whole body's commits and partitions written as objects, as formats 1 and 2 wrote them."""
+    body = before_format_5(body)
     commit_names, partition_names = body.pop("commit_fields"), body.pop("partition_fields")
     body["commits"] = [[g, t, p, dict(zip(commit_names, v, strict=True))] for g, t, p, *v in body["commits"]]
     body["partitions"] = [
@@ -198,7 +199,7 @@ def _objects(body: dict[str, Any]) -> dict[str, Any]:
 
 def test_state_codec_reads_format_2_body_equal() -> None:
     """A state saved by the release before (one object per committed offset and partition) is read."""
-    s = _with_commits(_saved_state())
+    s = carried(_with_commits(_saved_state()))
     body = _objects(json.loads(state_codec.dumps(s)))
     assert 2 in state_codec.READS
     assert state_codec.loads(json.dumps(body), 2) == s
@@ -219,7 +220,7 @@ def test_state_codec_reads_fields_by_the_names_saved() -> None:
 def test_state_codec_reads_format_1_body_equal() -> None:
     """A state saved two releases before (one JSON array per sample) is still read."""
     history = {CommitKey("g", T, 0): (OffsetSample(1.0, 5), OffsetSample(70.5, 9))}
-    s = replace(_saved_state(), commit_history=history)
+    s = carried(replace(_saved_state(), commit_history=history))
     body = _objects(json.loads(state_codec.dumps(s)))
     ranges, commits = s.ranges, s.commit_history
     body["ranges"] = [[t, p, [list(x) for x in ranges[PartitionKey(t, p)]]] for t, p, *_ in body["ranges"]]

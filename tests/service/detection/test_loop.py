@@ -1,4 +1,5 @@
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from store.alert_records import Alert
 from store.alerts import AlertStore
 from store.settings import StoreSettings
 from tests.alerts.builders import committed, metadata, offsets
-from tests.service.detection.builders import C, T, commit_event
+from tests.service.detection.builders import C, T, before_format_5, carried, commit_event
 
 FAST = DetectionSettings(debounce_seconds=0.1, state_save_seconds=3600)
 
@@ -168,21 +169,23 @@ async def _set(event: asyncio.Event) -> None:
 async def test_detection_loop_reads_a_state_saved_whole_by_the_release_before_and_saves_it_in_parts(
     alerts: AlertStore,
 ) -> None:
-    """An upgraded store holds a format-3 body (one JSON text, no parts): it is read, and the next save
-    writes format 4 (the small members as the body, the large sections in parts)."""
+    """An upgraded store holds a format-3 body (one JSON text, no parts, each partition's row with its
+    own observation time): it is read, and the next save writes today's format (the small members as
+    the body, the large sections in parts, the partitions' times beside them)."""
     await _saved_with_commit(alerts, 500, _now_ms() - 20)
     saved = alerts.load_state(C)
-    assert saved is not None and saved.format == state_codec.FORMAT == 4 and saved.parts
-    state = state_codec.load(saved.body, saved.format, saved.parts)
-    alerts.save_state(C, state_codec.dumps(state), 3, saved.saved_at)  # as the release before wrote it
-    assert alerts.load_state(C) == (saved.saved_at, 3, state_codec.dumps(state), ())
+    assert saved is not None and saved.format == state_codec.FORMAT == 5 and saved.parts
+    state = carried(state_codec.load(saved.body, saved.format, saved.parts))
+    old = json.dumps(before_format_5(json.loads(state_codec.dumps(state))))
+    alerts.save_state(C, old, 3, saved.saved_at)  # as the release before wrote it
+    assert alerts.load_state(C) == (saved.saved_at, 3, old, ())
 
     second = _loop(alerts)
     await second.start()
     assert second.state == state
     await second.stop()
     again = alerts.load_state(C)
-    assert again is not None and again.format == 4 and {name for name, _ in again.parts} >= {"commits"}
+    assert again is not None and again.format == 5 and {name for name, _ in again.parts} >= {"commits"}
     assert state_codec.load(again.body, again.format, again.parts) == state
 
 

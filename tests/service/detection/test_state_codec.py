@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from alerts.current import range_history
 from alerts.history import OffsetHistory, RangeHistory
 from alerts.state import (
     CommitKey,
@@ -16,6 +17,7 @@ from alerts.state import (
     OffsetSample,
     PartitionKey,
     PartitionPoint,
+    PartitionsSeen,
     RangeSample,
 )
 from service.detection import state_codec
@@ -26,9 +28,8 @@ from tests.service.detection.builders import T
 def _state(commits: int = 6) -> DetectionState:
     keys = [CommitKey(f"g{i // 3}", T, i % 3) for i in range(commits)]
     return DetectionState(
-        partitions={
-            PartitionKey(T, p): PartitionPoint(10.0, 0, 100 + p, 1, 3, (1, 2), "id") for p in range(3)
-        },
+        partitions={PartitionKey(T, p): PartitionPoint(0, 100 + p, 1, 3, (1, 2), "id") for p in range(3)},
+        seen=PartitionsSeen(10.0),
         ranges={PartitionKey(T, p): RangeHistory.of([RangeSample(10.0, 0, 100 + p)]) for p in range(3)},
         commits={k: CommitPoint(50 + i, 3, 9.5, 9.0, "tail", "Stable", 2) for i, k in enumerate(keys)},
         commit_history={k: OffsetHistory.of([OffsetSample(9.5, 50 + i)]) for i, k in enumerate(keys)},
@@ -115,13 +116,14 @@ def test_encode_changes_a_key_gone_encodes_the_chunks_after_it(monkeypatch: pyte
 
 
 def test_encode_changes_a_section_all_changed_not_held_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A section none of whose held parts was kept (as the partitions, their observation time moving every
-    cycle) is not held after that save: encoded at every save from then on, its replaced values let go."""
+    """A section none of whose held parts was kept (as the partitions of a cluster where every one moves
+    every cycle) is not held after that save: encoded at every save from then on, its replaced values let
+    go."""
     monkeypatch.setattr(state_codec, "CHUNK_ROWS", 2)
     s = _state()
     _, _, held = _by_change(s, [])
     assert all(c is not None for c in held)  # a first save: every section held, to be tried
-    observed = replace(s, partitions={k: replace(v, observed_at=15.0) for k, v in s.partitions.items()})
+    observed = replace(s, partitions={k: replace(v, log_end=v.log_end + 1) for k, v in s.partitions.items()})
     _, parts, after = _by_change(observed, held)
     assert [seq for seq, (_, text) in enumerate(parts) if text is not None] == [0, 1]
     assert [c[0] if c is not None else None for c in after] == [
@@ -136,18 +138,20 @@ def test_encode_changes_a_section_all_changed_not_held_again(monkeypatch: pytest
     assert body == state_codec.encode(observed)[0]
 
 
-def test_a_range_run_is_saved_to_its_partition_s_point() -> None:
-    """A history left as it was while its run goes on (alerts.history.fold_ranges) is saved as it is
-    read: its newest sample at the partition's point, as a state that took every sample saves it."""
+def test_a_partition_only_observed_again_saves_nothing_new(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A history left as it was while its run goes on (alerts.history.fold_ranges) is saved as the state
+    keeps it, and the partitions' observation time beside them: a state whose partitions were only
+    observed again encodes no partitions or ranges part, and loads as it was read."""
+    monkeypatch.setattr(state_codec, "CHUNK_ROWS", 2)
     key = PartitionKey(T, 0)
     run = RangeHistory.of([RangeSample(0.0, 0, 100), RangeSample(5.0, 0, 100)])
-    lazy = replace(_state(), ranges={key: run}, partitions={key: PartitionPoint(30.0, 0, 100, 1, 3, (1,))})
-    ended = RangeHistory.of([RangeSample(0.0, 0, 100), RangeSample(30.0, 0, 100)])
-    eager = replace(lazy, ranges={key: ended})
-    lazy_body, lazy_parts = state_codec.encode(lazy)
-    saved = list(lazy_parts)
-    eager_body, eager_parts = state_codec.encode(eager)
-    assert (lazy_body, saved) == (eager_body, list(eager_parts))
-    loaded = state_codec.load(lazy_body, state_codec.FORMAT, saved)
-    assert list(loaded.ranges[key]) == list(eager.ranges[key])
-    assert state_codec.dumps(lazy) == state_codec.dumps(eager)
+    s = replace(_state(), ranges={**_state().ranges, key: run}, seen=PartitionsSeen(10.0))
+    _, first, held = _by_change(s, [])
+    stored = [(name, text) for name, text in first if text is not None]
+    later = replace(s, seen=PartitionsSeen(30.0, {PartitionKey(T, 2): 10.0}))  # partition 2 not listed
+    body, parts, _ = _by_change(later, held)
+    assert [name for name, text in parts if text is not None] == []
+    loaded = state_codec.load(body, state_codec.FORMAT, _saved(parts, stored))
+    assert loaded == later
+    assert list(range_history(loaded, key)) == [RangeSample(0.0, 0, 100), RangeSample(30.0, 0, 100)]
+    assert list(range_history(loaded, PartitionKey(T, 2)))[-1].at == 10.0
