@@ -215,6 +215,7 @@ def main() -> None:
     }
     tail = not args.no_tail
     findings = 0
+    held: list[state_codec.Chunk | None] = []  # the last save's chunks (service.detection.loop)
     for cycle in range(args.cycles):
         now += 5.0
         events = world.move(args.churn, now - 1.0)
@@ -225,7 +226,9 @@ def main() -> None:
                     "evaluate",
                     CycleInputs(
                         CLUSTER,
-                        metadata=meta if cycle % 6 == 0 else None,
+                        # the latest metadata with every offsets observation, as the service hands
+                        # it (service.detection.inputs.FreshObservations)
+                        metadata=meta,
                         offsets=world.offsets(now),
                         committed=world.committed_obs(now) if polled or not tail else None,
                         groups=world.groups(now) if cycle % 3 == 0 else None,
@@ -277,9 +280,13 @@ def main() -> None:
                 if state.swept is not None and state.swept.at == at:  # this one swept (alerts.sweep)
                     parts["sweep"].append(spent)
         if cycle % 6 == 5:
+            # what the service saves: by change against the last save's chunks, its parts one at a time
+            # (the first save encodes them all)
             t1 = time.process_time()
-            for _ in state_codec.encode(state)[1]:  # what the service saves: its parts, one at a time
+            _, changes, chunks = state_codec.encode_changes(state, held)
+            for _ in changes:
                 pass
+            held = chunks
             parts["save"].append(time.process_time() - t1)
         findings = len(found)
     figures = {k: round(statistics.median(v), 4) for k, v in parts.items() if v}
