@@ -62,12 +62,12 @@ def ranged_partitions(
     changed = list(compress(count(), map(is_not, now, last.offsets)))
     if not changed:
         return last.points
-    out = dict(last.points)
+    fresh = _built(inputs, [now[i] for i in changed])
     keys = list(last.points)
-    for i, built in zip(changed, _built(inputs, [now[i] for i in changed]).items(), strict=True):
-        if keys[i] != built[0]:
-            return _built(inputs, now)  # another partition at this place: built afresh
-        out[built[0]] = built[1]
+    if len(fresh) != len(changed) or any(keys[i] != key for i, key in zip(changed, fresh, strict=True)):
+        return _built(inputs, now)  # another partition at a moved one's place: built afresh
+    out = dict(last.points)
+    out.update(fresh)
     return out
 
 

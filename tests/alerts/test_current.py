@@ -125,6 +125,10 @@ def test_ranged_partitions_keep_the_last_observation_s_points_where_its_partitio
         C, metadata=meta, offsets=_offsets(115.0, rows[0], PartitionOffsets("orders", 3, 0, 1), rows[2])
     )
     assert ranged_partitions(swapped, last) == ranged_partitions(swapped)
+    twice = CycleInputs(
+        C, metadata=meta, offsets=_offsets(115.0, rows[0], rows[0], PartitionOffsets("orders", 0, 5, 51))
+    )
+    assert ranged_partitions(twice, last) == ranged_partitions(twice)  # one partition in two places
     assert list(ranged_partitions(swapped, last)) == list(ranged_partitions(swapped))
     other = CycleInputs(C, metadata=_meta(111.0, leader=3, epoch=5), offsets=_offsets(120.0, *rows))
     got = ranged_partitions(other, last)
