@@ -1,7 +1,7 @@
 """bench/evaluate: one detection evaluation at fleet scale, in memory (no Kafka, no store).
 
 Folds ``--cycles`` 5 s cycles of synthetic observations through :func:`alerts.engine.evaluate` the way the
-detection loop of ``offsetguard serve`` does (state kept, the state serialised every 30 s): ``--partitions``
+detection loop of ``offsetguard serve`` does (state kept, saved by change every 6 cycles): ``--partitions``
 partitions, ``--groups`` groups committed on 25 partitions each, ``--churn`` of the partitions getting a
 message and their groups a new commit every cycle (0: nothing moves). Reports CPU seconds per evaluation,
 per part (``sweep``: the evaluations that judged every group-partition, every ``sweep_seconds``; counted in
@@ -13,8 +13,8 @@ same object as last cycle, as the offsets collector hands it; the metadata, one 
 with the tail's commits of the cycle, then the committed offsets (every ``--committed-every`` cycles; as the
 tail-fed view hands them: the same tuple while nothing moved, unchanged offsets the same objects) with the
 groups every third cycle (15 s). ``--no-tail``: no live tail, commits known from the poll only.
-``--one-evaluation``: everything in one evaluation per cycle, metadata only every 6th (the service with its
-default ``offsets_wait_seconds``: the other observations and the tail's commits wait for the offsets one).
+``--one-evaluation``: everything in one evaluation per cycle, the latest metadata with each (the service with
+its default ``offsets_wait_seconds``: the other observations and the tail's commits wait for the offsets one).
 ``--unknown-too``: each offsets evaluation also timed from the same state without its last offsets observation
 (``offsets_unknown``: every partition looked at again, as after a restart; alternately before and after the
 measured one), what looking only at the partitions that moved (:func:`alerts.current.moved_partitions`)
