@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
 from alerts.counters import counter_values, unclean_counter_seen_at
 from alerts.current import observed_retention_seconds
@@ -22,6 +23,8 @@ from alerts.sweep import sweeping
 from alerts.thresholds import Thresholds
 from alerts.topic_change import id_changed
 from alerts.view import View
+
+_TOPIC = itemgetter(0)  # a PartitionKey's topic
 
 
 def advance(
@@ -90,7 +93,9 @@ def advance(
             ranges[key] = carried(ranges.get(key), before, before_at, cur, cur_at, keep)
     if inputs.metadata is not None and not inputs.metadata.failures:
         topics = {t.name for t in inputs.metadata.topics}
-        for key in [k for k in partitions if k.topic not in topics]:
+        # the topics of the partitions gathered in C first: a walk only when one is no longer listed
+        gone = set(map(_TOPIC, partitions)) - topics
+        for key in [k for k in partitions if k.topic in gone] if gone else ():
             del partitions[key]
             ranges.pop(key, None)
             other.pop(key, None)

@@ -45,17 +45,18 @@ def ranged_partitions(
     """The partitions of the offsets observation (each with its log range), joined with metadata.
 
     ``last``: the last offsets observation folded in (:attr:`~alerts.state.DetectionState.ranged`). When
-    this one lists as many partitions joined with the same metadata object, a partition the offsets
-    collector hands as the same object again at the same place keeps its point of ``last`` (built of
-    nothing else); only the others are built. At 20,000 partitions with a few hundred moving, a walk in
-    C and a few hundred points instead of 20,000; nothing moved, ``last``'s very points."""
+    this one lists as many partitions joined with the same topics (:func:`same_topics`), a partition
+    the offsets collector hands as the same object again at the same place keeps its point of ``last``
+    (built of nothing else); only the others are built. At 20,000 partitions with a few hundred moving,
+    a walk in C and a few hundred points instead of 20,000 (a new metadata observation as well); nothing
+    moved, ``last``'s very points."""
     offsets = inputs.offsets
     if offsets is None:
         return {}
     now = offsets.partitions
     if (
         last is None
-        or last.metadata is not inputs.metadata
+        or not same_topics(last.metadata, inputs.metadata)
         or not len(now) == len(last.offsets) == len(last.points)
     ):
         return _built(inputs, now)
@@ -125,13 +126,14 @@ def moved_partitions(
     may differ from ``previous``'s in more than its observation time; None if not known (then any may).
 
     Known when this observation lists as many partitions as the last one ``previous`` folded in
-    (:class:`~alerts.state.Ranged`), joined with the same metadata object: a partition the offsets
-    collector hands as the same object again at the same place, whose point in ``previous`` is the very
-    one built of it last time, has the same point now but for the time (:func:`ranged_partitions` builds
-    it of nothing else). Two identity tests a partition, in C: at 20,000 partitions with a few hundred
-    moving, what spares :func:`shifted_partitions` and :func:`alerts.history.fold_ranges` a walk of all."""
+    (:class:`~alerts.state.Ranged`), joined with the same topics (:func:`same_topics`): a partition the
+    offsets collector hands as the same object again at the same place, whose point in ``previous`` is
+    the very one built of it last time, has the same point now but for the time
+    (:func:`ranged_partitions` builds it of nothing else). Two identity tests a partition, in C: at
+    20,000 partitions with a few hundred moving, what spares :func:`shifted_partitions` and
+    :func:`alerts.history.fold_ranges` a walk of all."""
     last, offsets = previous.ranged, inputs.offsets
-    if last is None or offsets is None or inputs.metadata is not last.metadata:
+    if last is None or offsets is None or not same_topics(inputs.metadata, last.metadata):
         return None
     now, was = offsets.partitions, last.offsets
     if not len(now) == len(was) == len(ranged) == len(last.points):  # each key once, in the same places
@@ -166,14 +168,20 @@ def shifted_partitions(
     return frozenset(out)
 
 
-@per_object(slot=lambda metadata: metadata.cluster)
+def same_topics(a: ClusterMetadata | None, b: ClusterMetadata | None) -> bool:
+    """Whether two metadata observations hold the very same topics (the collector's, while none changed)."""
+    return a is b or (a is not None and b is not None and a.topics is b.topics)
+
+
+@per_object(slot=lambda metadata: metadata.cluster, by=lambda metadata: metadata.topics)
 def metadata_index(
     metadata: ClusterMetadata,
 ) -> tuple[
     Mapping[tuple[str, int], tuple[PartitionKey, PartitionInfo, str | None]], Mapping[str, str | None]
 ]:
     """Each partition of ``metadata`` by (topic, partition): its key, its info and its topic's id; and
-    the topic ids. Built once per metadata observation (it stays the latest for its interval)."""
+    the topic ids. Built once per topics tuple (a metadata observation's, handed again by the collector
+    while no topic changes)."""
     topic_ids = {t.name: t.topic_id for t in metadata.topics}
     index = {
         (p.topic, p.partition): (PartitionKey(p.topic, p.partition), p, topic_ids[t.name])
@@ -183,9 +191,9 @@ def metadata_index(
     return index, topic_ids
 
 
-@per_object(slot=lambda metadata: metadata.cluster)
+@per_object(slot=lambda metadata: metadata.cluster, by=lambda metadata: metadata.topics)
 def metadata_keys(metadata: ClusterMetadata) -> frozenset[PartitionKey]:
-    """Every partition ``metadata`` lists (built once per metadata observation, as :func:`metadata_index`)."""
+    """Every partition ``metadata`` lists (built once per topics tuple, as :func:`metadata_index`)."""
     return frozenset(key for key, _, _ in metadata_index(metadata)[0].values())
 
 
@@ -286,7 +294,3 @@ def near(value: int, a: int | None, b: int | None) -> bool:
     """``value`` lies between two observations of a growing quantity (either may be missing)."""
     known = [x for x in (a, b) if x is not None]
     return bool(known) and min(known) <= value <= max(known)
-
-
-def group_commit_keys(commits: Mapping[CommitKey, object], group: str) -> list[CommitKey]:
-    return [k for k in commits if k.group == group]

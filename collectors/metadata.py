@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from operator import is_
 
 from collectors.model import OFFSETS_TOPIC, ClusterMetadata, Failure, TopicInfo
 from collectors.scope import EVERYTHING, Scope
@@ -57,14 +58,24 @@ class MetadataCollector:
         finally:
             self._pending = None  # a collect from now on asks again
         topics, excluded = self._in_scope(snapshot.topics)
-        failures = tuple(
-            Failure(
-                "partition", f"{p.topic}/{p.partition}", "NoLeader", f"partition has no leader ({p.error})"
+        last = self._last
+        if last is not None and len(topics) == len(last.topics) and all(map(is_, topics, last.topics)):
+            # No topic changed (the decoder hands an unchanged topic's TopicInfo again): the very tuple of
+            # the last observation, so what is built of its partitions (detection's points and indexes,
+            # the /metrics epoch rows) is known unchanged by one identity test, not rebuilt every interval.
+            topics, failures = last.topics, last.failures
+        else:
+            failures = tuple(
+                Failure(
+                    "partition",
+                    f"{p.topic}/{p.partition}",
+                    "NoLeader",
+                    f"partition has no leader ({p.error})",
+                )
+                for t in topics
+                for p in t.partitions
+                if p.leader is None
             )
-            for t in topics
-            for p in t.partitions
-            if p.leader is None
-        )
         observed = ClusterMetadata(
             cluster=self.cluster,
             observed_at=observed_at,

@@ -133,9 +133,12 @@ def _write_cluster(memo: LineMemo, view: ClusterView, esc: Escaped, families: tu
         found = list(epochs())
         return keys if found == keys else found  # the partitions' keys when the same (held once)
 
+    # the epochs read the metadata's topics only: the collector hands the same tuple again while no topic
+    # changed, so a new metadata observation (every 30 s) re-reads nothing
+    topics = view.metadata.topics if view.metadata is not None else None
     rows = memo.table(view.cluster, "epoch")
-    rows.rows((offsets, view.metadata), epoch_keys, partial(_tp_block, c, esc))
-    _add(epoch, rows, (offsets, view.metadata), lambda: list(epochs().values()))
+    rows.rows((offsets, topics), epoch_keys, partial(_tp_block, c, esc))
+    _add(epoch, rows, (offsets, topics), lambda: list(epochs().values()))
     rows.done()
 
 

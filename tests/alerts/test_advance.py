@@ -2,7 +2,8 @@
 partitions moved since the last offsets observation (:func:`alerts.current.moved_partitions`).
 
 The offsets collector hands an unchanged partition as the same object again, and the metadata stays one
-object for its interval; an evaluation then looks again only at the partitions that moved. Whatever
+object for its interval (a new observation with no topic changed holds the last one's very topics); an
+evaluation then looks again only at the partitions that moved. Whatever
 happens between observations (log ends growing and going back, leaders moving, metadata replaced, topics
 deleted and re-created, partitions missing from an observation, evaluations without log ranges), each
 evaluation must give what one knowing nothing of the last observation gives.
@@ -81,6 +82,8 @@ class World:
                 self.meta = self._metadata(now)
         if rng.random() < 0.1:  # metadata observed again: the same content, another object
             self.meta = self._metadata(now)
+        elif rng.random() < 0.2:  # observed again, no topic changed: the collector's very topics tuple
+            self.meta = replace(self.meta, observed_at=now)
         if rng.random() < 0.06:  # a topic deleted and re-created at once: another id, an empty log
             t = rng.choice(sorted(self.topics))
             self.recreations += 1
@@ -111,7 +114,7 @@ def test_an_evaluation_looking_only_at_what_moved_gives_what_a_full_one_gives(
     rng = random.Random(seed)
     world = World(rng)
     state, now = DetectionState(), 1_000_000.0
-    known = settled = 0
+    known = settled = renewed = 0
     for cycle in range(80):
         now += 5.0
         world.move(now)
@@ -125,4 +128,7 @@ def test_an_evaluation_looking_only_at_what_moved_gives_what_a_full_one_gives(
             known += 1
             settled += last is not None and last.moved is not None  # folded only the unsettled histories
             assert len(state.ranged.moved) < len(world.parts)
+            # a new metadata observation of the same topics: still only what moved
+            renewed += last is not None and last.metadata not in (None, inputs.metadata)
     assert known >= 30 and settled >= 15  # most evaluations with log ranges looked only at what moved
+    assert renewed >= 2

@@ -45,3 +45,21 @@ def test_per_object_equal_but_distinct_arguments_not_shared() -> None:
     size(first)
     second.append(2)
     assert size(second) == 2
+
+
+def test_per_object_by_a_part_computed_once_while_that_part_is_the_same_object() -> None:
+    """``by``: the part of the argument the function reads (a metadata observation's topics): a new
+    argument holding the very same part is answered from the last computation; another part computes."""
+    calls = []
+
+    @memo.per_object(slot=lambda x: x[0], by=lambda x: x[1])
+    def count(x: tuple[str, list[int]]) -> int:
+        calls.append(x)
+        return len(x[1])
+
+    part = [1, 2]
+    assert count(("a", part)) == 2
+    assert count(("a", part)) == 2  # another tuple, the same part
+    assert len(calls) == 1
+    assert count(("a", [1, 2])) == 2  # an equal part, another object
+    assert len(calls) == 2

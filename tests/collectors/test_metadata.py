@@ -127,3 +127,42 @@ async def test_metadata_shared_request_failing_raises_for_every_caller_next_coll
     seam.meta = _seam().meta
     assert (await collector.latest()).brokers == seam.meta.brokers
     assert seam.calls.count(("metadata",)) == 2
+
+
+async def test_metadata_no_topic_changed_hands_the_last_topics_tuple_again() -> None:
+    """The decoder hands an unchanged topic's TopicInfo again; every topic unchanged, the collector hands
+    the last observation's very topics tuple (and its failures), so what is built of the partitions is
+    known unchanged by an identity test. A topic changed: a new tuple, and its failures found anew."""
+    seam = _seam()
+    now = [100.0]
+    collector = MetadataCollector(seam, CLUSTER, clock=lambda: now[0])
+    first = await collector.collect()
+    seam.meta = MetadataSnapshot(  # a new answer: new tuple, the same TopicInfo objects
+        seam.meta.cluster_id, seam.meta.controller_id, seam.meta.brokers, tuple(seam.meta.topics)
+    )
+    now[0] = 130.0
+    second = await collector.collect()
+    assert second is not first and second.observed_at == 130.0
+    assert second.topics is first.topics and second.failures is first.failures
+    healed = partition("orders", 1, 2)
+    orders = next(t for t in seam.meta.topics if t.name == "orders")
+    seam.meta = MetadataSnapshot(
+        seam.meta.cluster_id,
+        seam.meta.controller_id,
+        seam.meta.brokers,
+        tuple(
+            t if t is not orders else type(t)(t.name, t.internal, (t.partitions[0], healed), t.topic_id)
+            for t in seam.meta.topics
+        ),
+    )
+    third = await collector.collect()
+    assert third.topics is not first.topics and third.failures == ()
+    equal = MetadataSnapshot(  # equal topics, other objects (a fallback decode): a new tuple too
+        seam.meta.cluster_id,
+        seam.meta.controller_id,
+        seam.meta.brokers,
+        tuple(type(t)(t.name, t.internal, t.partitions, t.topic_id) for t in seam.meta.topics),
+    )
+    seam.meta = equal
+    fourth = await collector.collect()
+    assert fourth.topics == third.topics and fourth.topics is not third.topics

@@ -94,6 +94,15 @@ def _sequence() -> list[Step]:
     steps.append(([one, two], b.NOW + 80, {}))
     one = _with(one, drop="billing")  # series removed
     steps.append(([one, two], b.NOW + 90, {}))
+    # a leader epoch moved in metadata only (a new topics tuple), the offsets observation the same object
+    topics = tuple(
+        replace(t, partitions=tuple(replace(p, leader_epoch=p.leader_epoch + 1) for p in t.partitions))
+        if t.name == "orders"
+        else t
+        for t in one.metadata.topics  # type: ignore[union-attr]
+    )
+    one = replace(one, metadata=replace(one.metadata, topics=topics))
+    steps.append(([one, two], b.NOW + 95, {}))
     steps.append(([two], b.NOW + 105, {}))  # a cluster gone
     # a truncation under a known crossing (still lagging): the crossing that counts is a later one
     two = _moved(two, 5, {("orders", 0): 95}, {})
