@@ -207,6 +207,42 @@ def test_plan_state_like_severity_change_written_at_once_as_changed() -> None:
     assert w.alert.occurrence == occurrence_identity(lag(30_000, severity="critical"))  # changed: re-taken
 
 
+def test_plan_silent_refreshes_at_most_the_limit_an_evaluation_longest_ago_first_in_turn() -> None:
+    """Five lag alerts fired at 10, 11, .. 14 s, all due: two an evaluation, those refreshed longest ago
+    first (written in the findings' order), the others standing; every one has its turn, none starves.
+    A severity change is written whatever the limit."""
+    rules = replace(RULES, refresh_limit=2)
+    groups = ["e", "d", "c", "b", "a"]  # the findings' order is not the alerts' age
+    firing: dict[Fingerprint, Alert] = {}
+    for i, g in enumerate(groups):
+        firing = _apply(firing, plan(firing, [lag(100, group=g)], ALL, {}, 10.0 + i, rules).writes)
+    ages = {a.group: a.updated_at for a in firing.values()}
+    assert ages == {"e": 10.0, "d": 11.0, "c": 12.0, "b": 13.0, "a": 14.0}
+
+    def evaluation(now: float, value: int, *changed: str) -> list[str]:
+        nonlocal firing
+        findings = [lag(value, group=g, severity="critical" if g in changed else "warning") for g in groups]
+        p = plan(firing, findings, ALL, {}, now, rules)
+        firing = _apply(firing, p.writes)
+        assert {w.transition for w in p.writes} <= {None, "changed"}
+        return [w.alert.group for w in p.writes]
+
+    assert evaluation(60.0, 200) == ["e", "d"]  # the two oldest, in the findings' order
+    assert {a.group: a.magnitude["lag"] for a in firing.values()} == {
+        "e": 200,
+        "d": 200,
+        "c": 100,
+        "b": 100,
+        "a": 100,
+    }
+    assert evaluation(62.5, 300) == ["c", "b"]
+    assert evaluation(65.0, 400) == ["a"]  # the others refreshed 2.5 and 5 s ago: not due
+    assert evaluation(95.0, 500) == ["e", "d"]  # every one had its turn; the oldest again
+    # a change of severity is written at once (the changes first), beside the limit's refreshes
+    assert evaluation(97.5, 600, "a") == ["a", "c", "b"]
+    assert firing[lag(group="a").fingerprint].severity == "critical"
+
+
 def test_plan_event_like_lower_severity_repeat_keeps_highest() -> None:
     firing = _apply({}, plan({}, [rewind()], ALL, {}, 10.0, RULES).writes)
     [w] = plan(
