@@ -329,6 +329,27 @@ def test_update_firing_planner_sees_what_was_committed(alerts: AlertStore, setti
         assert _planner_view(reopened, 22.0) == _in_database(reopened) == _in_database(alerts)
 
 
+def test_update_firing_kept_set_in_the_database_s_order_through_refreshes_new_rows_and_replacements(
+    alerts: AlertStore,
+) -> None:
+    """The kept firing set is folded without sorting while the order cannot have changed (refreshes in
+    place, new rows at the end) and sorted when it can (a fingerprint's new row after an ack)."""
+    lags = [lag(100, group=g) for g in ("c", "a", "b")]
+    _cycle(alerts, [rewind(), *lags], 10.0)
+    assert _planner_view(alerts, 11.0) == _in_database(alerts)
+    _cycle(alerts, [rewind(), *(replace(f, summary="moved") for f in lags)], 50.0)  # refreshed in place
+    assert _planner_view(alerts, 51.0) == _in_database(alerts)
+    assert {a.summary for _, a in _in_database(alerts) if a.kind == lags[0].kind} == {"moved"}
+    _cycle(alerts, [rewind(), *lags, lag(5, group="d")], 60.0)  # a new row joins at the end
+    assert _planner_view(alerts, 61.0) == _in_database(alerts)
+    [rw] = [a for _, a in _in_database(alerts) if a.kind == rewind().kind]
+    alerts.ack(rw.id, "alice", "", 62.0)  # event-like: resolved; reported again, a new row of its print
+    _cycle(alerts, [rewind(at=70.0), *(replace(f, summary="again") for f in lags)], 100.0)
+    view = _planner_view(alerts, 101.0)
+    assert view == _in_database(alerts) and [a.seq for _, a in view] == sorted(a.seq or 0 for _, a in view)
+    assert view[-1][1].kind == rewind().kind and view[-1][1].id != rw.id
+
+
 def test_update_firing_ack_of_older_alert_keeps_newer_one_firing(alerts: AlertStore) -> None:
     [first] = _cycle(alerts, [rewind()], 10.0)
     alerts.ack(first.id, "alice", "", 11.0)
