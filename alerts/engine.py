@@ -11,6 +11,7 @@ each detector, to the slow rules' sweep and to the next state: adding a rule add
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import chain
 from typing import Protocol
 
 from alerts.advance import advance
@@ -94,10 +95,12 @@ def evaluate(
         detect_lag: slow.lag,
         detect_committed_outside_log: slow.outside,
     }
+    # joined in C: a fleet's tens of thousands of firing lag findings are no Python step each
     findings = tuple(
-        f
-        for detect in DETECTORS
-        for f in (judged[detect] if detect in judged else detect(previous, inputs, now, thresholds, view))
+        chain.from_iterable(
+            judged[detect] if detect in judged else detect(previous, inputs, now, thresholds, view)
+            for detect in DETECTORS
+        )
     )
     state = advance(view, now, thresholds, (rewinds[1], losses[1]))
     return findings, replace(state, swept=slow.swept) if slow.swept is not None else state

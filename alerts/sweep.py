@@ -255,7 +255,7 @@ def _emit(swept: Swept, inputs: CycleInputs, *, keep: bool) -> SlowFindings:
         swept = replace(swept, lag={k: lag[k] for k in order})
         lag = swept.lag
     return SlowFindings(
-        lag=tuple(f for k in order for f in lag[k]) if offsets_seen else (),
+        lag=tuple(chain.from_iterable(map(lag.__getitem__, order))) if offsets_seen else (),
         retention=tuple(swept.retention[k] for k in sorted(swept.retention)) if offsets_seen else (),
         expiry=tuple(swept.expiry[g] for g in sorted(swept.expiry)),
         outside=tuple(swept.outside[k] for k in sorted(swept.outside)) if offsets_seen else (),

@@ -118,6 +118,7 @@ def plan(
     # the kind's class, the state comparison), and the refreshed alert built only when it is written.
     refresh = rules.refresh_seconds
     due: list[_Due] = []  # the silent refreshes due
+    skipped: set[Fingerprint] = set()  # reported, not in ``working`` (an occurrence resolved lately)
     get, report = working.get, reported.add
     for n, f in enumerate(findings):
         kind = f.kind
@@ -126,6 +127,7 @@ def plan(
         old = get(fp)
         if old is None:
             if kind in EVENT_LIKE_KINDS and (fp, occurrence_identity(f)) in resolved:
+                skipped.add(fp)
                 continue
             alert = _new(f, now, f"{new_id}-{n}" if new_id else new_alert_id(now))
             writes.append(AlertWrite(alert, True, "fired"))
@@ -148,7 +150,10 @@ def plan(
     # The alerts not reported again, in ``working``'s order (the writes'), found in C; of those, a state-like
     # alert of a kind this evaluation did not cover stands as it is (thousands of firing lag alerts
     # between two sweeps), told by its fingerprint's kind.
-    unreported = working.keys() - reported
+    # Every one reported (the fleet's common case) is told by counting, without hashing every fingerprint
+    # again: the reported ones in ``working`` are all reported but those skipped and not in it.
+    every = len(reported) - (len(skipped.difference(working)) if skipped else 0) == len(working)
+    unreported = set() if every else working.keys() - reported
     judged = covered | EVENT_LIKE_KINDS
     for fp in filter(unreported.__contains__, working) if unreported else ():
         if fp[0] not in judged:

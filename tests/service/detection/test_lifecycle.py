@@ -259,6 +259,16 @@ def test_plan_event_like_occurrence_of_resolved_alert_not_refired() -> None:
     assert w.transition == "fired"
 
 
+def test_plan_a_skipped_resolved_occurrence_does_not_hide_a_firing_alert_not_reported() -> None:
+    """As many fingerprints reported as alerts firing, one of them a resolved occurrence not fired again:
+    the firing lag alert was not reported, and counts a clean evaluation."""
+    firing = _apply({}, plan({}, [lag()], ALL, {}, 10.0, RULES).writes)
+    f = rewind()
+    resolved = frozenset({(f.fingerprint, occurrence_identity(f))})
+    p = plan(firing, [f], ALL, {}, 11.0, RULES, resolved=resolved)
+    assert p.writes == () and dict(p.clean_streaks) == {lag().fingerprint: 1}
+
+
 def test_alert_ids_of_one_millisecond_are_distinct_and_sort_by_time() -> None:
     burst = {new_alert_id(1_700_000_000.0) for _ in range(100_000)}  # a fleet's burst in one evaluation
     assert len(burst) == 100_000
