@@ -12,7 +12,7 @@
   ``resolve_after_clean`` consecutive evaluations that had the kind's input and did not report it.
   Unchanged severity/cause are re-written at most every ``refresh_seconds`` (a silent refresh: magnitude,
   summary and evidence), and at most ``refresh_limit`` of them an evaluation, those refreshed longest ago
-  first: a fleet's tens of thousands of firing lag alerts are refreshed in turn (32,000 every ~7 min at
+  first: a fleet's tens of thousands of firing lag alerts are refreshed in turn (32,000 every 5-11 min at
   an evaluation every 2.5-5 s) instead of all at once every 30 s, which cost more than everything else
   the service does together. A refresh changes no state (the alert's ``updated_at`` says when its figures
   were taken; the live ones are in ``/metrics``); a change of severity or cause, a new alert and a

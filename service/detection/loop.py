@@ -466,7 +466,7 @@ class DetectionLoop:
         findings, state = evaluate(self.state, inputs, now, self._thresholds, replayed)
         # Degraded: this cycle found a failure, or the scheduler's statuses (which outlive the observation
         # that carried a partial failure) say so.
-        failing = COLLECTOR_FAILURE in map(_KIND, findings)  # (in C: every firing lag finding is one)
+        failing = COLLECTOR_FAILURE in map(_KIND, findings)  # in C: a fleet's firing lag findings are many
         self._grace.update(failing or (self._health is not None and self._health.degraded(now)), now)
         covered = self._grace.covered(fresh.covered())
         # every epoch end known: a divergence not found is none (inputs.py)
