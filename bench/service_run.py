@@ -31,9 +31,10 @@ from sandbox.cluster import SandboxCluster
 from service.metrics.endpoint import PROMETHEUS_HEADERS
 
 START_TIMEOUT_S = 600.0
-# ``/metrics`` scraped this often until complete: the time to a complete picture is measured to this step.
-# kminion's is exact (its first answer waits for its collection), so at 0.5 s offsetguard's came out up
-# to 0.5 s late against it (20k: 2.99 s where a 0.1 s step saw 2.3-2.5 s).
+# Until ``/metrics`` is complete it is scraped again this long after each answer: the time to a complete
+# picture is measured to this step (plus the scrape's own time, as kminion's). kminion's is exact (its
+# first answer waits for its collection), so at 0.5 s offsetguard's came out up to 0.5 s late against it
+# (20k: 2.99 s where a 0.1 s step saw 2.3-2.5 s).
 START_POLL_S = 0.1
 
 
@@ -148,9 +149,9 @@ class ServiceRun:
 
     def _wait_start(self, client: httpx.Client, proc: subprocess.Popen[bytes], t0: float) -> dict[str, Any]:
         """Seconds from start to ready and to a complete ``/metrics``, each measured from the start: the
-        ready path is polled on its own thread every 0.2 s while ``/metrics`` is scraped every
-        :data:`START_POLL_S` (as Prometheus would, it does not wait for readiness). Without a ready path,
-        ready is the first ``/metrics`` answer."""
+        ready path is polled on its own thread every 0.2 s while ``/metrics`` is scraped again
+        :data:`START_POLL_S` after each answer (as Prometheus would, it does not wait for readiness).
+        Without a ready path, ready is the first ``/metrics`` answer."""
         ready: list[float] = []
         if self.ready_path is not None:
             poller = threading.Thread(target=self._poll_ready, args=(t0, ready), daemon=True)
