@@ -125,16 +125,8 @@ def main() -> None:
             "refresh_limit": rules.refresh_limit,
             "firing_at_end": firing,
         },
-        "quiet_cpu_s": {
-            "median": round(statistics.median(quiet), 4) if quiet else None,
-            "min": round(min(quiet), 4) if quiet else None,
-            "count": len(quiet),
-        },
-        "refreshing_cpu_s": {
-            "median": round(statistics.median(refreshing), 4),
-            "min": round(min(refreshing), 4),
-            "count": len(refreshing),
-        },
+        "quiet_cpu_s": _figures(quiet),
+        "refreshing_cpu_s": _figures(refreshing),
         "cpu_s_per_min": round(per_minute, 3),
     }
     write_result(args.out, result)
@@ -144,6 +136,15 @@ def main() -> None:
         f" {result['refreshing_cpu_s']['median']}"
         f" ({len(refreshing)} of {args.evaluations}); {result['cpu_s_per_min']} CPU s per minute"
     )
+
+
+def _figures(spent: list[float]) -> dict[str, Any]:
+    """Median, least and count of evaluations' CPU seconds (None where there were none)."""
+    return {
+        "median": round(statistics.median(spent), 4) if spent else None,
+        "min": round(min(spent), 4) if spent else None,
+        "count": len(spent),
+    }
 
 
 if __name__ == "__main__":
