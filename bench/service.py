@@ -139,6 +139,14 @@ def summary_line(size: int, figures: dict[str, Any]) -> str:
     return f"RESULT {size} partitions: " + "; ".join(parts)
 
 
+def add_sandbox_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--kminion``, ``--dir``, ``--attach`` and ``--keep``: the peer, where to work and which sandbox."""
+    parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
+    parser.add_argument("--dir", help="working directory (default: a temporary one)")
+    parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
+    parser.add_argument("--keep", action="store_true", help="leave each sandbox running")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="5000,20000,50000", help="partition counts, comma-separated")
@@ -166,10 +174,7 @@ def main() -> None:
         action="store_true",
         help="profile the warm run too (the firing alerts' costs show there; each its own profile file)",
     )
-    parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
-    parser.add_argument("--dir", help="working directory (default: a temporary one)")
-    parser.add_argument("--attach", help="reuse the populated sandbox running in this directory")
-    parser.add_argument("--keep", action="store_true", help="leave each sandbox running")
+    add_sandbox_arguments(parser)
     parser.add_argument("--aged", help="offsetguard.db of a long run on this cluster: a restart on it too")
     parser.add_argument(
         "--interval",

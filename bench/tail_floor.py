@@ -43,7 +43,7 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
 from bench.result_file import write_result
-from bench.service import SETTLE_S, ratios
+from bench.service import SETTLE_S, add_sandbox_arguments, ratios
 from bench.service_run import kminion_run, offsetguard_run
 from bench.service_traffic import COUNTS, Churn, expected_committed, populate_size
 from collectors.codec import decode
@@ -235,10 +235,7 @@ def main() -> None:
         default="0.25,1.0",
         help="seconds between a short fetch and the next, comma-separated (the service's default: 0.25)",
     )
-    parser.add_argument("--kminion", help="a kminion binary to measure on the same cluster")
-    parser.add_argument("--attach", help="a populated sandbox running in this directory")
-    parser.add_argument("--dir", help="working directory (default: a temporary one)")
-    parser.add_argument("--keep", action="store_true", help="leave the sandbox running")
+    add_sandbox_arguments(parser)
     parser.add_argument("--probe", choices=MODES, help=argparse.SUPPRESS)  # one probe, in its process
     args = parser.parse_args()
     if args.probe:
