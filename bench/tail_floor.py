@@ -32,6 +32,7 @@ import asyncio
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -199,6 +200,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         run_args = argparse.Namespace(
             steady=args.seconds, settle=SETTLE_S, scrape_interval=15.0, interval=None
         )
+        shutil.rmtree(root / "store", ignore_errors=True)  # a cold start, also in a --dir used before
         service = offsetguard_run(cluster, root / "store", expected, run_args, profile_s=0, label="cold")
         out["offsetguard"] = service.run(churn)
         out["churn_of_offsetguard"] = _since(seen, seen := churn.figures())
