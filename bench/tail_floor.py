@@ -37,7 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +51,11 @@ from collectors.kafka.tail import AiokafkaTailConsumer, consumer_kwargs
 from collectors.settings import ClusterSettings
 from collectors.tail import OffsetsTail
 from collectors.tail_committed import TailCommitted
-from collectors.tail_model import TOPIC, TailEvent
+from collectors.tail_model import TOPIC
 from collectors.tail_progress import tune_gc
 from collectors.tail_sinks import RecentEvents
 from sandbox.cluster import SandboxCluster, start_sandbox
+from service.detection.tail_sink import FanOutSink
 
 MODES = ("read", "decode", "tail")
 WARM_S = 10.0  # the probe reads this long before measuring: its start and the first fetches left out
@@ -109,18 +109,10 @@ async def _tail(settings: ClusterSettings, seconds: float, pacing: float) -> dic
     """``tail``: the service's tail and the collectors' views of it, from the end of the log."""
     tune_gc()  # as the service does when it runs tails
 
-    class Both:
-        def __init__(self) -> None:
-            self.committed, self.recent = TailCommitted(settings.name), RecentEvents()
-
-        async def on_events(self, events: Sequence[TailEvent]) -> None:
-            self.committed.apply(events)
-            await self.recent.on_events(events)
-
     tail = OffsetsTail(
         settings.name,
         AiokafkaTailConsumer(settings, client_id="bench-tail-floor"),
-        Both(),
+        FanOutSink(TailCommitted(settings.name), RecentEvents()),
         start_from="latest",
         max_batch_records=FETCH_MAX_RECORDS,
         batch_interval_seconds=pacing,
